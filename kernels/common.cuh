@@ -1,0 +1,170 @@
+// Helpers shared by every GEMM kernel: the operand view that hides op(N/T), bounds-checked and
+// vectorised tile loads into shared memory, the alpha/beta epilogue, and grid sizing.
+//
+// Every operand is seen as an X×K matrix, X being M for A and N for B:
+//   A: element(m, k) = op(A)[m][k]        B: element(n, k) = op(B)[k][n]
+// In memory one of the two dimensions is contiguous. "K-contiguous" means element(x, k) is at
+// p[x·ld + k] (A with op N, B with op T); otherwise it is at p[k·ld + x] (A with op T, B with
+// op N). Kernels are templated on that one bool per operand, so NN, NT, TN and TT all share code.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda_check.h"
+#include "kernels/gemm.h"
+
+namespace gemm::detail {
+
+template <bool KContiguous>
+struct Operand {
+  const float* p;
+  int ld;
+  int extent_x;  // M or N
+  int extent_k;  // K
+  bool vec4_ok;  // base 16-byte aligned and ld % 4 == 0: float4 loads along the contiguous dim
+
+  __device__ __forceinline__ int64_t offset(int x, int k) const {
+    return KContiguous ? int64_t(x) * ld + k : int64_t(k) * ld + x;
+  }
+  __device__ __forceinline__ bool in_bounds(int x, int k) const {
+    return x < extent_x && k < extent_k;
+  }
+  // Unchecked element; the caller knows (x, k) is inside.
+  __device__ __forceinline__ float get(int x, int k) const { return p[offset(x, k)]; }
+  // Element, or 0 outside the matrix: zeros add nothing to the dot products.
+  __device__ __forceinline__ float at(int x, int k) const {
+    return in_bounds(x, k) ? get(x, k) : 0.0f;
+  }
+  // Whether the 4 elements from (x, k) along the contiguous dim can be one aligned float4 load.
+  // Callers keep x (or k) a multiple of 4 along the contiguous dim, so ld % 4 == 0 and an aligned
+  // base make the address aligned.
+  __device__ __forceinline__ bool vec4_fits(int x, int k) const {
+    return vec4_ok && (KContiguous ? (x < extent_x && k + 3 < extent_k)
+                                   : (k < extent_k && x + 3 < extent_x));
+  }
+  // The 4 elements from (x, k) along the contiguous dim: one 128-bit load where it fits, else
+  // four bounds-checked scalar loads (edges, misaligned pointers or leading dimensions).
+  __device__ __forceinline__ float4 load4(int x, int k) const {
+    if (vec4_fits(x, k)) return *reinterpret_cast<const float4*>(p + offset(x, k));
+    if (KContiguous) return make_float4(at(x, k), at(x, k + 1), at(x, k + 2), at(x, k + 3));
+    return make_float4(at(x, k), at(x + 1, k), at(x + 2, k), at(x + 3, k));
+  }
+};
+
+inline bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+
+template <bool KContiguous>
+Operand<KContiguous> operand_a(const Problem& p) {
+  return {p.a, p.lda, p.m, p.k, aligned16(p.a) && p.lda % 4 == 0};
+}
+template <bool KContiguous>
+Operand<KContiguous> operand_b(const Problem& p) {
+  return {p.b, p.ldb, p.n, p.k, aligned16(p.b) && p.ldb % 4 == 0};
+}
+
+// Calls f(std::bool_constant<A is K-contiguous>, std::bool_constant<B is K-contiguous>), turning
+// the run-time layout into compile-time template arguments.
+template <class F>
+void with_layout(const Problem& p, F&& f) {
+  auto with_b = [&](auto a_kc) {
+    if (p.op_b == Op::T)
+      f(a_kc, std::true_type{});
+    else
+      f(a_kc, std::false_type{});
+  };
+  if (p.op_a == Op::N)
+    with_b(std::true_type{});
+  else
+    with_b(std::false_type{});
+}
+
+// Shared-memory tiles are stored K-major: tile[kk·LDS + x] = element(x0 + x, k0 + kk), so that
+// the inner product reads a row of X values for one k as contiguous (vectorisable) memory.
+
+// Scalar tile load by NT threads; consecutive threads walk the operand's contiguous dim so the
+// global reads coalesce.
+template <int BK, int BX, int LDS, int NT, bool KC>
+__device__ __forceinline__ void load_tile(float* tile, const Operand<KC>& op, int x0, int k0,
+                                          int tid) {
+#pragma unroll
+  for (int i = tid; i < BK * BX; i += NT) {
+    const int x = KC ? i / BK : i % BX;
+    const int kk = KC ? i % BK : i / BX;
+    tile[kk * LDS + x] = op.at(x0 + x, k0 + kk);
+  }
+}
+
+// Four consecutive elements along the contiguous dim per thread and step: one float4 global load
+// where aligned and inside (Operand::load4). A K-contiguous operand is transposed on the way into
+// the K-major tile with four scalar stores; an X-contiguous one is stored as one float4.
+template <int BK, int BX, int LDS, int NT, bool KC>
+__device__ __forceinline__ void load_tile_vec4(float* tile, const Operand<KC>& op, int x0, int k0,
+                                               int tid) {
+  static_assert(BK % 4 == 0 && BX % 4 == 0, "vectorised tiles need BK and BX multiples of 4");
+  static_assert(LDS % 4 == 0, "the tile's row stride must keep float4 stores 16-byte aligned");
+#pragma unroll
+  for (int i = tid; i < BK * BX / 4; i += NT) {
+    if (KC) {
+      const int x = i / (BK / 4), kk = (i % (BK / 4)) * 4;
+      const float4 v = op.load4(x0 + x, k0 + kk);
+      tile[(kk + 0) * LDS + x] = v.x;
+      tile[(kk + 1) * LDS + x] = v.y;
+      tile[(kk + 2) * LDS + x] = v.z;
+      tile[(kk + 3) * LDS + x] = v.w;
+    } else {
+      const int kk = i / (BX / 4), x = (i % (BX / 4)) * 4;
+      *reinterpret_cast<float4*>(&tile[kk * LDS + x]) = op.load4(x0 + x, k0 + kk);
+    }
+  }
+}
+
+// C ← alpha·acc + beta·C, bounds-checked. With beta == 0, C is not read.
+struct Epilogue {
+  float* c;
+  int ldc;
+  int m, n;
+  float alpha, beta;
+  bool vec4_ok;  // c 16-byte aligned and ldc % 4 == 0
+
+  __device__ __forceinline__ void store(int row, int col, float acc) const {
+    if (row >= m || col >= n) return;
+    float* dst = c + int64_t(row) * ldc + col;
+    *dst = beta == 0.0f ? alpha * acc : alpha * acc + beta * *dst;
+  }
+  // Four consecutive columns from `col` (a multiple of 4): one float4 where aligned and inside.
+  __device__ __forceinline__ void store4(int row, int col, float4 acc) const {
+    if (row >= m) return;
+    if (vec4_ok && col + 3 < n) {
+      float4* dst = reinterpret_cast<float4*>(c + int64_t(row) * ldc + col);
+      float4 out = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
+      if (beta != 0.0f) {
+        const float4 old = *dst;
+        out.x += beta * old.x;
+        out.y += beta * old.y;
+        out.z += beta * old.z;
+        out.w += beta * old.w;
+      }
+      *dst = out;
+      return;
+    }
+    store(row, col + 0, acc.x);
+    store(row, col + 1, acc.y);
+    store(row, col + 2, acc.z);
+    store(row, col + 3, acc.w);
+  }
+};
+
+inline Epilogue epilogue(const Problem& p) {
+  return {p.c, p.ldc, p.m, p.n, p.alpha, p.beta, aligned16(p.c) && p.ldc % 4 == 0};
+}
+
+// Grid of BM×BN output tiles: x over N, y over M. Throws if M is beyond the grid's y limit.
+template <int BM, int BN>
+dim3 tile_grid(const Problem& p) {
+  const unsigned gx = (p.n + BN - 1) / BN, gy = (p.m + BM - 1) / BM;
+  if (gy > 65535u) throw Error("gemm: M = " + std::to_string(p.m) + " needs more than 65535 blocks");
+  return dim3(gx, gy);
+}
+
+}  // namespace gemm::detail

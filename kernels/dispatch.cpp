@@ -1,0 +1,113 @@
+// The one dispatch point: the table of variants, argument validation, and run().
+#include <cstdint>
+#include <sstream>
+
+#include "kernels/cuda_check.h"
+#include "kernels/gemm.h"
+#include "kernels/launchers.h"
+
+namespace gemm {
+
+const std::vector<Variant>& variants() {
+  using namespace detail;
+  static const std::vector<Variant> table = {
+      {"naive", Memory::Device, Precision::FP32, "one thread per element of C", launch_naive},
+      {"tiled", Memory::Device, Precision::FP32, "16x16 tiles of A and B in shared memory",
+       launch_tiled},
+      {"vec", Memory::Device, Precision::FP32, "tiling with 128-bit float4 loads and stores",
+       launch_vec},
+      {"cublas", Memory::Device, Precision::FP32, "cuBLAS SGEMM, TF32 off (reference)",
+       launch_cublas},
+      {"cublas_tf32", Memory::Device, Precision::TF32, "cuBLAS SGEMM on TF32 tensor cores",
+       launch_cublas_tf32},
+      {"cpu", Memory::Host, Precision::FP32, "OpenBLAS cblas_sgemm on the host", launch_cpu},
+  };
+  return table;
+}
+
+const Variant& find_variant(const std::string& name) {
+  for (const Variant& v : variants())
+    if (name == v.name) return v;
+  std::ostringstream msg;
+  msg << "gemm: unknown variant '" << name << "'; known variants:";
+  for (const Variant& v : variants()) msg << ' ' << v.name;
+  throw Error(msg.str());
+}
+
+std::string layout_name(Op op_a, Op op_b) {
+  return std::string(1, static_cast<char>(op_a)) + static_cast<char>(op_b);
+}
+
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw Error("gemm: " + what);
+}
+
+void require_ld(int ld, int needed, const char* ld_name, const char* why) {
+  require(ld >= needed, std::string(ld_name) + " = " + std::to_string(ld) + " is smaller than " +
+                            std::to_string(needed) + ", the row length of " + why);
+}
+
+bool is_op(Op op) { return op == Op::N || op == Op::T; }
+
+}  // namespace
+
+void validate(const Problem& p) {
+  require(is_op(p.op_a) && is_op(p.op_b), "op_a and op_b must each be Op::N or Op::T");
+  require(p.m >= 1 && p.n >= 1 && p.k >= 1, "M, N and K must be >= 1 (got M = " +
+                                                std::to_string(p.m) + ", N = " +
+                                                std::to_string(p.n) + ", K = " +
+                                                std::to_string(p.k) + ")");
+  require(p.a != nullptr, "A is a null pointer");
+  require(p.b != nullptr, "B is a null pointer");
+  require(p.c != nullptr, "C is a null pointer");
+  if (p.op_a == Op::N)
+    require_ld(p.lda, p.k, "lda", "A (M x K, op_a = N)");
+  else
+    require_ld(p.lda, p.m, "lda", "A (K x M, op_a = T)");
+  if (p.op_b == Op::N)
+    require_ld(p.ldb, p.n, "ldb", "B (K x N, op_b = N)");
+  else
+    require_ld(p.ldb, p.k, "ldb", "B (N x K, op_b = T)");
+  require_ld(p.ldc, p.n, "ldc", "C (M x N)");
+}
+
+namespace {
+
+// A device variant handed host memory would fault inside the kernel and poison the context; catch
+// it here instead. cudaPointerGetAttributes does not synchronise.
+void require_device_pointer(const void* ptr, const char* name, const char* variant) {
+  cudaPointerAttributes attr{};
+  CUDA_CHECK(cudaPointerGetAttributes(&attr, ptr));
+  require(attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged,
+          std::string(name) + " is not device memory, but variant '" + variant +
+              "' runs on the GPU");
+}
+
+}  // namespace
+
+void run(const Variant& variant, const Problem& p, cudaStream_t stream) {
+  validate(p);
+  if (variant.memory == Memory::Device) {
+    require_device_pointer(p.a, "A", variant.name);
+    require_device_pointer(p.b, "B", variant.name);
+    require_device_pointer(p.c, "C", variant.name);
+  }
+  variant.launch(p, stream);
+}
+
+void run(const std::string& variant, const Problem& p, cudaStream_t stream) {
+  run(find_variant(variant), p, stream);
+}
+
+bool cuda_device_available() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    return false;
+  }
+  return count > 0;
+}
+
+}  // namespace gemm

@@ -1,0 +1,16 @@
+// Internal to kernels/: one launcher per variant, each defined in its own file and registered in
+// dispatch.cpp. Each takes a validated problem (see gemm.h for the shapes) and launches on `stream`.
+#pragma once
+
+#include "kernels/gemm.h"
+
+namespace gemm::detail {
+
+void launch_naive(const Problem& p, cudaStream_t stream);        // 01_naive.cu
+void launch_tiled(const Problem& p, cudaStream_t stream);        // 02_tiled.cu
+void launch_vec(const Problem& p, cudaStream_t stream);          // 03_vec.cu
+void launch_cublas(const Problem& p, cudaStream_t stream);       // cublas.cu, TF32 off
+void launch_cublas_tf32(const Problem& p, cudaStream_t stream);  // cublas.cu, TF32 tensor cores
+void launch_cpu(const Problem& p, cudaStream_t stream);          // cpu.cpp, OpenBLAS
+
+}  // namespace gemm::detail
