@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# README's test command: installs what is missing, builds everything and runs the whole suite.
+# GPU tests skip where there is no usable GPU; scripts/gpu_check.sh runs them with none skipped.
+# Environment: BUILD_DIR (default build), CUDA_ARCHS (default: the project's 80;86;89;90).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install_deps.sh
+build_dir=${BUILD_DIR:-build}
+arch_args=()
+[ -n "${CUDA_ARCHS:-}" ] && arch_args=(-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS")
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "${arch_args[@]}"
+cmake --build "$build_dir" -j "$(nproc)"
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"
