@@ -167,4 +167,12 @@ dim3 tile_grid(const Problem& p) {
   return dim3(gx, gy);
 }
 
+// Multiprocessors of the current device, for launchers that size their tiles to fill the chip.
+inline int multiprocessor_count() {
+  int device = 0, count = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
 }  // namespace gemm::detail

@@ -1,0 +1,159 @@
+// Step 7 — tensor cores. Each warp multiplies its warp tile with mma.sync m16n8k8 TF32
+// instructions (inputs rounded to TF32's 10-bit mantissa, products accumulated in fp32), which do
+// 16·8·8 multiply-adds per instruction instead of one FMA per thread. Results differ from fp32 by
+// about 1e-3 relative: an explicit choice (variant tf32), never a substitute for an fp32 variant.
+// Change from 06: the thread tile becomes per-warp MMA fragments read straight from shared memory.
+// Each operand's tile is kept in its global layout (X-major for a K-contiguous operand, K-major
+// otherwise), so every cp.async is 16 bytes wide, and the padding (4 or 8 floats) makes each
+// fragment read conflict-free. BK grows to 32; 3 stages.
+//   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+#include <cstdint>
+
+#include "kernels/launchers.h"
+#include "kernels/pipeline.cuh"
+
+namespace gemm::detail {
+namespace {
+
+constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 8;  // mma.sync.m16n8k8 shape
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int Stages_>
+struct MmaConfig {
+  static constexpr int kBm = BM_, kBn = BN_, kBk = BK_;  // block tile
+  static constexpr int kWm = WM_, kWn = WN_;             // warp tile
+  static constexpr int kStages = Stages_;
+  static constexpr int kWarpsM = kBm / kWm, kWarpsN = kBn / kWn;
+  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+  static constexpr int kFragsM = kWm / kMmaM, kFragsN = kWn / kMmaN;  // MMA tiles per warp tile
+  static_assert(kBm % kWm == 0 && kBn % kWn == 0, "warp tiles must tile the block tile");
+  static_assert(kWm % kMmaM == 0 && kWn % kMmaN == 0, "MMA tiles must tile the warp tile");
+  static_assert(kBk % kMmaK == 0, "the K tile must be a whole number of MMA steps");
+};
+
+// Shared tile of one operand, laid out as the operand is in global memory. Fragment reads touch
+// (x = base + lane/4, k = base + lane%4): with a row stride ≡ 4 (mod 32) words for X-major tiles
+// and ≡ 8 (mod 32) for K-major ones, the 32 lanes hit 32 different banks.
+template <int BK, int BX, bool KC>
+struct SmemTile {
+  static constexpr int kLds = KC ? BK + 4 : BX + 8;
+  static constexpr int kFloats = (KC ? BX : BK) * kLds;
+  static_assert(kLds % 32 == (KC ? 4 : 8), "padding chosen for conflict-free fragment reads");
+  __device__ static float get(const float* tile, int x, int k) {
+    return KC ? tile[x * kLds + k] : tile[k * kLds + x];
+  }
+};
+
+__device__ __forceinline__ uint32_t to_tf32(float x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4],
+                                         const uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+template <class Cfg, bool KCA, bool KCB>
+__global__ void __launch_bounds__(Cfg::kThreads)
+    tf32_mma_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c) {
+  using TileA = SmemTile<Cfg::kBk, Cfg::kBm, KCA>;
+  using TileB = SmemTile<Cfg::kBk, Cfg::kBn, KCB>;
+  constexpr int kStageFloats = TileA::kFloats + TileB::kFloats;
+  extern __shared__ __align__(16) float smem[];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int group = lane / 4, quad = lane % 4;  // the MMA fragment coordinates of this lane
+  const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
+  const int warp_row = (warp / Cfg::kWarpsN) * Cfg::kWm, warp_col = (warp % Cfg::kWarpsN) * Cfg::kWn;
+
+  float acc[Cfg::kFragsM][Cfg::kFragsN][4] = {};
+  auto a_tile = [&](int stage) { return smem + stage * kStageFloats; };
+  auto b_tile = [&](int stage) { return smem + stage * kStageFloats + TileA::kFloats; };
+  pipelined_k_loop<Cfg::kStages>(
+      (a.extent_k + Cfg::kBk - 1) / Cfg::kBk,
+      [&](int stage, int kt) {
+        cp_async_tile_native<Cfg::kBk, Cfg::kBm, TileA::kLds, Cfg::kThreads>(a_tile(stage), a, m0,
+                                                                             kt * Cfg::kBk, tid);
+        cp_async_tile_native<Cfg::kBk, Cfg::kBn, TileB::kLds, Cfg::kThreads>(b_tile(stage), b, n0,
+                                                                             kt * Cfg::kBk, tid);
+      },
+      [&](int stage) {
+        const float* as = a_tile(stage);
+        const float* bs = b_tile(stage);
+#pragma unroll
+        for (int k8 = 0; k8 < Cfg::kBk; k8 += kMmaK) {
+          // A fragment (16×8, row-major): rows group, group+8; columns quad, quad+4.
+          uint32_t af[Cfg::kFragsM][4];
+#pragma unroll
+          for (int i = 0; i < Cfg::kFragsM; ++i) {
+            const int r = warp_row + i * kMmaM + group;
+            af[i][0] = to_tf32(TileA::get(as, r, k8 + quad));
+            af[i][1] = to_tf32(TileA::get(as, r + 8, k8 + quad));
+            af[i][2] = to_tf32(TileA::get(as, r, k8 + quad + 4));
+            af[i][3] = to_tf32(TileA::get(as, r + 8, k8 + quad + 4));
+          }
+          // B fragment (8×8, column-major): column group; rows quad, quad+4.
+          uint32_t bf[Cfg::kFragsN][2];
+#pragma unroll
+          for (int j = 0; j < Cfg::kFragsN; ++j) {
+            const int col = warp_col + j * kMmaN + group;
+            bf[j][0] = to_tf32(TileB::get(bs, col, k8 + quad));
+            bf[j][1] = to_tf32(TileB::get(bs, col, k8 + quad + 4));
+          }
+#pragma unroll
+          for (int i = 0; i < Cfg::kFragsM; ++i)
+#pragma unroll
+            for (int j = 0; j < Cfg::kFragsN; ++j) mma_tf32(acc[i][j], af[i], bf[j]);
+        }
+      });
+
+  // Accumulator fragment: (group, 2·quad + {0,1}) and (group + 8, 2·quad + {0,1}).
+#pragma unroll
+  for (int i = 0; i < Cfg::kFragsM; ++i)
+#pragma unroll
+    for (int j = 0; j < Cfg::kFragsN; ++j) {
+      const int row = m0 + warp_row + i * kMmaM + group;
+      const int col = n0 + warp_col + j * kMmaN + 2 * quad;
+      c.store(row, col, acc[i][j][0]);
+      c.store(row, col + 1, acc[i][j][1]);
+      c.store(row + 8, col, acc[i][j][2]);
+      c.store(row + 8, col + 1, acc[i][j][3]);
+    }
+}
+
+using LargeTile = MmaConfig<128, 128, 32, 64, 64, 3>;  // 4 warps, 64×64 each
+using SmallTile = MmaConfig<64, 64, 32, 32, 32, 3>;    // 4 warps, 32×32 each
+
+template <class Cfg>
+void launch_with(const Problem& p, cudaStream_t stream) {
+  with_layout(p, [&](auto a_kc, auto b_kc) {
+    constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
+    constexpr int smem_bytes = Cfg::kStages * int(sizeof(float)) *
+                               (SmemTile<Cfg::kBk, Cfg::kBm, KCA>::kFloats +
+                                SmemTile<Cfg::kBk, Cfg::kBn, KCB>::kFloats);
+    static_assert(smem_bytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
+    auto kernel = tf32_mma_kernel<Cfg, KCA, KCB>;
+    allow_dynamic_smem(kernel, smem_bytes);
+    kernel<<<tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads, smem_bytes, stream>>>(
+        operand_a<KCA>(p), operand_b<KCB>(p), epilogue(p));
+  });
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+// The large tile when it gives at least one block per multiprocessor, else the small one.
+void launch_tf32_mma(const Problem& p, cudaStream_t stream) {
+  const long large_blocks = long((p.m + LargeTile::kBm - 1) / LargeTile::kBm) *
+                            ((p.n + LargeTile::kBn - 1) / LargeTile::kBn);
+  if (large_blocks >= multiprocessor_count())
+    launch_with<LargeTile>(p, stream);
+  else
+    launch_with<SmallTile>(p, stream);
+}
+
+}  // namespace gemm::detail

@@ -1,0 +1,74 @@
+// The `auto` variant: for each call, the fastest correct fp32 kernel of this project for the
+// nearest measured shape of the same layout on this GPU, from auto_table.inc. That table is written
+// by `gemm_bench --auto-table kernels/auto_table.inc` on the GPU and shipped in the repository.
+// On a GPU the table does not list, or a layout it lacks, auto takes warptile: the fastest fp32
+// variant on every shape we measured, and one that adapts its tile to small problems.
+//   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "kernels/cuda_check.h"
+#include "kernels/launchers.h"
+
+namespace gemm::detail {
+namespace {
+
+struct AutoEntry {
+  const char* device;  // cudaDeviceProp::name
+  const char* layout;  // "NN", "NT", "TN" or "TT"
+  int m, n, k;
+  const char* variant;
+};
+
+const AutoEntry kAutoTable[] = {
+#include "kernels/auto_table.inc"
+};
+
+constexpr const char* kFallbackVariant = "warptile";
+
+const std::string& device_name() {
+  static std::mutex mutex;
+  static std::string names[64];
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  if (device < 0 || device >= 64) throw Error("auto: device index out of range");
+  std::lock_guard<std::mutex> lock(mutex);
+  if (names[device].empty()) {
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    names[device] = prop.name;
+  }
+  return names[device];
+}
+
+// Distance between shapes in log space: a 2× difference in any dimension counts the same.
+double shape_distance(const AutoEntry& e, const Problem& p) {
+  return std::fabs(std::log2(double(e.m) / p.m)) + std::fabs(std::log2(double(e.n) / p.n)) +
+         std::fabs(std::log2(double(e.k) / p.k));
+}
+
+}  // namespace
+
+const char* auto_choice(const Problem& p) {
+  const std::string& device = device_name();
+  const std::string layout = layout_name(p.op_a, p.op_b);
+  const AutoEntry* best = nullptr;
+  double best_distance = 0.0;
+  for (const AutoEntry& e : kAutoTable) {
+    if (device != e.device || layout != e.layout) continue;
+    const double d = shape_distance(e, p);
+    if (!best || d < best_distance) best = &e, best_distance = d;
+  }
+  return best ? best->variant : kFallbackVariant;
+}
+
+void launch_auto(const Problem& p, cudaStream_t stream) {
+  const Variant& v = find_variant(auto_choice(p));
+  if (v.memory != Memory::Device || v.precision != Precision::FP32 || v.launch == launch_auto)
+    throw Error(std::string("auto: table entry '") + v.name + "' is not a device fp32 kernel");
+  v.launch(p, stream);
+}
+
+}  // namespace gemm::detail
