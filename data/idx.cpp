@@ -1,0 +1,190 @@
+#include "data/idx.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+namespace data {
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& problem) {
+  throw Error(path + ": " + problem);
+}
+
+std::string hex_byte(unsigned v) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%02X", v & 0xFFu);
+  return buf;
+}
+
+const char* idx_type_name(unsigned type) {
+  switch (type) {
+    case 0x08:
+      return "unsigned byte";
+    case 0x09:
+      return "signed byte";
+    case 0x0B:
+      return "int16";
+    case 0x0C:
+      return "int32";
+    case 0x0D:
+      return "float32";
+    case 0x0E:
+      return "float64";
+    default:
+      return "not an IDX type";
+  }
+}
+
+// The bytes of a file, decompressed on the fly when it is gzip. read() returns fewer bytes than
+// asked only at the end of the data; every I/O or decompression error throws.
+class Source {
+ public:
+  explicit Source(const std::string& path) : path_(path) {
+    raw_ = std::fopen(path.c_str(), "rb");
+    if (raw_ == nullptr) fail(path_, std::string("cannot open: ") + std::strerror(errno));
+    unsigned char magic[2] = {0, 0};
+    const size_t n = std::fread(magic, 1, 2, raw_);
+    check_raw_error();
+    gzip_ = n == 2 && magic[0] == 0x1F && magic[1] == 0x8B;
+    if (gzip_) {
+      std::fclose(raw_);
+      raw_ = nullptr;
+      gz_ = gzopen(path.c_str(), "rb");
+      if (gz_ == nullptr) fail(path_, std::string("cannot open: ") + std::strerror(errno));
+      gzbuffer(gz_, 1 << 17);
+    } else {
+      std::rewind(raw_);
+    }
+  }
+  ~Source() {
+    if (raw_ != nullptr) std::fclose(raw_);
+    if (gz_ != nullptr) gzclose(gz_);
+  }
+  Source(const Source&) = delete;
+  Source& operator=(const Source&) = delete;
+
+  bool gzip() const { return gzip_; }
+
+  size_t read(uint8_t* dst, size_t n) {
+    if (!gzip_) {
+      const size_t got = std::fread(dst, 1, n, raw_);
+      check_raw_error();
+      return got;
+    }
+    size_t total = 0;
+    while (total < n) {
+      // gzread takes an unsigned count and returns an int.
+      const unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - total, 1u << 30));
+      const int got = gzread(gz_, dst + total, chunk);
+      if (got > 0) total += static_cast<size_t>(got);
+      if (got < static_cast<int>(chunk)) {
+        check_gz_error();
+        break;
+      }
+    }
+    return total;
+  }
+
+ private:
+  void check_raw_error() {
+    if (std::ferror(raw_)) fail(path_, std::string("read error: ") + std::strerror(errno));
+  }
+  // A short gzread is either the clean end of the stream or an error that gzerror reports.
+  void check_gz_error() {
+    int err = Z_OK;
+    const char* msg = gzerror(gz_, &err);
+    if (err == Z_OK || err == Z_STREAM_END) return;
+    if (err == Z_ERRNO) fail(path_, std::string("read error: ") + std::strerror(errno));
+    if (err == Z_BUF_ERROR)
+      fail(path_, "corrupt gzip data: compressed stream ends early (truncated .gz file)");
+    fail(path_, std::string("corrupt gzip data: ") + (msg != nullptr ? msg : "unknown zlib error"));
+  }
+
+  std::string path_;
+  std::FILE* raw_ = nullptr;
+  gzFile gz_ = nullptr;
+  bool gzip_ = false;
+};
+
+}  // namespace
+
+IdxArray read_idx(const std::string& path) {
+  Source src(path);
+  // Byte counts in messages refer to the decompressed data when the file is gzip.
+  const std::string unit = src.gzip() ? " bytes (after decompression)" : " bytes";
+
+  uint8_t head[4];
+  const size_t head_got = src.read(head, 4);
+  if (head_got < 4)
+    fail(path, "truncated: expected at least 4" + unit + " for the IDX header, got " +
+                   std::to_string(head_got));
+  if (head[0] != 0 || head[1] != 0)
+    fail(path, "not an IDX file: bad magic " + hex_byte(head[0]) + " " + hex_byte(head[1]) +
+                   " (the first two bytes must be zero)");
+  if (head[2] != 0x08)
+    fail(path, "unsupported IDX element type " + hex_byte(head[2]) + " (" + idx_type_name(head[2]) +
+                   "): only 0x08 (unsigned byte) is supported");
+  const int ndims = head[3];
+  if (ndims < 1 || ndims > 4)
+    fail(path, "unsupported IDX rank " + std::to_string(ndims) + ": expected 1 to 4 dimensions");
+
+  const size_t header_bytes = 4 + 4 * static_cast<size_t>(ndims);
+  uint8_t raw_dims[16];
+  const size_t dims_got = src.read(raw_dims, 4 * static_cast<size_t>(ndims));
+  if (dims_got < 4 * static_cast<size_t>(ndims))
+    fail(path, "truncated: expected a header of " + std::to_string(header_bytes) + unit + ", got " +
+                   std::to_string(4 + dims_got));
+
+  IdxArray out;
+  // The element count must fit a vector and a ptrdiff_t index; checked before any allocation.
+  const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<std::ptrdiff_t>::max());
+  uint64_t elements = 1;
+  std::string shape;
+  for (int i = 0; i < ndims; ++i) {
+    const uint8_t* b = raw_dims + 4 * i;
+    const uint64_t d =
+        (uint64_t{b[0]} << 24) | (uint64_t{b[1]} << 16) | (uint64_t{b[2]} << 8) | b[3];
+    shape += (i ? "x" : "") + std::to_string(d);
+    if (d == 0)
+      fail(path, "dimension " + std::to_string(i) + " is 0: every dimension must be positive");
+    if (d > static_cast<uint64_t>(INT_MAX))
+      fail(path, "dimension " + std::to_string(i) + " is " + std::to_string(d) +
+                     ", larger than the supported maximum " + std::to_string(INT_MAX));
+    if (elements > (limit - header_bytes) / d)
+      fail(path, "element count overflows: dimensions so far " + shape);
+    elements *= d;
+    out.dims.push_back(static_cast<int>(d));
+  }
+  const uint64_t expected = header_bytes + elements;
+
+  // Grow the buffer as data arrives, so a header that claims a huge size on a short file fails
+  // as "truncated" instead of allocating what it claims.
+  const size_t chunk_max = size_t{1} << 24;
+  size_t have = 0;
+  while (have < elements) {
+    const size_t chunk = std::min<size_t>(elements - have, chunk_max);
+    out.values.resize(have + chunk);
+    const size_t got = src.read(out.values.data() + have, chunk);
+    have += got;
+    if (got < chunk) break;
+  }
+  if (have < elements)
+    fail(path, "truncated: expected " + std::to_string(expected) + unit + " for shape " + shape +
+                   ", got " + std::to_string(header_bytes + have));
+
+  uint8_t scratch[1 << 12];
+  uint64_t extra = 0;
+  for (size_t got; (got = src.read(scratch, sizeof scratch)) > 0;) extra += got;
+  if (extra > 0)
+    fail(path, "trailing data: expected " + std::to_string(expected) + unit + " for shape " +
+                   shape + ", got " + std::to_string(expected + extra));
+  return out;
+}
+
+}  // namespace data

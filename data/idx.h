@@ -1,0 +1,34 @@
+// Reader for the IDX format that MNIST and Fashion-MNIST ship in, raw or gzip-compressed.
+//
+// Layout (all integers big-endian):
+//   bytes 0-1   zero
+//   byte  2     element type (only 0x08, unsigned byte, is supported)
+//   byte  3     number of dimensions, 1..4
+//   then        one uint32 per dimension
+//   then        the elements, row-major, exactly prod(dims) bytes and nothing after them
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace data {
+
+// Every failure in data/ (a missing or malformed file, bad arguments) is a data::Error whose
+// message names the file, when there is one, and the problem.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct IdxArray {
+  std::vector<int> dims;        // each > 0
+  std::vector<uint8_t> values;  // prod(dims) elements, row-major
+};
+
+// Reads an IDX file of unsigned bytes. A file that starts with the gzip magic (1f 8b) is
+// decompressed first; any other file is read as it is.
+IdxArray read_idx(const std::string& path);
+
+}  // namespace data

@@ -1,0 +1,75 @@
+#include "data/mnist.h"
+
+#include <sys/stat.h>
+
+#include <climits>
+
+#include "data/idx.h"
+
+namespace data {
+namespace {
+
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// `dir/name`, else `dir/name.gz`.
+std::string find_file(const std::string& dir, const std::string& name) {
+  const std::string base = (dir.empty() || dir.back() == '/' ? dir : dir + "/") + name;
+  if (is_regular_file(base)) return base;
+  if (is_regular_file(base + ".gz")) return base + ".gz";
+  throw Error(base + ": not found (nor " + base + ".gz); run scripts/fetch_mnist.sh " + dir +
+              " to download MNIST there");
+}
+
+std::string shape_of(const IdxArray& a) {
+  std::string s;
+  for (size_t i = 0; i < a.dims.size(); ++i) s += (i ? "x" : "") + std::to_string(a.dims[i]);
+  return s;
+}
+
+}  // namespace
+
+Dataset load_mnist(const std::string& dir, Split split) {
+  const std::string prefix = split == Split::Train ? "train" : "t10k";
+  const std::string image_path = find_file(dir, prefix + "-images-idx3-ubyte");
+  const std::string label_path = find_file(dir, prefix + "-labels-idx1-ubyte");
+
+  IdxArray images = read_idx(image_path);
+  if (images.dims.size() != 3)
+    throw Error(image_path + ": expected 3 dimensions (count x rows x cols), got shape " +
+                shape_of(images));
+  IdxArray labels = read_idx(label_path);
+  if (labels.dims.size() != 1)
+    throw Error(label_path + ": expected 1 dimension (count), got shape " + shape_of(labels));
+  if (images.dims[0] != labels.dims[0])
+    throw Error(image_path + " has " + std::to_string(images.dims[0]) + " images but " +
+                label_path + " has " + std::to_string(labels.dims[0]) + " labels");
+
+  if (static_cast<long long>(images.dims[1]) * images.dims[2] > INT_MAX)
+    throw Error(image_path + ": images of " + shape_of(images) + " have too many pixels");
+
+  Dataset ds;
+  ds.count = images.dims[0];
+  ds.rows = images.dims[1];
+  ds.cols = images.dims[2];
+  ds.labels.resize(labels.values.size());
+  for (size_t i = 0; i < labels.values.size(); ++i) {
+    const int v = labels.values[i];
+    if (v >= ds.classes)
+      throw Error(label_path + ": label " + std::to_string(v) + " at index " + std::to_string(i) +
+                  " is outside 0.." + std::to_string(ds.classes - 1));
+    ds.labels[i] = v;
+  }
+
+  // A table of the 256 possible values keeps the conversion exact and identical to
+  // normalise_pixel.
+  float table[256];
+  for (int v = 0; v < 256; ++v) table[v] = normalise_pixel(static_cast<float>(v));
+  ds.images.resize(images.values.size());
+  for (size_t i = 0; i < images.values.size(); ++i) ds.images[i] = table[images.values[i]];
+  return ds;
+}
+
+}  // namespace data

@@ -1,0 +1,36 @@
+// MNIST as float tensors ready for training. Fashion-MNIST ships under the same file names and in
+// the same format (28×28, 10 classes), so the same loader reads it from its own directory. Both are
+// normalised with MNIST's mean and std; Fashion-MNIST's own (about 0.286 and 0.353) would centre
+// it a little better.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace data {
+
+// Pixel normalisation shared by the dataset and by single images: (v/255 − mean) / std.
+constexpr float kMnistMean = 0.1307f;
+constexpr float kMnistStd = 0.3081f;
+
+inline float normalise_pixel(float v_0_255) { return (v_0_255 / 255.0f - kMnistMean) / kMnistStd; }
+
+struct Dataset {
+  int count = 0;
+  int rows = 0, cols = 0;
+  int classes = 10;
+  std::vector<float> images;    // count × rows·cols, row-major, normalised
+  std::vector<int32_t> labels;  // count, each in [0, classes)
+  int features() const { return rows * cols; }
+};
+
+enum class Split { Train, Test };
+
+// Loads train-{images-idx3,labels-idx1}-ubyte (Split::Train) or t10k-… (Split::Test) from `dir`,
+// each either raw or with a .gz suffix. Throws data::Error naming the file for a missing file
+// (and pointing at scripts/fetch_mnist.sh), a malformed file, image and label counts that
+// disagree, or a label outside 0..9.
+Dataset load_mnist(const std::string& dir, Split split);
+
+}  // namespace data

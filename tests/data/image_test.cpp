@@ -1,0 +1,114 @@
+#include "data/image.h"
+
+#include <gtest/gtest.h>
+
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb_image_write.h>
+
+#include "data/mnist.h"
+#include "test_files.h"
+
+namespace {
+
+using data::load_digit_image;
+using data_test::Bytes;
+using data_test::error_of;
+using data_test::expect_mentions;
+using data_test::TempDir;
+
+// Writes a w×h PNG with `channels` interleaved channels per pixel.
+std::string write_png(const TempDir& dir, const std::string& name, int w, int h, int channels,
+                      const Bytes& pixels) {
+  const std::string path = dir.file(name);
+  EXPECT_EQ(pixels.size(), static_cast<size_t>(w) * h * channels);
+  EXPECT_NE(stbi_write_png(path.c_str(), w, h, channels, pixels.data(), w * channels), 0);
+  return path;
+}
+
+// Expected normalised values for 0..255 inputs.
+std::vector<float> normalised(const std::vector<float>& values) {
+  std::vector<float> out;
+  for (float v : values) out.push_back(data::normalise_pixel(v));
+  return out;
+}
+
+void expect_near_all(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << "at " << i;
+}
+
+TEST(Image, GrayscaleSameSizeIsNormalisedOnly) {
+  TempDir dir;
+  const std::string path = write_png(dir, "digit.png", 3, 2, 1, {0, 255, 128, 10, 20, 30});
+  expect_near_all(load_digit_image(path, 2, 3), normalised({0, 255, 128, 10, 20, 30}));
+}
+
+TEST(Image, ColourUsesLumaAndAlphaOverBlack) {
+  TempDir dir;
+  const std::string rgb = write_png(dir, "rgb.png", 2, 1, 3, {255, 0, 0, 255, 255, 255});
+  expect_near_all(load_digit_image(rgb, 1, 2), normalised({0.299f * 255, 255}));
+  // Transparent pixels are black whatever their colour; half alpha halves the brightness.
+  const std::string rgba = write_png(dir, "rgba.png", 3, 1, 4,
+                                     {255, 255, 255, 0, 255, 255, 255, 255, 200, 200, 200, 51});
+  expect_near_all(load_digit_image(rgba, 1, 3), normalised({0, 255, 200 * 0.2f}));
+  const std::string gray_alpha = write_png(dir, "ga.png", 1, 1, 2, {100, 255});
+  expect_near_all(load_digit_image(gray_alpha, 1, 1), normalised({100}));
+}
+
+TEST(Image, ShrinksByAreaAveraging) {
+  TempDir dir;
+  // 4×4 of four 2×2 blocks; each output pixel is its block's mean.
+  const std::string path = write_png(dir, "big.png", 4, 4, 1,
+                                     {0, 0, 100, 200,      //
+                                      0, 40, 100, 200,     //
+                                      255, 255, 8, 16,     //
+                                      255, 255, 24, 32});  //
+  expect_near_all(load_digit_image(path, 2, 2), normalised({10, 150, 255, 20}));
+  // 3 → 2 columns: each output covers 1.5 source pixels.
+  const std::string odd = write_png(dir, "odd.png", 3, 1, 1, {30, 60, 90});
+  expect_near_all(load_digit_image(odd, 1, 2),
+                  normalised({(30 + 0.5f * 60) / 1.5f, (0.5f * 60 + 90) / 1.5f}));
+}
+
+TEST(Image, EnlargesBilinearly) {
+  TempDir dir;
+  const std::string path = write_png(dir, "small.png", 2, 1, 1, {0, 255});
+  // Output centres map to source x = -0.25 (clamped), 0.25, 0.75, 1.25 (clamped).
+  expect_near_all(load_digit_image(path, 1, 4), normalised({0, 63.75f, 191.25f, 255}));
+  const std::string one = write_png(dir, "one.png", 1, 1, 1, {77});
+  expect_near_all(load_digit_image(one, 3, 3), normalised(std::vector<float>(9, 77)));
+}
+
+TEST(Image, MnistSizeFromLargerImage) {
+  TempDir dir;
+  const std::string path = write_png(dir, "photo.png", 100, 80, 1, Bytes(8000, 255));
+  const std::vector<float> v = load_digit_image(path, 28, 28);
+  expect_near_all(v, normalised(std::vector<float>(784, 255)));
+}
+
+TEST(Image, ReportsMissingAndCorruptFiles) {
+  TempDir dir;
+  const std::string missing = dir.file("missing.png");
+  expect_mentions(error_of([&] { load_digit_image(missing, 28, 28); }),
+                  {missing, "cannot open", "No such file or directory"});
+  const std::string corrupt = dir.file("corrupt.png");
+  data_test::write_file(corrupt, Bytes{'n', 'o', 't', ' ', 'a', 'n', ' ', 'i', 'm', 'a', 'g', 'e'});
+  expect_mentions(error_of([&] { load_digit_image(corrupt, 28, 28); }),
+                  {corrupt, "cannot decode image"});
+  // A real PNG cut short.
+  const std::string good = write_png(dir, "good.png", 8, 8, 1, Bytes(64, 9));
+  Bytes cut = data_test::read_file(good);
+  cut.resize(cut.size() / 2);
+  data_test::write_file(corrupt, cut);
+  expect_mentions(error_of([&] { load_digit_image(corrupt, 28, 28); }),
+                  {corrupt, "cannot decode image"});
+}
+
+TEST(Image, RejectsNonPositiveSize) {
+  TempDir dir;
+  const std::string path = write_png(dir, "d.png", 1, 1, 1, {1});
+  expect_mentions(error_of([&] { load_digit_image(path, 0, 28); }), {path, "0x28", "positive"});
+  expect_mentions(error_of([&] { load_digit_image(path, 28, -1); }), {path, "28x-1"});
+}
+
+}  // namespace

@@ -1,0 +1,146 @@
+#include "data/mnist.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "test_files.h"
+
+namespace {
+
+using data::Split;
+using data_test::Bytes;
+using data_test::error_of;
+using data_test::expect_mentions;
+using data_test::idx_bytes;
+using data_test::TempDir;
+
+float expected_pixel(int v) { return (v / 255.0f - 0.1307f) / 0.3081f; }
+
+// Three 2×2 images and their labels, written under the MNIST names for `prefix`.
+void write_fake(const TempDir& dir, const std::string& prefix, bool gzip,
+                const Bytes& labels = {3, 9, 0}) {
+  const Bytes pixels = {0, 255, 128, 1, 2, 3, 4, 5, 10, 20, 30, 40};
+  const std::string images = dir.file(prefix + "-images-idx3-ubyte");
+  const std::string label_file = dir.file(prefix + "-labels-idx1-ubyte");
+  const Bytes image_bytes = idx_bytes({3, 2, 2}, pixels);
+  const Bytes label_bytes = idx_bytes({static_cast<uint32_t>(labels.size())}, labels);
+  if (gzip) {
+    data_test::write_gz(images + ".gz", image_bytes);
+    data_test::write_gz(label_file + ".gz", label_bytes);
+  } else {
+    data_test::write_file(images, image_bytes);
+    data_test::write_file(label_file, label_bytes);
+  }
+}
+
+TEST(Mnist, LoadsAndNormalises) {
+  TempDir dir;
+  write_fake(dir, "train", false);
+  const data::Dataset ds = data::load_mnist(dir.str(), Split::Train);
+  EXPECT_EQ(ds.count, 3);
+  EXPECT_EQ(ds.rows, 2);
+  EXPECT_EQ(ds.cols, 2);
+  EXPECT_EQ(ds.features(), 4);
+  EXPECT_EQ(ds.classes, 10);
+  EXPECT_EQ(ds.labels, (std::vector<int32_t>{3, 9, 0}));
+  ASSERT_EQ(ds.images.size(), 12u);
+  EXPECT_FLOAT_EQ(ds.images[0], expected_pixel(0));
+  EXPECT_FLOAT_EQ(ds.images[1], expected_pixel(255));
+  EXPECT_FLOAT_EQ(ds.images[2], expected_pixel(128));
+  EXPECT_FLOAT_EQ(ds.images[11], expected_pixel(40));
+  EXPECT_NEAR(ds.images[0], -0.4242, 1e-4);  // the usual MNIST value of a black pixel
+  EXPECT_NEAR(ds.images[1], 2.8215, 1e-4);   // and of a white one
+  EXPECT_FLOAT_EQ(data::normalise_pixel(128), expected_pixel(128));
+}
+
+TEST(Mnist, LoadsGzippedTestSplit) {
+  TempDir dir;
+  write_fake(dir, "t10k", true);
+  const data::Dataset ds = data::load_mnist(dir.str(), Split::Test);
+  EXPECT_EQ(ds.count, 3);
+  EXPECT_EQ(ds.labels, (std::vector<int32_t>{3, 9, 0}));
+  EXPECT_FLOAT_EQ(ds.images[5], expected_pixel(3));
+  // Only the test split exists here.
+  expect_mentions(error_of([&] { data::load_mnist(dir.str(), Split::Train); }),
+                  {"train-images-idx3-ubyte", "not found", "scripts/fetch_mnist.sh"});
+}
+
+TEST(Mnist, MissingDirectoryNamesPathAndScript) {
+  TempDir dir;
+  const std::string missing = dir.file("nowhere");
+  expect_mentions(error_of([&] { data::load_mnist(missing, Split::Test); }),
+                  {missing + "/t10k-images-idx3-ubyte", ".gz", "scripts/fetch_mnist.sh"});
+}
+
+TEST(Mnist, RejectsMismatchedCounts) {
+  TempDir dir;
+  write_fake(dir, "train", false, {1, 2});
+  expect_mentions(error_of([&] { data::load_mnist(dir.str(), Split::Train); }),
+                  {"train-images-idx3-ubyte", "3 images", "train-labels-idx1-ubyte", "2 labels"});
+}
+
+TEST(Mnist, RejectsLabelOutsideClasses) {
+  TempDir dir;
+  write_fake(dir, "train", false, {1, 10, 2});
+  expect_mentions(error_of([&] { data::load_mnist(dir.str(), Split::Train); }),
+                  {"train-labels-idx1-ubyte", "label 10 at index 1", "0..9"});
+}
+
+TEST(Mnist, RejectsWrongRank) {
+  TempDir dir;
+  data_test::write_file(dir.file("train-images-idx3-ubyte"), idx_bytes({3, 4}, Bytes(12, 0)));
+  data_test::write_file(dir.file("train-labels-idx1-ubyte"), idx_bytes({3}, {1, 2, 3}));
+  expect_mentions(error_of([&] { data::load_mnist(dir.str(), Split::Train); }),
+                  {"train-images-idx3-ubyte", "expected 3 dimensions", "3x4"});
+}
+
+// The real files, when scripts/fetch_mnist.sh has put them in data/mnist (or GEMM_MLP_MNIST_DIR
+// points elsewhere). A missing dataset skips: that is about data, not about a GPU.
+std::string real_mnist_dir() {
+  const char* env = std::getenv("GEMM_MLP_MNIST_DIR");
+  return env != nullptr && *env != '\0' ? env : GEMM_MLP_SOURCE_DIR "/data/mnist";
+}
+
+bool real_mnist_present(const std::string& dir) {
+  for (const char* name : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
+    const std::filesystem::path p = std::filesystem::path(dir) / name;
+    if (!std::filesystem::exists(p) && !std::filesystem::exists(p.string() + ".gz")) return false;
+  }
+  return true;
+}
+
+void check_real_split(const data::Dataset& ds, int count, int first_label) {
+  EXPECT_EQ(ds.count, count);
+  EXPECT_EQ(ds.rows, 28);
+  EXPECT_EQ(ds.cols, 28);
+  ASSERT_EQ(ds.images.size(), static_cast<size_t>(count) * 784);
+  ASSERT_EQ(ds.labels.size(), static_cast<size_t>(count));
+  EXPECT_EQ(ds.labels[0], first_label);
+  std::set<int> classes(ds.labels.begin(), ds.labels.end());
+  EXPECT_EQ(classes.size(), 10u);
+  float lo = ds.images[0], hi = ds.images[0];
+  for (float v : ds.images) {
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  EXPECT_FLOAT_EQ(lo, data::normalise_pixel(0));
+  EXPECT_FLOAT_EQ(hi, data::normalise_pixel(255));
+}
+
+TEST(RealMnist, LoadsBothSplits) {
+  const std::string dir = real_mnist_dir();
+  if (!real_mnist_present(dir))
+    GTEST_SKIP() << "MNIST not found in " << dir
+                 << " (data skip, not a GPU skip): run scripts/fetch_mnist.sh or set "
+                    "GEMM_MLP_MNIST_DIR";
+  // The first training digit of MNIST is a 5, the first test digit a 7.
+  check_real_split(data::load_mnist(dir, Split::Train), 60000, 5);
+  check_real_split(data::load_mnist(dir, Split::Test), 10000, 7);
+}
+
+}  // namespace
