@@ -111,13 +111,4 @@ void run(const std::string& variant, const Problem& p, cudaStream_t stream) {
   run(find_variant(variant), p, stream);
 }
 
-bool cuda_device_available() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error so later calls start clean
-    return false;
-  }
-  return count > 0;
-}
-
 }  // namespace gemm

@@ -80,8 +80,16 @@ void run(const Variant& variant, const Problem& p, cudaStream_t stream = nullptr
 void run(const std::string& variant, const Problem& p, cudaStream_t stream = nullptr);
 
 // True when a CUDA device can be used. Any error from cudaGetDeviceCount (no driver, an
-// insufficient driver, no device) counts as "no GPU".
-bool cuda_device_available();
+// insufficient driver, no device) counts as "no GPU". Inline, so that code asking only this
+// needs cudart and not the kernels library.
+inline bool cuda_device_available() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // leave no error behind for the next CUDA call to report
+    return false;
+  }
+  return count > 0;
+}
 
 // "NN", "NT", "TN" or "TT".
 std::string layout_name(Op op_a, Op op_b);
