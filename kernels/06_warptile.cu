@@ -71,8 +71,8 @@ template <class Cfg>
 void launch_with(const Problem& p, cudaStream_t stream) {
   with_layout(p, [&](auto a_kc, auto b_kc) {
     constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
-    auto kernel = warptile_kernel<Cfg, KCA, KCB>;
-    allow_dynamic_smem(kernel, Cfg::kSmemBytes);
+    constexpr auto kernel = warptile_kernel<Cfg, KCA, KCB>;
+    allow_dynamic_smem<kernel>(Cfg::kSmemBytes);
     kernel<<<tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
         operand_a<KCA>(p), operand_b<KCB>(p), epilogue(p));
   });

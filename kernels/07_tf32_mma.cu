@@ -136,8 +136,8 @@ void launch_with(const Problem& p, cudaStream_t stream) {
                                (SmemTile<Cfg::kBk, Cfg::kBm, KCA>::kFloats +
                                 SmemTile<Cfg::kBk, Cfg::kBn, KCB>::kFloats);
     static_assert(smem_bytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
-    auto kernel = tf32_mma_kernel<Cfg, KCA, KCB>;
-    allow_dynamic_smem(kernel, smem_bytes);
+    constexpr auto kernel = tf32_mma_kernel<Cfg, KCA, KCB>;
+    allow_dynamic_smem<kernel>(smem_bytes);
     kernel<<<tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads, smem_bytes, stream>>>(
         operand_a<KCA>(p), operand_b<KCB>(p), epilogue(p));
   });

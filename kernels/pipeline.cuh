@@ -108,11 +108,12 @@ __device__ __forceinline__ void pipelined_k_loop(int k_tiles, Load&& load, Compu
   }
 }
 
-// Opts a kernel into more than 48 KB of dynamic shared memory (once per kernel instantiation).
-template <class Kernel>
-void allow_dynamic_smem(Kernel kernel, int bytes) {
+// Opts kKernel into `bytes` of dynamic shared memory, beyond the default 48 KB. Done once per
+// kernel: the template parameter is the kernel itself, so every instantiation has its own flag.
+template <auto kKernel>
+void allow_dynamic_smem(int bytes) {
   static const cudaError_t err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+      cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   CUDA_CHECK(err);
 }
 

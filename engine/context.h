@@ -1,0 +1,88 @@
+// Context: everything an op needs besides its tensors.
+//
+//   device      CPU or CUDA; every tensor an op touches must live there
+//   stream      the one CUDA stream all engine work is queued on (CUDA only)
+//   generators  a seeded cuRAND Philox generator on that stream (CUDA), std::mt19937_64 (CPU)
+//   variant     the gemm::Variant that computes every matrix product; its memory must match the
+//               device (a host variant in a CUDA context, or the reverse, is an error)
+//   timers      epoch time and GEMM time, split without host synchronisation inside the step
+//
+// Timing on CUDA: every GEMM the engine runs is bracketed by a pair of CUDA events taken from a
+// pool allocated outside the training step. begin_epoch()/end_epoch() record the epoch's own pair;
+// end_epoch() waits for the stream once and sums the GEMM intervals. If an epoch needs more pairs
+// than the pool holds, the extra GEMMs run untimed (counted in EpochTimes::gemm_untimed) and the
+// pool grows at the next begin_epoch(), i.e. only between epochs. On the CPU std::chrono is used.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <curand.h>
+
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/tensor.h"
+#include "kernels/gemm.h"
+
+namespace engine {
+
+struct EpochTimes {
+  double epoch_s = 0.0;  // from begin_epoch() to end_epoch(), as the device saw it
+  double gemm_s = 0.0;   // sum over the timed GEMM calls
+  int gemm_calls = 0;    // every GEMM run in the epoch
+  int gemm_untimed = 0;  // calls that found the event pool empty (0 once the pool has grown)
+};
+
+class Context {
+ public:
+  Context(Device device, const gemm::Variant& variant, uint64_t seed);
+  Context(Device device, const std::string& variant_name, uint64_t seed);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  Device device() const { return device_; }
+  bool is_cuda() const { return device_ == Device::CUDA; }
+  const gemm::Variant& variant() const { return *variant_; }
+  uint64_t seed() const { return seed_; }
+  cudaStream_t stream() const { return stream_; }  // nullptr on the CPU
+  curandGenerator_t curand();                      // throws on the CPU
+  std::mt19937_64& host_rng() { return host_rng_; }
+
+  // The engine's one way to multiply matrices: gemm::run with the chosen variant on the stream,
+  // timed as described above.
+  void gemm(const gemm::Problem& p);
+
+  // Makes sure the next epochs can time `calls` GEMMs each. Allocates; call between epochs.
+  void reserve_gemm_timers(int calls);
+
+  void begin_epoch();
+  EpochTimes end_epoch();  // waits for the stream once
+
+  void synchronize();  // waits for all queued work (no-op on the CPU)
+
+ private:
+  void destroy() noexcept;
+
+  using Clock = std::chrono::steady_clock;
+
+  Device device_;
+  const gemm::Variant* variant_;
+  uint64_t seed_;
+  cudaStream_t stream_ = nullptr;
+  curandGenerator_t curand_ = nullptr;
+  std::mt19937_64 host_rng_;
+
+  // Timers.
+  bool in_epoch_ = false;
+  int calls_ = 0;                                    // GEMMs run since begin_epoch()
+  int most_calls_ = 0;                               // the largest number of GEMMs any epoch needed
+  std::vector<cudaEvent_t> gemm_start_, gemm_stop_;  // the pool: one pair per timed GEMM
+  cudaEvent_t epoch_start_ = nullptr, epoch_stop_ = nullptr;
+  Clock::time_point host_epoch_start_;
+  double host_gemm_s_ = 0.0;
+};
+
+}  // namespace engine

@@ -1,0 +1,88 @@
+// The CPU backend: the same operations as kernels.cu as plain loops (shapes in backend.h). They
+// mirror the kernels' arithmetic, including the order of the softmax steps, so that both backends
+// agree to rounding.
+#include <cmath>
+#include <limits>
+
+#include "engine/backend.h"
+
+namespace engine::host {
+
+void add_bias(float* y, const float* b, int rows, int cols) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) y[static_cast<int64_t>(r) * cols + c] += b[c];
+}
+
+void column_sums(const float* dy, float* db, int rows, int cols, float beta) {
+  for (int c = 0; c < cols; ++c) {
+    float total = 0.0f;
+    for (int r = 0; r < rows; ++r) total += dy[static_cast<int64_t>(r) * cols + c];
+    db[c] = beta == 0.0f ? total : beta * db[c] + total;
+  }
+}
+
+void relu_forward(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::fmax(x[i], 0.0f);
+}
+
+void relu_backward(const float* y, const float* dy, float* dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, float* row_loss,
+                  float* row_correct, int rows, int classes, float inv_batch) {
+  for (int r = 0; r < rows; ++r) {
+    const float* z = logits + static_cast<int64_t>(r) * classes;
+    float best = -std::numeric_limits<float>::infinity();
+    int best_j = classes;
+    for (int j = 0; j < classes; ++j)
+      if (z[j] > best) best = z[j], best_j = j;
+    float sum = 0.0f;
+    for (int j = 0; j < classes; ++j) sum += std::exp(z[j] - best);
+    const int label = labels[r];
+    const bool valid = label >= 0 && label < classes;
+    if (dlogits != nullptr) {
+      float* d = dlogits + static_cast<int64_t>(r) * classes;
+      for (int j = 0; j < classes; ++j)
+        d[j] = (std::exp(z[j] - best) / sum - (j == label ? 1.0f : 0.0f)) * inv_batch;
+    }
+    row_loss[r] = valid ? std::log(sum) - (z[label] - best) : std::nanf("");
+    row_correct[r] = valid ? (best_j == label ? 1.0f : 0.0f) : -1.0f;
+  }
+}
+
+void accumulate_metrics(const float* row_loss, const float* row_correct, int rows,
+                        MetricCounters* counters) {
+  double loss = 0.0;
+  for (int r = 0; r < rows; ++r) {
+    loss += row_loss[r];
+    counters->correct += row_correct[r] > 0.5f ? 1 : 0;
+    counters->bad_labels += row_correct[r] < -0.5f ? 1 : 0;
+  }
+  counters->loss_sum += loss;
+  counters->seen += rows;
+}
+
+void sgd_step(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
+              float weight_decay) {
+  for (int64_t i = 0; i < n; ++i) {
+    float step = g[i] + weight_decay * w[i];
+    if (v != nullptr) {
+      step = momentum * v[i] + step;
+      v[i] = step;
+    }
+    w[i] -= lr * step;
+  }
+}
+
+void adam_step(float* w, const float* g, float* m, float* v, int64_t n, float lr, float beta1,
+               float beta2, float eps, float weight_decay, float c1, float c2) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float grad = g[i] + weight_decay * w[i];
+    m[i] = beta1 * m[i] + (1.0f - beta1) * grad;
+    v[i] = beta2 * v[i] + (1.0f - beta2) * grad * grad;
+    w[i] -= lr * (m[i] / c1) / (std::sqrt(v[i] / c2) + eps);
+  }
+}
+
+}  // namespace engine::host

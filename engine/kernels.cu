@@ -1,0 +1,238 @@
+// The engine's own CUDA kernels: the elementwise and reduction parts of the layers, the loss and
+// the optimisers. Every matrix product goes through the GEMM dispatch instead (Context::gemm).
+// Each launcher states its shapes in backend.h; the kernels repeat them.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/backend.h"
+#include "kernels/cuda_check.h"
+
+namespace engine::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;     // threads per block for the elementwise kernels
+constexpr int kMaxBlocks = 4096;  // grid-stride loops cover anything larger
+constexpr int kWarp = 32;
+static_assert(kThreads % kWarp == 0, "blocks must hold whole warps");
+
+int blocks_for(int64_t n) {
+  return static_cast<int>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks));
+}
+
+// Grid-stride loop over [0, n): the same kernel handles any n with a bounded grid.
+#define GRID_STRIDE_LOOP(i, n)                                                           \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+// y is rows×cols, b is cols.
+__global__ void add_bias_kernel(float* y, const float* b, int rows, int cols) {
+  const int64_t n = static_cast<int64_t>(rows) * cols;
+  GRID_STRIDE_LOOP(i, n) { y[i] += b[i % cols]; }
+}
+
+// dy is rows×cols, db is cols. A block owns kColTile columns; its kRowSlices thread rows each sum
+// every kRowSlices-th row (a warp reads kColTile consecutive floats: coalesced), then one thread
+// per column adds the slices in a fixed order, so the result is deterministic.
+constexpr int kColTile = 32;
+constexpr int kRowSlices = 8;
+static_assert(kColTile == kWarp, "one warp per row slice keeps the loads coalesced");
+static_assert(kColTile * kRowSlices <= 1024, "a block has at most 1024 threads");
+
+__global__ void column_sums_kernel(const float* dy, float* db, int rows, int cols, float beta) {
+  __shared__ float partial[kRowSlices][kColTile];
+  const int c = blockIdx.x * kColTile + threadIdx.x;
+  float sum = 0.0f;
+  if (c < cols)
+    for (int r = threadIdx.y; r < rows; r += kRowSlices)
+      sum += dy[static_cast<int64_t>(r) * cols + c];
+  partial[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    float total = 0.0f;
+    for (int s = 0; s < kRowSlices; ++s) total += partial[s][threadIdx.x];
+    db[c] = beta == 0.0f ? total : beta * db[c] + total;
+  }
+}
+
+// x, y are n.
+__global__ void relu_forward_kernel(const float* x, float* y, int64_t n) {
+  GRID_STRIDE_LOOP(i, n) { y[i] = fmaxf(x[i], 0.0f); }
+}
+
+// y, dy, dx are n.
+__global__ void relu_backward_kernel(const float* y, const float* dy, float* dx, int64_t n) {
+  GRID_STRIDE_LOOP(i, n) { dx[i] = y[i] > 0.0f ? dy[i] : 0.0f; }
+}
+
+// logits, dlogits are rows×classes; labels, row_loss, row_correct are rows.
+// One warp per row: the lanes stride over the classes, then butterfly shuffles combine them.
+// Stable softmax: subtract the row maximum before exp, so no exp overflows.
+constexpr int kRowsPerBlock = kThreads / kWarp;
+
+__global__ void softmax_xent_kernel(const float* logits, const int32_t* labels, float* dlogits,
+                                    float* row_loss, float* row_correct, int rows, int classes,
+                                    float inv_batch) {
+  const int lane = threadIdx.x % kWarp;
+  const int r = blockIdx.x * kRowsPerBlock + threadIdx.x / kWarp;
+  if (r >= rows) return;  // the whole warp leaves together, so the full-mask shuffles stay valid
+  const float* z = logits + static_cast<int64_t>(r) * classes;
+
+  // Maximum and its first index (ties go to the smaller index, as in torch.argmax).
+  float best = -INFINITY;
+  int best_j = classes;
+  for (int j = lane; j < classes; j += kWarp)
+    if (z[j] > best) best = z[j], best_j = j;
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    const float other = __shfl_xor_sync(0xffffffffu, best, offset);
+    const int other_j = __shfl_xor_sync(0xffffffffu, best_j, offset);
+    if (other > best || (other == best && other_j < best_j)) best = other, best_j = other_j;
+  }
+
+  float sum = 0.0f;
+  for (int j = lane; j < classes; j += kWarp) sum += expf(z[j] - best);
+  for (int offset = kWarp / 2; offset > 0; offset /= 2)
+    sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+
+  const int label = labels[r];
+  const bool valid = label >= 0 && label < classes;
+  if (dlogits != nullptr) {
+    float* d = dlogits + static_cast<int64_t>(r) * classes;
+    for (int j = lane; j < classes; j += kWarp)
+      d[j] = (expf(z[j] - best) / sum - (j == label ? 1.0f : 0.0f)) * inv_batch;
+  }
+  if (lane == 0) {
+    row_loss[r] = valid ? logf(sum) - (z[label] - best) : NAN;
+    row_correct[r] = valid ? (best_j == label ? 1.0f : 0.0f) : -1.0f;
+  }
+}
+
+// row_loss, row_correct are rows; one block of kThreads threads. A tree reduction in shared
+// memory, so the order of additions is fixed and the sums are reproducible.
+static_assert((kThreads & (kThreads - 1)) == 0, "the tree reduction needs a power-of-two block");
+
+__global__ void accumulate_metrics_kernel(const float* row_loss, const float* row_correct, int rows,
+                                          MetricCounters* counters) {
+  __shared__ double loss[kThreads];
+  __shared__ unsigned int correct[kThreads];
+  __shared__ unsigned int bad[kThreads];
+  double l = 0.0;
+  unsigned int c = 0, b = 0;
+  for (int r = threadIdx.x; r < rows; r += kThreads) {
+    l += row_loss[r];
+    c += row_correct[r] > 0.5f ? 1u : 0u;
+    b += row_correct[r] < -0.5f ? 1u : 0u;
+  }
+  loss[threadIdx.x] = l;
+  correct[threadIdx.x] = c;
+  bad[threadIdx.x] = b;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      loss[threadIdx.x] += loss[threadIdx.x + half];
+      correct[threadIdx.x] += correct[threadIdx.x + half];
+      bad[threadIdx.x] += bad[threadIdx.x + half];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    counters->loss_sum += loss[0];
+    counters->correct += correct[0];
+    counters->seen += rows;
+    counters->bad_labels += bad[0];
+  }
+}
+
+// w, g, v are n.
+__global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
+                           float weight_decay) {
+  GRID_STRIDE_LOOP(i, n) {
+    float step = g[i] + weight_decay * w[i];
+    if (v != nullptr) {
+      step = momentum * v[i] + step;
+      v[i] = step;
+    }
+    w[i] -= lr * step;
+  }
+}
+
+// w, g, m, v are n.
+__global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_t n, float lr,
+                            float beta1, float beta2, float eps, float weight_decay, float c1,
+                            float c2) {
+  GRID_STRIDE_LOOP(i, n) {
+    const float grad = g[i] + weight_decay * w[i];
+    const float mi = beta1 * m[i] + (1.0f - beta1) * grad;
+    const float vi = beta2 * v[i] + (1.0f - beta2) * grad * grad;
+    m[i] = mi;
+    v[i] = vi;
+    w[i] -= lr * (mi / c1) / (sqrtf(vi / c2) + eps);
+  }
+}
+
+// w is n.
+__global__ void scale_uniform_kernel(float* w, int64_t n, float bound) {
+  GRID_STRIDE_LOOP(i, n) { w[i] = bound * (2.0f * w[i] - 1.0f); }
+}
+
+}  // namespace
+
+void add_bias(float* y, const float* b, int rows, int cols, cudaStream_t stream) {
+  add_bias_kernel<<<blocks_for(static_cast<int64_t>(rows) * cols), kThreads, 0, stream>>>(
+      y, b, rows, cols);
+  CUDA_CHECK_LAUNCH();
+}
+
+void column_sums(const float* dy, float* db, int rows, int cols, float beta, cudaStream_t stream) {
+  const dim3 block(kColTile, kRowSlices);
+  const dim3 grid((cols + kColTile - 1) / kColTile);
+  column_sums_kernel<<<grid, block, 0, stream>>>(dy, db, rows, cols, beta);
+  CUDA_CHECK_LAUNCH();
+}
+
+void relu_forward(const float* x, float* y, int64_t n, cudaStream_t stream) {
+  relu_forward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaStream_t stream) {
+  relu_backward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(y, dy, dx, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, float* row_loss,
+                  float* row_correct, int rows, int classes, float inv_batch, cudaStream_t stream) {
+  const int grid = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  softmax_xent_kernel<<<grid, kThreads, 0, stream>>>(logits, labels, dlogits, row_loss, row_correct,
+                                                     rows, classes, inv_batch);
+  CUDA_CHECK_LAUNCH();
+}
+
+void accumulate_metrics(const float* row_loss, const float* row_correct, int rows,
+                        MetricCounters* counters, cudaStream_t stream) {
+  accumulate_metrics_kernel<<<1, kThreads, 0, stream>>>(row_loss, row_correct, rows, counters);
+  CUDA_CHECK_LAUNCH();
+}
+
+void sgd_step(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
+              float weight_decay, cudaStream_t stream) {
+  sgd_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, v, n, lr, momentum, weight_decay);
+  CUDA_CHECK_LAUNCH();
+}
+
+void adam_step(float* w, const float* g, float* m, float* v, int64_t n, float lr, float beta1,
+               float beta2, float eps, float weight_decay, float c1, float c2,
+               cudaStream_t stream) {
+  adam_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, m, v, n, lr, beta1, beta2, eps,
+                                                      weight_decay, c1, c2);
+  CUDA_CHECK_LAUNCH();
+}
+
+void scale_uniform(float* w, int64_t n, float bound, cudaStream_t stream) {
+  scale_uniform_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, n, bound);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace engine::cuda

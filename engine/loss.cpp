@@ -1,0 +1,119 @@
+#include "engine/loss.h"
+
+#include <algorithm>
+
+#include "engine/ops.h"
+#include "kernels/cuda_check.h"
+
+namespace engine {
+
+Labels::Labels(Context& ctx, const std::vector<int32_t>& host)
+    : device_(ctx.device()), size_(static_cast<int>(host.size())) {
+  if (host.empty()) throw Error("labels: no labels given");
+  const size_t bytes = host.size() * sizeof(int32_t);
+  if (device_ == Device::CUDA) {
+    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes));
+    const cudaError_t err = cudaMemcpy(data_, host.data(), bytes, cudaMemcpyHostToDevice);
+    if (err != cudaSuccess) {
+      cudaFree(data_);
+      CUDA_CHECK(err);
+    }
+  } else {
+    data_ = new int32_t[host.size()];
+    std::copy(host.begin(), host.end(), data_);
+  }
+}
+
+Labels::~Labels() {
+  if (device_ == Device::CUDA)
+    cudaFree(data_);  // no throwing from a destructor
+  else
+    delete[] data_;
+}
+
+Metrics::Metrics(Context& ctx) : device_(ctx.device()) {
+  if (device_ == Device::CUDA) {
+    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&counters_), sizeof(MetricCounters)));
+  } else {
+    counters_ = new MetricCounters{};
+  }
+  reset(ctx);
+}
+
+Metrics::~Metrics() {
+  if (device_ == Device::CUDA)
+    cudaFree(counters_);  // no throwing from a destructor
+  else
+    delete counters_;
+}
+
+void Metrics::reset(Context& ctx) {
+  if (ctx.device() != device_) throw Error("metrics: reset with a context on another device");
+  if (device_ == Device::CUDA)
+    CUDA_CHECK(cudaMemsetAsync(counters_, 0, sizeof(MetricCounters), ctx.stream()));
+  else
+    *counters_ = MetricCounters{};
+}
+
+MetricTotals Metrics::read(Context& ctx) const {
+  if (ctx.device() != device_) throw Error("metrics: read with a context on another device");
+  MetricCounters c{};
+  if (device_ == Device::CUDA) {
+    CUDA_CHECK(cudaMemcpyAsync(&c, counters_, sizeof c, cudaMemcpyDeviceToHost, ctx.stream()));
+    CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  } else {
+    c = *counters_;
+  }
+  if (c.bad_labels > 0)
+    throw Error("loss: " + std::to_string(c.bad_labels) +
+                " labels were outside [0, classes) (wrong dataset or class count?)");
+  MetricTotals t;
+  t.loss_sum = c.loss_sum;
+  t.correct = static_cast<int64_t>(c.correct);
+  t.seen = static_cast<int64_t>(c.seen);
+  return t;
+}
+
+void SoftmaxCrossEntropy::prepare(Context& ctx, int max_batch, int classes) {
+  if (max_batch < 1 || classes < 2)
+    throw Error("softmax_cross_entropy: prepare needs max_batch >= 1 and classes >= 2, got " +
+                std::to_string(max_batch) + " and " + std::to_string(classes));
+  max_batch_ = max_batch;
+  classes_ = classes;
+  dlogits_buf_ = Tensor(ctx.device(), max_batch, classes);
+  row_loss_ = Tensor(ctx.device(), max_batch, 1);
+  row_correct_ = Tensor(ctx.device(), max_batch, 1);
+}
+
+void SoftmaxCrossEntropy::run(Context& ctx, const Tensor& logits, const int32_t* labels,
+                              bool with_grad, Metrics& metrics) {
+  if (max_batch_ == 0) throw Error("softmax_cross_entropy: used before prepare()");
+  if (logits.cols() != classes_ || logits.rows() > max_batch_ || logits.rows() < 1)
+    throw Error("softmax_cross_entropy: logits are " + logits.shape() + ", prepared for up to " +
+                std::to_string(max_batch_) + "x" + std::to_string(classes_));
+  if (metrics.device() != ctx.device())
+    throw Error(std::string("softmax_cross_entropy: metrics live on ") +
+                device_name(metrics.device()) + " but the context is " + device_name(ctx.device()));
+  const int batch = logits.rows();
+  if (with_grad) dlogits_ = dlogits_buf_.first_rows(batch);
+  softmax_cross_entropy(ctx, logits, labels, with_grad ? &dlogits_ : nullptr, row_loss_,
+                        row_correct_);
+  if (ctx.is_cuda())
+    cuda::accumulate_metrics(row_loss_.data(), row_correct_.data(), batch, metrics.counters(),
+                             ctx.stream());
+  else
+    host::accumulate_metrics(row_loss_.data(), row_correct_.data(), batch, metrics.counters());
+}
+
+const Tensor& SoftmaxCrossEntropy::forward_backward(Context& ctx, const Tensor& logits,
+                                                    const int32_t* labels, Metrics& metrics) {
+  run(ctx, logits, labels, true, metrics);
+  return dlogits_;
+}
+
+void SoftmaxCrossEntropy::forward(Context& ctx, const Tensor& logits, const int32_t* labels,
+                                  Metrics& metrics) {
+  run(ctx, logits, labels, false, metrics);
+}
+
+}  // namespace engine

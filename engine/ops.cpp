@@ -1,0 +1,168 @@
+#include "engine/ops.h"
+
+#include <algorithm>
+#include <random>
+
+#include "engine/backend.h"
+#include "engine/checks.h"
+#include "kernels/cuda_check.h"
+
+namespace engine {
+
+using detail::require_on;
+using detail::require_shape;
+
+void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) {
+  require_on(ctx, x, "linear_forward: x");
+  require_on(ctx, w, "linear_forward: w");
+  require_on(ctx, b, "linear_forward: b");
+  require_on(ctx, y, "linear_forward: y");
+  const int batch = x.rows(), in = x.cols(), out = w.rows();
+  require_shape(w, out, in, "linear_forward: w (out x in, in = x.cols)");
+  require_shape(b, 1, out, "linear_forward: b (1 x out)");
+  require_shape(y, batch, out, "linear_forward: y (batch x out)");
+
+  gemm::Problem p;  // y[B×out] = x[B×in] · w[out×in]ᵀ
+  p.op_a = gemm::Op::N;
+  p.op_b = gemm::Op::T;
+  p.m = batch, p.n = out, p.k = in;
+  p.a = x.data(), p.lda = in;
+  p.b = w.data(), p.ldb = in;
+  p.beta = 0.0f;
+  p.c = y.data(), p.ldc = out;
+  ctx.gemm(p);
+
+  if (ctx.is_cuda())
+    cuda::add_bias(y.data(), b.data(), batch, out, ctx.stream());
+  else
+    host::add_bias(y.data(), b.data(), batch, out);
+}
+
+void linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx,
+                     Tensor& dw, Tensor& db) {
+  require_on(ctx, x, "linear_backward: x");
+  require_on(ctx, w, "linear_backward: w");
+  require_on(ctx, dy, "linear_backward: dy");
+  require_on(ctx, dw, "linear_backward: dw");
+  require_on(ctx, db, "linear_backward: db");
+  const int batch = x.rows(), in = x.cols(), out = w.rows();
+  require_shape(w, out, in, "linear_backward: w (out x in, in = x.cols)");
+  require_shape(dy, batch, out, "linear_backward: dy (batch x out)");
+  require_shape(dw, out, in, "linear_backward: dw (out x in)");
+  require_shape(db, 1, out, "linear_backward: db (1 x out)");
+
+  if (dx != nullptr) {
+    require_on(ctx, *dx, "linear_backward: dx");
+    require_shape(*dx, batch, in, "linear_backward: dx (batch x in)");
+    gemm::Problem p;  // dx[B×in] = dy[B×out] · w[out×in]
+    p.op_a = gemm::Op::N;
+    p.op_b = gemm::Op::N;
+    p.m = batch, p.n = in, p.k = out;
+    p.a = dy.data(), p.lda = out;
+    p.b = w.data(), p.ldb = in;
+    p.beta = 0.0f;
+    p.c = dx->data(), p.ldc = in;
+    ctx.gemm(p);
+  }
+
+  gemm::Problem p;  // dw[out×in] += dy[B×out]ᵀ · x[B×in]
+  p.op_a = gemm::Op::T;
+  p.op_b = gemm::Op::N;
+  p.m = out, p.n = in, p.k = batch;
+  p.a = dy.data(), p.lda = out;
+  p.b = x.data(), p.ldb = in;
+  p.beta = 1.0f;
+  p.c = dw.data(), p.ldc = in;
+  ctx.gemm(p);
+
+  if (ctx.is_cuda())
+    cuda::column_sums(dy.data(), db.data(), batch, out, 1.0f, ctx.stream());
+  else
+    host::column_sums(dy.data(), db.data(), batch, out, 1.0f);
+}
+
+void relu_forward(Context& ctx, const Tensor& x, Tensor& y) {
+  require_on(ctx, x, "relu_forward: x");
+  require_on(ctx, y, "relu_forward: y");
+  require_shape(y, x.rows(), x.cols(), "relu_forward: y (shape of x)");
+  if (ctx.is_cuda())
+    cuda::relu_forward(x.data(), y.data(), x.size(), ctx.stream());
+  else
+    host::relu_forward(x.data(), y.data(), x.size());
+}
+
+void relu_backward(Context& ctx, const Tensor& y, const Tensor& dy, Tensor& dx) {
+  require_on(ctx, y, "relu_backward: y");
+  require_on(ctx, dy, "relu_backward: dy");
+  require_on(ctx, dx, "relu_backward: dx");
+  require_shape(dy, y.rows(), y.cols(), "relu_backward: dy (shape of y)");
+  require_shape(dx, y.rows(), y.cols(), "relu_backward: dx (shape of y)");
+  if (ctx.is_cuda())
+    cuda::relu_backward(y.data(), dy.data(), dx.data(), y.size(), ctx.stream());
+  else
+    host::relu_backward(y.data(), dy.data(), dx.data(), y.size());
+}
+
+namespace {
+
+// A labels pointer must be in the memory the context computes in. On the GPU this is checked
+// with cudaPointerGetAttributes, which does not synchronise.
+void require_labels(Context& ctx, const int32_t* labels) {
+  if (labels == nullptr) throw Error("softmax_cross_entropy: labels is a null pointer");
+  if (!ctx.is_cuda()) return;
+  cudaPointerAttributes attr{};
+  CUDA_CHECK(cudaPointerGetAttributes(&attr, labels));
+  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
+    throw Error("softmax_cross_entropy: labels are not in device memory, but the context is cuda");
+}
+
+}  // namespace
+
+void softmax_cross_entropy(Context& ctx, const Tensor& logits, const int32_t* labels,
+                           Tensor* dlogits, Tensor& row_loss, Tensor& row_correct) {
+  require_on(ctx, logits, "softmax_cross_entropy: logits");
+  require_on(ctx, row_loss, "softmax_cross_entropy: row_loss");
+  require_on(ctx, row_correct, "softmax_cross_entropy: row_correct");
+  require_labels(ctx, labels);
+  const int batch = logits.rows(), classes = logits.cols();
+  if (row_loss.size() < batch || row_correct.size() < batch)
+    throw Error("softmax_cross_entropy: row_loss (" + row_loss.shape() + ") and row_correct (" +
+                row_correct.shape() + ") need at least " + std::to_string(batch) + " values");
+  float* d = nullptr;
+  if (dlogits != nullptr) {
+    require_on(ctx, *dlogits, "softmax_cross_entropy: dlogits");
+    require_shape(*dlogits, batch, classes, "softmax_cross_entropy: dlogits (shape of logits)");
+    d = dlogits->data();
+  }
+  const float inv_batch = 1.0f / static_cast<float>(batch);
+  if (ctx.is_cuda())
+    cuda::softmax_xent(logits.data(), labels, d, row_loss.data(), row_correct.data(), batch,
+                       classes, inv_batch, ctx.stream());
+  else
+    host::softmax_xent(logits.data(), labels, d, row_loss.data(), row_correct.data(), batch,
+                       classes, inv_batch);
+}
+
+void uniform_init(Context& ctx, Tensor& t, float bound) {
+  require_on(ctx, t, "uniform_init: t");
+  if (!(bound > 0.0f)) throw Error("uniform_init: bound must be > 0, got " + std::to_string(bound));
+  if (ctx.is_cuda()) {
+    CURAND_CHECK(curandGenerateUniform(ctx.curand(), t.data(), static_cast<size_t>(t.size())));
+    cuda::scale_uniform(t.data(), t.size(), bound, ctx.stream());
+  } else {
+    std::uniform_real_distribution<float> dist(-bound, bound);
+    float* w = t.data();
+    for (int64_t i = 0; i < t.size(); ++i) w[i] = dist(ctx.host_rng());
+  }
+}
+
+void zero(Context& ctx, Tensor& t) {
+  require_on(ctx, t, "zero: t");
+  const size_t bytes = static_cast<size_t>(t.size()) * sizeof(float);
+  if (ctx.is_cuda())
+    CUDA_CHECK(cudaMemsetAsync(t.data(), 0, bytes, ctx.stream()));
+  else
+    std::fill_n(t.data(), t.size(), 0.0f);
+}
+
+}  // namespace engine

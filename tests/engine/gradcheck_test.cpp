@@ -1,0 +1,192 @@
+// Gradient checks of every op by central finite differences, on the CPU backend.
+//
+// For a scalar L(θ), the central difference (L(θ+h) − L(θ−h)) / 2h has two errors:
+//  - truncation, h²/6 · L''': zero for Linear and ReLU (piecewise linear in each entry, and no
+//    entry crosses a kink: inputs are kept at |x| ≥ 0.1 > h), small for softmax (|L'''| ≲ 1);
+//  - rounding: the op runs in float32, so each evaluation of L carries an error of about
+//    eps32 · S, where S = Σ|terms| is the size of what L sums. Dividing by 2h makes that
+//    eps32 · S / h.
+// The loss itself is accumulated in double on the host from the op's float outputs, so only the
+// op's own float rounding counts. The actual step is taken as (float)(θ+h) − (float)(θ−h), which
+// removes the rounding of the perturbation. Hence tol = 8 · eps32 · S / h + h² (+ a 1e-6 floor).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace {
+
+using engine::Context;
+using engine::Device;
+using engine::Tensor;
+
+constexpr double kEps32 = std::numeric_limits<float>::epsilon();
+
+std::vector<float> random_values(std::mt19937_64& rng, size_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// Values in ±[0.1, 1]: away from ReLU's kink at 0.
+std::vector<float> away_from_zero(std::mt19937_64& rng, size_t n) {
+  std::vector<float> v = random_values(rng, n, 0.1f, 1.0f);
+  std::bernoulli_distribution sign(0.5);
+  for (float& x : v) x = sign(rng) ? x : -x;
+  return v;
+}
+
+struct LossValue {
+  double value;
+  double scale;  // S = Σ|terms|
+};
+
+// Checks d L / d θ[i] against `analytic` for every entry of θ (a host copy of a CPU tensor that
+// `loss` reads through `theta`).
+void check_gradient(Tensor& theta, const std::vector<float>& analytic, double h,
+                    const std::function<LossValue()>& loss, const char* what) {
+  ASSERT_EQ(static_cast<int64_t>(analytic.size()), theta.size()) << what;
+  float* t = theta.data();
+  for (int64_t i = 0; i < theta.size(); ++i) {
+    const float saved = t[i];
+    const float plus = static_cast<float>(saved + h), minus = static_cast<float>(saved - h);
+    t[i] = plus;
+    const LossValue lp = loss();
+    t[i] = minus;
+    const LossValue lm = loss();
+    t[i] = saved;
+    const double step = static_cast<double>(plus) - static_cast<double>(minus);
+    const double fd = (lp.value - lm.value) / step;
+    const double tol = 8 * kEps32 * std::max(lp.scale, lm.scale) / h + h * h + 1e-6;
+    EXPECT_NEAR(analytic[i], fd, tol) << what << "[" << i << "]";
+  }
+}
+
+// L = Σ R ⊙ Y for a fixed random R: dL/dY = R.
+LossValue weighted_sum(const Tensor& y, const std::vector<float>& r) {
+  LossValue l{0.0, 0.0};
+  for (int64_t i = 0; i < y.size(); ++i) {
+    l.value += static_cast<double>(r[i]) * y.data()[i];
+    l.scale += std::fabs(static_cast<double>(r[i]) * y.data()[i]);
+  }
+  return l;
+}
+
+TEST(GradCheck, LinearInputWeightAndBias) {
+  Context ctx(Device::CPU, "cpu", 1);
+  std::mt19937_64 rng(11);
+  const int batch = 5, in = 7, out = 4;
+  Tensor x = Tensor::from_host(Device::CPU, batch, in, random_values(rng, batch * in, -1, 1));
+  Tensor w = Tensor::from_host(Device::CPU, out, in, random_values(rng, out * in, -1, 1));
+  Tensor b = Tensor::from_host(Device::CPU, 1, out, random_values(rng, out, -1, 1));
+  const std::vector<float> r = random_values(rng, batch * out, -1, 1);
+  Tensor y(Device::CPU, batch, out), dy = Tensor::from_host(Device::CPU, batch, out, r);
+  Tensor dx(Device::CPU, batch, in), dw(Device::CPU, out, in), db(Device::CPU, 1, out);
+
+  engine::linear_backward(ctx, x, w, dy, &dx, dw, db);
+  const auto loss = [&] {
+    engine::linear_forward(ctx, x, w, b, y);
+    return weighted_sum(y, r);
+  };
+  const double h = 1e-2;
+  check_gradient(x, dx.download(), h, loss, "dX");
+  check_gradient(w, dw.download(), h, loss, "dW");
+  check_gradient(b, db.download(), h, loss, "db");
+}
+
+TEST(GradCheck, LinearWeightGradientsAccumulate) {
+  // dW and db use beta = 1: a second backward adds the same gradient again.
+  Context ctx(Device::CPU, "cpu", 1);
+  std::mt19937_64 rng(12);
+  Tensor x = Tensor::from_host(Device::CPU, 3, 2, random_values(rng, 6, -1, 1));
+  Tensor w = Tensor::from_host(Device::CPU, 4, 2, random_values(rng, 8, -1, 1));
+  Tensor dy = Tensor::from_host(Device::CPU, 3, 4, random_values(rng, 12, -1, 1));
+  Tensor dw(Device::CPU, 4, 2), db(Device::CPU, 1, 4);
+  engine::linear_backward(ctx, x, w, dy, nullptr, dw, db);
+  const std::vector<float> once_w = dw.download(), once_b = db.download();
+  engine::linear_backward(ctx, x, w, dy, nullptr, dw, db);
+  const std::vector<float> twice_w = dw.download(), twice_b = db.download();
+  for (size_t i = 0; i < once_w.size(); ++i) EXPECT_FLOAT_EQ(twice_w[i], 2 * once_w[i]);
+  for (size_t i = 0; i < once_b.size(); ++i) EXPECT_FLOAT_EQ(twice_b[i], 2 * once_b[i]);
+}
+
+TEST(GradCheck, ReLU) {
+  Context ctx(Device::CPU, "cpu", 1);
+  std::mt19937_64 rng(13);
+  const int rows = 6, cols = 5;
+  Tensor x = Tensor::from_host(Device::CPU, rows, cols, away_from_zero(rng, rows * cols));
+  const std::vector<float> r = random_values(rng, rows * cols, -1, 1);
+  Tensor y(Device::CPU, rows, cols), dx(Device::CPU, rows, cols);
+  Tensor dy = Tensor::from_host(Device::CPU, rows, cols, r);
+  engine::relu_forward(ctx, x, y);
+  engine::relu_backward(ctx, y, dy, dx);
+  check_gradient(
+      x, dx.download(), 1e-2,
+      [&] {
+        engine::relu_forward(ctx, x, y);
+        return weighted_sum(y, r);
+      },
+      "dX");
+}
+
+// Mean cross-entropy of float logits, in double.
+LossValue mean_cross_entropy(const Tensor& logits, const std::vector<int32_t>& labels) {
+  const int rows = logits.rows(), classes = logits.cols();
+  LossValue l{0.0, 0.0};
+  for (int r = 0; r < rows; ++r) {
+    const float* z = logits.data() + static_cast<int64_t>(r) * classes;
+    double m = z[0];
+    for (int j = 1; j < classes; ++j) m = std::max(m, static_cast<double>(z[j]));
+    double sum = 0.0;
+    for (int j = 0; j < classes; ++j) sum += std::exp(z[j] - m);
+    const double row = std::log(sum) + m - z[labels[r]];
+    l.value += row / rows;
+    l.scale += (std::fabs(row) + std::fabs(m)) / rows;
+  }
+  return l;
+}
+
+TEST(GradCheck, SoftmaxCrossEntropy) {
+  Context ctx(Device::CPU, "cpu", 1);
+  std::mt19937_64 rng(14);
+  const int rows = 7, classes = 5;
+  Tensor logits =
+      Tensor::from_host(Device::CPU, rows, classes, random_values(rng, rows * classes, -3, 3));
+  const std::vector<int32_t> labels = {0, 4, 2, 2, 1, 3, 0};
+  Tensor dlogits(Device::CPU, rows, classes), row_loss(Device::CPU, rows, 1),
+      row_correct(Device::CPU, rows, 1);
+  engine::softmax_cross_entropy(ctx, logits, labels.data(), &dlogits, row_loss, row_correct);
+
+  // The per-row losses the op reports match the double-precision ones.
+  const std::vector<float> reported = row_loss.download();
+  double total = 0.0;
+  for (float v : reported) total += v;
+  EXPECT_NEAR(total / rows, mean_cross_entropy(logits, labels).value, 1e-5);
+
+  check_gradient(
+      logits, dlogits.download(), 1e-2, [&] { return mean_cross_entropy(logits, labels); },
+      "dLogits");
+}
+
+TEST(GradCheck, SoftmaxIsStableForHugeLogits) {
+  Context ctx(Device::CPU, "cpu", 1);
+  Tensor logits = Tensor::from_host(Device::CPU, 1, 3, {1000.0f, 999.0f, -1000.0f});
+  const std::vector<int32_t> label = {1};
+  Tensor d(Device::CPU, 1, 3), loss(Device::CPU, 1, 1), correct(Device::CPU, 1, 1);
+  engine::softmax_cross_entropy(ctx, logits, label.data(), &d, loss, correct);
+  // softmax = (e/(e+1), 1/(e+1), 0): loss = log(1 + e).
+  EXPECT_NEAR(loss.download()[0], std::log1p(std::exp(1.0)), 1e-5);
+  EXPECT_EQ(correct.download()[0], 0.0f);
+  const std::vector<float> g = d.download();
+  EXPECT_NEAR(g[0], std::exp(1.0) / (std::exp(1.0) + 1), 1e-6);
+  EXPECT_NEAR(g[1], 1 / (std::exp(1.0) + 1) - 1, 1e-6);
+  EXPECT_EQ(g[2], 0.0f);
+}
+
+}  // namespace

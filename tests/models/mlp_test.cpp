@@ -1,0 +1,214 @@
+// The MLP: gradient check of the whole loss w.r.t. every parameter (CPU), and the CUDA backend
+// against the CPU backend for every device GEMM variant (forward, loss, every gradient, one step).
+#include "models/mlp.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "gpu_test.h"
+
+namespace {
+
+using engine::Context;
+using engine::Device;
+using engine::Tensor;
+
+std::vector<float> random_values(std::mt19937_64& rng, size_t n) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+std::vector<int32_t> random_labels(std::mt19937_64& rng, int n, int classes) {
+  std::uniform_int_distribution<int> d(0, classes - 1);
+  std::vector<int32_t> v(n);
+  for (auto& y : v) y = d(rng);
+  return v;
+}
+
+TEST(Mlp, LayerSizesAndParameters) {
+  Context ctx(Device::CPU, "cpu", 1);
+  models::MLP mlp(ctx, 784, {1024, 1024}, 10);
+  EXPECT_EQ(mlp.layer_sizes(), "784-1024-1024-10");
+  EXPECT_EQ(mlp.parameter_count(), 784 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 * 10 + 10);
+  EXPECT_EQ(mlp.size(), 5u);
+  EXPECT_THROW(models::MLP(ctx, 784, {0}, 10), engine::Error);
+  EXPECT_THROW(models::MLP(ctx, 784, {}, 1), engine::Error);
+  models::MLP linear_only(ctx, 3, {}, 2);  // no hidden layer: logistic regression
+  EXPECT_EQ(linear_only.size(), 1u);
+}
+
+// The loss of the whole network by central differences, w.r.t. every parameter of a 6-5-4-3 MLP.
+// The forward runs in float; the loss is then accumulated in double. Its rounding error is about
+// eps32 · S with S ≈ Σ|logits| + Σ|row losses| (what the float forward produced); dividing by the
+// step gives eps32·S/h. Truncation (h²·L'''/6) is small for h = 1e-2 since L is smooth between
+// ReLU kinks; an entry whose ± steps change any ReLU's on/off pattern crosses a kink, where the
+// central difference means nothing, and is skipped (few are).
+TEST(Mlp, GradientCheckEveryParameter) {
+  Context ctx(Device::CPU, "cpu", 3);
+  const int batch = 7, inputs = 6, classes = 3;
+  models::MLP mlp(ctx, inputs, {5, 4}, classes);
+  mlp.prepare(ctx, batch);
+  std::mt19937_64 rng(4);
+  Tensor x = Tensor::from_host(Device::CPU, batch, inputs, random_values(rng, batch * inputs));
+  const std::vector<int32_t> labels = random_labels(rng, batch, classes);
+
+  // Loss in double, plus the on/off pattern of every ReLU output.
+  struct Eval {
+    double loss, scale;
+    std::vector<bool> pattern;
+  };
+  const auto evaluate = [&] {
+    Eval e{0.0, 0.0, {}};
+    const Tensor* h = &x;
+    for (size_t i = 0; i < mlp.size(); ++i) {
+      h = &mlp[i].forward(ctx, *h);
+      if (i + 1 < mlp.size() && i % 2 == 1)
+        for (int64_t j = 0; j < h->size(); ++j) e.pattern.push_back(h->data()[j] > 0.0f);
+    }
+    for (int r = 0; r < batch; ++r) {
+      const float* z = h->data() + r * classes;
+      double m = z[0], sum = 0.0, zsum = 0.0;
+      for (int j = 1; j < classes; ++j) m = std::max(m, static_cast<double>(z[j]));
+      for (int j = 0; j < classes; ++j) sum += std::exp(z[j] - m), zsum += std::fabs(z[j]);
+      const double row = std::log(sum) + m - z[labels[r]];
+      e.loss += row / batch;
+      e.scale += (std::fabs(row) + zsum) / batch;
+    }
+    return e;
+  };
+
+  // Analytic gradients from the engine.
+  engine::SoftmaxCrossEntropy loss;
+  loss.prepare(ctx, batch, classes);
+  engine::Metrics metrics(ctx);
+  mlp.zero_grad(ctx);
+  mlp.backward(ctx, loss.forward_backward(ctx, mlp.forward(ctx, x), labels.data(), metrics));
+
+  const double h = 1e-2, eps32 = std::numeric_limits<float>::epsilon();
+  int checked = 0, skipped = 0;
+  for (engine::Parameter* p : mlp.parameters()) {
+    const std::vector<float> analytic = p->grad.download();
+    float* v = p->value.data();
+    for (int64_t i = 0; i < p->value.size(); ++i) {
+      const float saved = v[i];
+      const float plus = static_cast<float>(saved + h), minus = static_cast<float>(saved - h);
+      v[i] = plus;
+      const Eval ep = evaluate();
+      v[i] = minus;
+      const Eval em = evaluate();
+      v[i] = saved;
+      if (ep.pattern != em.pattern) {
+        ++skipped;
+        continue;
+      }
+      const double fd = (ep.loss - em.loss) / (static_cast<double>(plus) - minus);
+      const double tol = 8 * eps32 * std::max(ep.scale, em.scale) / h + h * h + 1e-6;
+      EXPECT_NEAR(analytic[i], fd, tol) << p->name << "[" << i << "]";
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked + skipped, mlp.parameter_count());
+  EXPECT_GT(checked, 0.9 * mlp.parameter_count()) << skipped << " entries crossed a ReLU kink";
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU against CPU
+
+// max |got − ref| ≤ tol · max |ref| (tol 1e-4 for fp32, 2e-2 for TF32); NaN never passes.
+void expect_close(const std::vector<float>& got, const std::vector<float>& ref, double tol,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), ref.size()) << what;
+  double scale = 0.0, worst = 0.0;
+  for (float r : ref) scale = std::max(scale, static_cast<double>(std::fabs(r)));
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_FALSE(std::isnan(got[i])) << what << "[" << i << "] is NaN";
+    worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - ref[i]));
+  }
+  EXPECT_LE(worst, tol * scale + 1e-7) << what << " (max |ref| " << scale << ")";
+}
+
+struct Snapshot {
+  std::vector<float> logits, dlogits;
+  std::vector<std::vector<float>> grads, stepped;
+  double loss_sum = 0.0;
+};
+
+// Builds the MLP on `ctx`, overwrites its weights with `weights` (from the CPU model), runs one
+// training step on (xv, labels) and records everything along the way.
+Snapshot run_step(Context& ctx, int batch, int inputs, const std::vector<int>& hidden, int classes,
+                  const std::vector<std::vector<float>>& weights, const std::vector<float>& xv,
+                  const std::vector<int32_t>& labels) {
+  models::MLP mlp(ctx, inputs, hidden, classes);
+  const std::vector<engine::Parameter*> params = mlp.parameters();
+  for (size_t i = 0; i < params.size(); ++i) params[i]->value.upload(weights[i], ctx.stream());
+  mlp.prepare(ctx, 64);
+  engine::SoftmaxCrossEntropy loss;
+  loss.prepare(ctx, 64, classes);
+  engine::Metrics metrics(ctx);
+  engine::Labels y(ctx, labels);
+  Tensor x = Tensor::from_host(ctx.device(), batch, inputs, xv);
+  engine::Sgd sgd(ctx, params, {0.1f, 0.9f, 1e-4f});
+
+  Snapshot s;
+  mlp.zero_grad(ctx);
+  const Tensor& logits = mlp.forward(ctx, x);
+  s.logits = logits.download(ctx.stream());
+  const Tensor& dlogits = loss.forward_backward(ctx, logits, y.data(), metrics);
+  s.dlogits = dlogits.download(ctx.stream());
+  mlp.backward(ctx, dlogits);
+  for (engine::Parameter* p : params) s.grads.push_back(p->grad.download(ctx.stream()));
+  sgd.step(ctx);
+  for (engine::Parameter* p : params) s.stepped.push_back(p->value.download(ctx.stream()));
+  s.loss_sum = metrics.read(ctx).loss_sum;
+  return s;
+}
+
+TEST(MlpGpu, EveryDeviceVariantMatchesCpu) {
+  GPU_TEST_OR_SKIP();
+  const int inputs = 50, classes = 10;
+  const std::vector<int> hidden = {100, 70};
+  for (int batch : {37, 64}) {
+    std::mt19937_64 rng(batch);
+    const std::vector<float> xv = random_values(rng, batch * inputs);
+    const std::vector<int32_t> labels = random_labels(rng, batch, classes);
+
+    Context cpu(Device::CPU, "cpu", 11);
+    std::vector<std::vector<float>> weights;
+    {
+      models::MLP init(cpu, inputs, hidden, classes);
+      for (engine::Parameter* p : init.parameters()) weights.push_back(p->value.download());
+    }
+    const Snapshot ref = run_step(cpu, batch, inputs, hidden, classes, weights, xv, labels);
+
+    for (const gemm::Variant& v : gemm::variants()) {
+      if (v.memory != gemm::Memory::Device) continue;
+      SCOPED_TRACE(std::string(v.name) + ", batch " + std::to_string(batch));
+      const double tol = v.precision == gemm::Precision::TF32 ? 2e-2 : 1e-4;
+      Context ctx(Device::CUDA, v, 11);
+      Snapshot got;
+      try {
+        got = run_step(ctx, batch, inputs, hidden, classes, weights, xv, labels);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "variant " << v.name << " threw: " << e.what();
+        continue;  // the other variants are still checked
+      }
+      expect_close(got.logits, ref.logits, tol, "logits");
+      expect_close(got.dlogits, ref.dlogits, tol, "dlogits");
+      EXPECT_NEAR(got.loss_sum, ref.loss_sum, tol * ref.loss_sum);
+      for (size_t i = 0; i < ref.grads.size(); ++i) {
+        expect_close(got.grads[i], ref.grads[i], tol, "grad " + std::to_string(i));
+        expect_close(got.stepped[i], ref.stepped[i], tol, "stepped " + std::to_string(i));
+      }
+    }
+  }
+}
+
+}  // namespace
