@@ -3,8 +3,8 @@
 // addresses per fragment read, better reuse in the L1/shared pipe) and the hierarchy
 // block tile → warp tile → thread tile is explicit in the code, as in CUTLASS.
 // Change from 05: warp/thread index mapping; BK 8 → 16 and 3 pipeline stages (dynamic shared
-// memory) so more copies are in flight; and a second, smaller block tile that the launcher picks
-// when the 128×128 grid would leave most multiprocessors idle (the MLP's M = 256 shapes).
+// memory) so more copies are in flight; and smaller block tiles that the launcher picks when the
+// 128×128 grid would leave multiprocessors idle (the MLP's M = 256 shapes).
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/launchers.h"
 #include "kernels/pipeline.cuh"
@@ -36,6 +36,7 @@ struct WarpTileConfig {
 
 using LargeTile = WarpTileConfig<128, 128, 16, 64, 32, 8, 8, 3>;  // 256 threads
 using SmallTile = WarpTileConfig<64, 64, 16, 32, 32, 8, 4, 3>;    // 128 threads
+using TinyTile = WarpTileConfig<32, 64, 16, 32, 32, 8, 4, 3>;     // 64 threads
 
 template <class Cfg, bool KCA, bool KCB>
 __global__ void __launch_bounds__(Cfg::kThreads)
@@ -81,14 +82,15 @@ void launch_with(const Problem& p, cudaStream_t stream) {
 
 }  // namespace
 
-// The large tile when it gives at least one block per multiprocessor, else the small one.
+// The largest block tile that still gives every multiprocessor a block; the tiny one otherwise.
 void launch_warptile(const Problem& p, cudaStream_t stream) {
-  const long large_blocks = long((p.m + LargeTile::kBm - 1) / LargeTile::kBm) *
-                            ((p.n + LargeTile::kBn - 1) / LargeTile::kBn);
-  if (large_blocks >= multiprocessor_count())
+  const int sms = multiprocessor_count();
+  if (tile_count<LargeTile::kBm, LargeTile::kBn>(p) >= sms)
     launch_with<LargeTile>(p, stream);
-  else
+  else if (tile_count<SmallTile::kBm, SmallTile::kBn>(p) >= sms)
     launch_with<SmallTile>(p, stream);
+  else
+    launch_with<TinyTile>(p, stream);
 }
 
 }  // namespace gemm::detail

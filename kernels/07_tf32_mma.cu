@@ -148,9 +148,7 @@ void launch_with(const Problem& p, cudaStream_t stream) {
 
 // The large tile when it gives at least one block per multiprocessor, else the small one.
 void launch_tf32_mma(const Problem& p, cudaStream_t stream) {
-  const long large_blocks = long((p.m + LargeTile::kBm - 1) / LargeTile::kBm) *
-                            ((p.n + LargeTile::kBn - 1) / LargeTile::kBn);
-  if (large_blocks >= multiprocessor_count())
+  if (tile_count<LargeTile::kBm, LargeTile::kBn>(p) >= multiprocessor_count())
     launch_with<LargeTile>(p, stream);
   else
     launch_with<SmallTile>(p, stream);

@@ -30,6 +30,10 @@ struct Operand {
   __device__ __forceinline__ bool in_bounds(int x, int k) const {
     return x < extent_x && k < extent_k;
   }
+  // Whether the whole BX×BK tile from (x0, k0) is inside: then its loads need no checks.
+  __device__ __forceinline__ bool tile_inside(int x0, int k0, int bx, int bk) const {
+    return x0 + bx <= extent_x && k0 + bk <= extent_k;
+  }
   // Unchecked element; the caller knows (x, k) is inside.
   __device__ __forceinline__ float get(int x, int k) const { return p[offset(x, k)]; }
   // Element, or 0 outside the matrix: zeros add nothing to the dot products.
@@ -83,15 +87,17 @@ void with_layout(const Problem& p, F&& f) {
 // the inner product reads a row of X values for one k as contiguous (vectorisable) memory.
 
 // Scalar tile load by NT threads; consecutive threads walk the operand's contiguous dim so the
-// global reads coalesce.
+// global reads coalesce. Interior tiles (all but the last row and column of blocks, and the last
+// K tile) skip the per-element bounds checks.
 template <int BK, int BX, int LDS, int NT, bool KC>
 __device__ __forceinline__ void load_tile(float* tile, const Operand<KC>& op, int x0, int k0,
                                           int tid) {
+  const bool inside = op.tile_inside(x0, k0, BX, BK);
 #pragma unroll
   for (int i = tid; i < BK * BX; i += NT) {
     const int x = KC ? i / BK : i % BX;
     const int kk = KC ? i % BK : i / BX;
-    tile[kk * LDS + x] = op.at(x0 + x, k0 + kk);
+    tile[kk * LDS + x] = inside ? op.get(x0 + x, k0 + kk) : op.at(x0 + x, k0 + kk);
   }
 }
 
@@ -157,6 +163,12 @@ struct Epilogue {
 
 inline Epilogue epilogue(const Problem& p) {
   return {p.c, p.ldc, p.m, p.n, p.alpha, p.beta, aligned16(p.c) && p.ldc % 4 == 0};
+}
+
+// Number of BM×BN output tiles, for launchers choosing a tile that fills the chip.
+template <int BM, int BN>
+long tile_count(const Problem& p) {
+  return long((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
 }
 
 // Grid of BM×BN output tiles: x over N, y over M. Throws if M is beyond the grid's y limit.

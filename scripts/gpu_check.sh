@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# The one-command GPU check (docs: DESIGN.md, "Verifying GPU code"):
+#
+#   scripts/gpu_check.sh <out-dir>
+#
+# 1. fails at once without a usable GPU (nvidia-smi must list one);
+# 2. configures (Release) and builds with all cores;
+# 3. runs every test with GEMM_MLP_REQUIRE_GPU=1 (a GPU test fails rather than skips) and fails if
+#    any test failed or was skipped. The one allowed skip: RealMnist.* when the MNIST files are
+#    absent from MNIST_DIR (a data skip, not a GPU skip; it is named in the summary);
+# 4. runs gemm_bench on its default shapes (validation against cuBLAS included);
+# 5. if train_mlp was built and MNIST is present, runs a short training comparison.
+#
+# Writes at most 8 files to <out-dir>, no sub-folders:
+#   gpu_check.log      every step: commands, nvidia-smi, configure/build, train_mlp output
+#   summary.txt        tests run/failed/skipped, bench and training status, PASS/FAIL
+#   ctest.log          ctest --output-on-failure (the JUnit file stays in the build folder)
+#   gemm_bench.csv     the default benchmark's results (bench_to_docs.py, plot_bench.py read it)
+#   gemm_bench.json    the same with device and method
+#   mlp_shapes.json    a second benchmark over the nine GEMMs of an MLP training step (NT, NN, TN)
+#   auto_table.inc     the `auto` variant's table from that run (copy to kernels/auto_table.inc)
+#   train_compare.csv  train_mlp --compare results
+# The benchmark tables themselves are in gpu_check.log.
+#
+# Environment:
+#   BUILD_DIR     build folder (default build-gpu)
+#   CUDA_ARCHS    CMAKE_CUDA_ARCHITECTURES (default 90: the H200 only, for build speed)
+#   CMAKE_ARGS    extra configure arguments (word-split)
+#   BUILD_TARGETS build only these targets (space-separated; default: all). Test executables
+#                 left unbuilt show up in ctest as skipped "<name>_NOT_BUILT" tests, which fail
+#                 the check: restrict CTEST_ARGS accordingly (e.g. "-R Gemm")
+#   MNIST_DIR     MNIST files (default data/mnist)
+#   STEPS         comma-separated subset of build,test,bench,train (default: all four), e.g. to
+#                 split the check across several shorter commands that share BUILD_DIR
+#   CTEST_ARGS    extra ctest arguments (word-split), e.g. "-R Gemm"
+#   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"
+#   TRAIN_EPOCHS  epochs for the training comparison (default 2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+if [ $# -ne 1 ]; then
+  echo "usage: scripts/gpu_check.sh <out-dir>" >&2
+  exit 2
+fi
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+build_dir=${BUILD_DIR:-build-gpu}
+case "$build_dir" in /*) ;; *) build_dir="$repo/$build_dir" ;; esac
+mnist_dir=${MNIST_DIR:-data/mnist}
+case "$mnist_dir" in /*) ;; *) mnist_dir="$repo/$mnist_dir" ;; esac
+steps=",${STEPS:-build,test,bench,train},"
+jobs=$(nproc)
+
+main_log="$out/gpu_check.log"
+summary="$out/summary.txt"
+: >"$main_log"
+declare -a summary_lines=()
+overall=0
+
+log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$main_log"; }
+note() {  # a line for the summary, logged too
+  summary_lines+=("$*")
+  log "$*"
+}
+fail() {
+  note "FAIL: $*"
+  overall=1
+}
+# shellcheck disable=SC2317  # called from the EXIT trap
+write_summary() {
+  {
+    echo "gpu_check.sh summary ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
+    echo "repo: $repo (commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown))"
+    echo "build dir: $build_dir, CUDA architectures: ${CUDA_ARCHS:-90}, steps: ${steps//,/ }"
+    printf '%s\n' "${summary_lines[@]}"
+    if [ "$overall" -eq 0 ]; then echo "RESULT: PASS"; else echo "RESULT: FAIL"; fi
+  } >"$summary"
+}
+# shellcheck disable=SC2317  # the EXIT trap
+on_exit() {
+  local rc=$1
+  if [ "$rc" -ne 0 ] && [ "$overall" -eq 0 ]; then
+    summary_lines+=("FAIL: aborted (exit status $rc), see gpu_check.log")
+    overall=1
+  fi
+  write_summary
+  echo "----- $summary"
+  cat "$summary"
+}
+trap 'on_exit $?' EXIT
+
+# run_logged <log-file> <command...>: runs it, output appended to the log file and shown;
+# returns the command's exit status without tripping set -e.
+run_logged() {
+  local file=$1
+  shift
+  log "\$ $*"
+  set +e
+  "$@" 2>&1 | tee -a "$file"
+  local rc=${PIPESTATUS[0]}
+  set -e
+  return "$rc"
+}
+
+mnist_present() {
+  local f
+  for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+    [ -s "$mnist_dir/$f" ] || [ -s "$mnist_dir/$f.gz" ] || return 1
+  done
+}
+
+# --- 1. A GPU, or stop here --------------------------------------------------------------------
+log "gpu_check.sh: out-dir $out"
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  fail "no GPU: nvidia-smi not found"
+  exit 1
+fi
+if ! run_logged "$main_log" nvidia-smi; then
+  fail "no GPU: nvidia-smi failed (no driver or no device)"
+  exit 1
+fi
+if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')" -lt 1 ]; then
+  fail "no GPU: nvidia-smi lists none"
+  exit 1
+fi
+note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+
+# --- 2. Configure and build --------------------------------------------------------------------
+if [[ $steps == *,build,* ]]; then
+  # shellcheck disable=SC2206
+  extra=(${CMAKE_ARGS:-})
+  if ! run_logged "$main_log" cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" "${extra[@]}"; then
+    fail "configure failed (gpu_check.log)"
+    exit 1
+  fi
+  # shellcheck disable=SC2206
+  targets=(${BUILD_TARGETS:-})
+  target_args=()
+  if [ ${#targets[@]} -gt 0 ]; then target_args=(--target "${targets[@]}"); fi
+  start=$SECONDS
+  if ! run_logged "$main_log" cmake --build "$build_dir" -j "$jobs" "${target_args[@]}"; then
+    fail "build failed (gpu_check.log)"
+    exit 1
+  fi
+  note "build: ok in $((SECONDS - start)) s (${BUILD_TARGETS:-all targets})"
+fi
+
+# --- 3. Tests, none skipped --------------------------------------------------------------------
+if [[ $steps == *,test,* ]]; then
+  junit="$build_dir/ctest_junit.xml"
+  rm -f "$junit"
+  # shellcheck disable=SC2206
+  ctest_extra=(${CTEST_ARGS:-})
+  start=$SECONDS
+  ctest_rc=0
+  run_logged "$out/ctest.log" env GEMM_MLP_REQUIRE_GPU=1 GEMM_MLP_MNIST_DIR="$mnist_dir" \
+    ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --output-junit "$junit" \
+    "${ctest_extra[@]}" || ctest_rc=$?
+  log "ctest exit status $ctest_rc after $((SECONDS - start)) s"
+  if [ ! -s "$junit" ]; then
+    fail "tests: ctest wrote no JUnit file (exit status $ctest_rc; see ctest.log)"
+  else
+    # Counts from the JUnit file: run (passed), failed, skipped; the skipped names.
+    counts=$(python3 - "$junit" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+passed, failed, skipped = [], [], []
+for case in root.iter("testcase"):
+    name = case.get("name", "?")
+    status = case.get("status", "")
+    if case.find("failure") is not None or status == "fail":
+        failed.append(name)
+    elif case.find("skipped") is not None or status in ("notrun", "disabled"):
+        skipped.append(name)
+    else:
+        passed.append(name)
+print(len(passed) + len(failed) + len(skipped), len(passed), len(failed), len(skipped))
+for n in failed:
+    print("failed", n)
+for n in skipped:
+    print("skipped", n)
+PY
+)
+    read -r total passed failed skipped <<<"$(head -1 <<<"$counts")"
+    note "tests: $total total, $passed passed, $failed failed, $skipped skipped"
+    while read -r kind name; do
+      if [ -n "${kind:-}" ]; then note "  $kind: $name"; fi
+    done < <(tail -n +2 <<<"$counts" | head -40)
+    allowed=0
+    if ! mnist_present; then
+      allowed=$(tail -n +2 <<<"$counts" | grep -c '^skipped RealMnist\.' || true)
+      if [ "$allowed" -gt 0 ]; then
+        note "  $allowed RealMnist.* skips allowed: MNIST is absent from $mnist_dir (run scripts/fetch_mnist.sh)"
+      fi
+    fi
+    if [ "$failed" -gt 0 ]; then fail "tests: $failed failed (ctest.log)"; fi
+    if [ "$skipped" -gt "$allowed" ]; then fail "tests: $((skipped - allowed)) skipped on a GPU machine"; fi
+    if [ "$total" -eq 0 ]; then fail "tests: none ran"; fi
+    if [ "$ctest_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then fail "tests: ctest exit status $ctest_rc"; fi
+  fi
+fi
+
+# --- 4. GEMM benchmark -------------------------------------------------------------------------
+if [[ $steps == *,bench,* ]]; then
+  bench="$build_dir/apps/gemm_bench/gemm_bench"
+  if [ ! -x "$bench" ]; then
+    fail "bench: $bench was not built"
+  else
+    # shellcheck disable=SC2206
+    bench_extra=(${BENCH_ARGS:-})
+    start=$SECONDS
+    if run_logged "$main_log" "$bench" --csv "$out/gemm_bench.csv" \
+        --json "$out/gemm_bench.json" "${bench_extra[@]}"; then
+      note "bench: ok in $((SECONDS - start)) s (gemm_bench.csv, gemm_bench.json)"
+    else
+      fail "bench: gemm_bench failed after $((SECONDS - start)) s (gpu_check.log)"
+    fi
+    # The GEMMs of one training step of the default MLP (784-1024-1024-10, batch 256): forward NT,
+    # input gradient NN, weight gradient TN. Their fastest kernels make the `auto` table.
+    mlp_shapes=256x1024x784:NT,256x1024x1024:NT,256x10x1024:NT,256x1024x10:NN,256x1024x1024:NN
+    mlp_shapes+=,256x784x1024:NN,10x1024x256:TN,1024x1024x256:TN,1024x784x256:TN
+    start=$SECONDS
+    if run_logged "$main_log" "$bench" --shapes "$mlp_shapes" --json "$out/mlp_shapes.json" \
+        --auto-table "$out/auto_table.inc" "${bench_extra[@]}"; then
+      note "bench: MLP shapes ok in $((SECONDS - start)) s (mlp_shapes.json, auto_table.inc)"
+    else
+      fail "bench: gemm_bench on the MLP shapes failed after $((SECONDS - start)) s (gpu_check.log)"
+    fi
+  fi
+fi
+
+# --- 5. Short training comparison --------------------------------------------------------------
+if [[ $steps == *,train,* ]]; then
+  train="$build_dir/apps/train_mlp/train_mlp"
+  if [ ! -x "$train" ]; then
+    note "train: skipped, $train was not built"
+  elif ! mnist_present; then
+    note "train: skipped, MNIST is absent from $mnist_dir (run scripts/fetch_mnist.sh)"
+  else
+    start=$SECONDS
+    if run_logged "$main_log" "$train" --compare --epochs "${TRAIN_EPOCHS:-2}" \
+        --data-dir "$mnist_dir" --results "$out/train_compare.csv"; then
+      note "train: ok in $((SECONDS - start)) s (train_compare.csv)"
+    else
+      fail "train: train_mlp --compare failed (gpu_check.log)"
+    fi
+  fi
+fi
+
+exit "$overall"
