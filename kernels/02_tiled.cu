@@ -1,10 +1,10 @@
 // Step 2 — tiled. The block stages a 32×32 tile of op(A) and of op(B) in shared memory, then
-// every thread reads its row and column from there: each global element is loaded once per block
-// instead of once per thread. __syncthreads() fences each tile before and after use.
-// Change from 01: shared-memory staging; one element of C per thread as before. The chapter used
-// 16×16 tiles; 32×32 halves the loads, stores and barriers per FMA, and a warp then shares one
-// row of A (a broadcast read). Both kernels still need two loads per FMA, so the gain over naive
-// is small on the H200 (docs/KERNELS.md has the figures).
+// every thread reads its row of A and column of B from there: each global element is loaded once
+// per block instead of once per thread. __syncthreads() fences each tile before and after use.
+// Change from 01: shared-memory staging; one element of C per thread as before. A's tile is kept
+// row by row (a_tile[m][k], as in the chapter): a warp shares one row, and the compiler reads four
+// of its k at once with one broadcast 128-bit load. The chapter used 16×16 tiles; 32×32 halves the
+// loads, stores and barriers per FMA. docs/KERNELS.md has the measured effect.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N; block 32×32 threads, one per element of a 32×32
 //   tile of C.
 #include "kernels/common.cuh"
@@ -15,24 +15,25 @@ namespace {
 
 constexpr int kTile = 32;
 constexpr int kThreads = kTile * kTile;
-constexpr int kLds = kTile + 1;  // odd stride: a K-contiguous load's transposed stores avoid bank conflicts
+constexpr int kLdsA = kTile + 4;  // rows of a_tile stay 16-byte aligned for the 128-bit reads
+constexpr int kLdsB = kTile + 1;  // odd stride: a K-contiguous B's transposed stores avoid conflicts
 
 template <bool KCA, bool KCB>
 __global__ void __launch_bounds__(kThreads)
     tiled_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c) {
-  __shared__ float a_tile[kTile * kLds];  // a_tile[k][m]
-  __shared__ float b_tile[kTile * kLds];  // b_tile[k][n]
+  __shared__ __align__(16) float a_tile[kTile * kLdsA];  // a_tile[m][k]
+  __shared__ float b_tile[kTile * kLdsB];                // b_tile[k][n]
   const int tid = threadIdx.y * kTile + threadIdx.x;
   const int m0 = blockIdx.y * kTile, n0 = blockIdx.x * kTile;
 
   float acc = 0.0f;
   for (int k0 = 0; k0 < a.extent_k; k0 += kTile) {
-    load_tile<kTile, kTile, kLds, kThreads>(a_tile, a, m0, k0, tid);
-    load_tile<kTile, kTile, kLds, kThreads>(b_tile, b, n0, k0, tid);
+    load_tile<kTile, kTile, kLdsA, kThreads, TileLayout::XMajor>(a_tile, a, m0, k0, tid);
+    load_tile<kTile, kTile, kLdsB, kThreads>(b_tile, b, n0, k0, tid);
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kTile; ++kk)
-      acc += a_tile[kk * kLds + threadIdx.y] * b_tile[kk * kLds + threadIdx.x];
+      acc += a_tile[threadIdx.y * kLdsA + kk] * b_tile[kk * kLdsB + threadIdx.x];
     __syncthreads();
   }
   c.store(m0 + threadIdx.y, n0 + threadIdx.x, acc);

@@ -3,11 +3,13 @@
 // addresses per fragment read, better reuse in the L1/shared pipe) and the hierarchy
 // block tile → warp tile → thread tile is explicit in the code, as in CUTLASS.
 // Change from 05: warp/thread index mapping; BK 8 → 16 and 3 pipeline stages (dynamic shared
-// memory) so more copies are in flight; and smaller block tiles that the launcher picks when the
-// 128×128 grid would leave multiprocessors idle (the MLP's M = 256 shapes).
+// memory) so more copies are in flight; and a smaller block tile with split-K (split_k.cuh) that
+// the launcher picks when the 128×128 grid would leave multiprocessors idle (the MLP's M = 256
+// shapes).
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/launchers.h"
 #include "kernels/pipeline.cuh"
+#include "kernels/split_k.cuh"
 #include "kernels/thread_tile.cuh"
 
 namespace gemm::detail {
@@ -36,11 +38,11 @@ struct WarpTileConfig {
 
 using LargeTile = WarpTileConfig<128, 128, 16, 64, 32, 8, 8, 3>;  // 256 threads
 using SmallTile = WarpTileConfig<64, 64, 16, 32, 32, 8, 4, 3>;    // 128 threads
-using TinyTile = WarpTileConfig<32, 64, 16, 32, 32, 8, 4, 3>;     // 64 threads
 
 template <class Cfg, bool KCA, bool KCB>
 __global__ void __launch_bounds__(Cfg::kThreads)
-    warptile_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c) {
+    warptile_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c, int k_per_split) {
+  enter_k_slice(a, b, c, k_per_split);
   extern __shared__ __align__(16) float smem[];  // per stage: a_tile[k][m], then b_tile[k][n]
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
@@ -69,28 +71,34 @@ __global__ void __launch_bounds__(Cfg::kThreads)
 }
 
 template <class Cfg>
-void launch_with(const Problem& p, cudaStream_t stream) {
+void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
   with_layout(p, [&](auto a_kc, auto b_kc) {
     constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
     constexpr auto kernel = warptile_kernel<Cfg, KCA, KCB>;
     allow_dynamic_smem<kernel>(Cfg::kSmemBytes);
-    kernel<<<tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
-        operand_a<KCA>(p), operand_b<KCB>(p), epilogue(p));
+    dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
+    grid.z = plan.splits;
+    run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
+      kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(operand_a<KCA>(p),
+                                                               operand_b<KCB>(p), c, k_per_split);
+      CUDA_CHECK_LAUNCH();
+    });
   });
-  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-// The largest block tile that still gives every multiprocessor a block; the tiny one otherwise.
+// The large block tile when it gives every multiprocessor a block; otherwise the small one, with
+// K split across blocks until the grid fills the chip.
 void launch_warptile(const Problem& p, cudaStream_t stream) {
   const int sms = multiprocessor_count();
-  if (tile_count<LargeTile::kBm, LargeTile::kBn>(p) >= sms)
-    launch_with<LargeTile>(p, stream);
-  else if (tile_count<SmallTile::kBm, SmallTile::kBn>(p) >= sms)
-    launch_with<SmallTile>(p, stream);
-  else
-    launch_with<TinyTile>(p, stream);
+  const long large_tiles = tile_count<LargeTile::kBm, LargeTile::kBn>(p);
+  if (large_tiles >= sms) {
+    launch_with<LargeTile>(p, SplitK{1, p.k}, stream);
+    return;
+  }
+  const long small_tiles = tile_count<SmallTile::kBm, SmallTile::kBn>(p);
+  launch_with<SmallTile>(p, plan_split_k<SmallTile::kBk>(p, small_tiles, sms), stream);
 }
 
 }  // namespace gemm::detail

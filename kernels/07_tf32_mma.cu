@@ -11,6 +11,7 @@
 
 #include "kernels/launchers.h"
 #include "kernels/pipeline.cuh"
+#include "kernels/split_k.cuh"
 
 namespace gemm::detail {
 namespace {
@@ -60,7 +61,8 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4],
 
 template <class Cfg, bool KCA, bool KCB>
 __global__ void __launch_bounds__(Cfg::kThreads)
-    tf32_mma_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c) {
+    tf32_mma_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c, int k_per_split) {
+  enter_k_slice(a, b, c, k_per_split);
   using TileA = SmemTile<Cfg::kBk, Cfg::kBm, KCA>;
   using TileB = SmemTile<Cfg::kBk, Cfg::kBn, KCB>;
   constexpr int kStageFloats = TileA::kFloats + TileB::kFloats;
@@ -129,7 +131,7 @@ using LargeTile = MmaConfig<128, 128, 32, 64, 64, 3>;  // 4 warps, 64×64 each
 using SmallTile = MmaConfig<64, 64, 32, 32, 32, 3>;    // 4 warps, 32×32 each
 
 template <class Cfg>
-void launch_with(const Problem& p, cudaStream_t stream) {
+void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
   with_layout(p, [&](auto a_kc, auto b_kc) {
     constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
     constexpr int smem_bytes = Cfg::kStages * int(sizeof(float)) *
@@ -138,20 +140,28 @@ void launch_with(const Problem& p, cudaStream_t stream) {
     static_assert(smem_bytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
     constexpr auto kernel = tf32_mma_kernel<Cfg, KCA, KCB>;
     allow_dynamic_smem<kernel>(smem_bytes);
-    kernel<<<tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads, smem_bytes, stream>>>(
-        operand_a<KCA>(p), operand_b<KCB>(p), epilogue(p));
+    dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
+    grid.z = plan.splits;
+    run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
+      kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(operand_a<KCA>(p), operand_b<KCB>(p), c,
+                                                          k_per_split);
+      CUDA_CHECK_LAUNCH();
+    });
   });
-  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-// The large tile when it gives at least one block per multiprocessor, else the small one.
+// The large block tile when it gives every multiprocessor a block; otherwise the small one, with
+// K split across blocks until the grid fills the chip.
 void launch_tf32_mma(const Problem& p, cudaStream_t stream) {
-  if (tile_count<LargeTile::kBm, LargeTile::kBn>(p) >= multiprocessor_count())
-    launch_with<LargeTile>(p, stream);
-  else
-    launch_with<SmallTile>(p, stream);
+  const int sms = multiprocessor_count();
+  if (tile_count<LargeTile::kBm, LargeTile::kBn>(p) >= sms) {
+    launch_with<LargeTile>(p, SplitK{1, p.k}, stream);
+    return;
+  }
+  const long small_tiles = tile_count<SmallTile::kBm, SmallTile::kBn>(p);
+  launch_with<SmallTile>(p, plan_split_k<SmallTile::kBk>(p, small_tiles, sms), stream);
 }
 
 }  // namespace gemm::detail

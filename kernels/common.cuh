@@ -83,13 +83,20 @@ void with_layout(const Problem& p, F&& f) {
     with_b(std::false_type{});
 }
 
-// Shared-memory tiles are stored K-major: tile[kk·LDS + x] = element(x0 + x, k0 + kk), so that
-// the inner product reads a row of X values for one k as contiguous (vectorisable) memory.
+// How a shared tile is stored. K-major, tile[kk·LDS + x], lets a thread read several X values of
+// one k as a float4 (the B side, and A in the register-blocked steps). X-major, tile[x·LDS + kk],
+// lets a thread read several k of its one row of A as a float4 (steps 2 and 3).
+enum class TileLayout { KMajor, XMajor };
 
-// Scalar tile load by NT threads; consecutive threads walk the operand's contiguous dim so the
-// global reads coalesce. Interior tiles (all but the last row and column of blocks, and the last
-// K tile) skip the per-element bounds checks.
-template <int BK, int BX, int LDS, int NT, bool KC>
+template <TileLayout L, int LDS>
+__device__ __forceinline__ int tile_index(int x, int kk) {
+  return L == TileLayout::KMajor ? kk * LDS + x : x * LDS + kk;
+}
+
+// Scalar tile load by NT threads: tile(x, kk) = element(x0 + x, k0 + kk). Consecutive threads walk
+// the operand's contiguous dim so the global reads coalesce. Interior tiles (all but the last row
+// and column of blocks, and the last K tile) skip the per-element bounds checks.
+template <int BK, int BX, int LDS, int NT, TileLayout L = TileLayout::KMajor, bool KC>
 __device__ __forceinline__ void load_tile(float* tile, const Operand<KC>& op, int x0, int k0,
                                           int tid) {
   const bool inside = op.tile_inside(x0, k0, BX, BK);
@@ -97,30 +104,33 @@ __device__ __forceinline__ void load_tile(float* tile, const Operand<KC>& op, in
   for (int i = tid; i < BK * BX; i += NT) {
     const int x = KC ? i / BK : i % BX;
     const int kk = KC ? i % BK : i / BX;
-    tile[kk * LDS + x] = inside ? op.get(x0 + x, k0 + kk) : op.at(x0 + x, k0 + kk);
+    tile[tile_index<L, LDS>(x, kk)] = inside ? op.get(x0 + x, k0 + kk) : op.at(x0 + x, k0 + kk);
   }
 }
 
-// Four consecutive elements along the contiguous dim per thread and step: one float4 global load
-// where aligned and inside (Operand::load4). A K-contiguous operand is transposed on the way into
-// the K-major tile with four scalar stores; an X-contiguous one is stored as one float4.
-template <int BK, int BX, int LDS, int NT, bool KC>
+// Four consecutive elements along the operand's contiguous dim per thread and step: one float4
+// global load where aligned and inside (Operand::load4). Where the tile is contiguous along the
+// same dim the float4 is stored whole; otherwise it is transposed on the way in, four scalar
+// stores.
+template <int BK, int BX, int LDS, int NT, TileLayout L = TileLayout::KMajor, bool KC>
 __device__ __forceinline__ void load_tile_vec4(float* tile, const Operand<KC>& op, int x0, int k0,
                                                int tid) {
   static_assert(BK % 4 == 0 && BX % 4 == 0, "vectorised tiles need BK and BX multiples of 4");
   static_assert(LDS % 4 == 0, "the tile's row stride must keep float4 stores 16-byte aligned");
+  constexpr bool kSameContiguousDim = KC == (L == TileLayout::XMajor);
 #pragma unroll
   for (int i = tid; i < BK * BX / 4; i += NT) {
-    if (KC) {
-      const int x = i / (BK / 4), kk = (i % (BK / 4)) * 4;
-      const float4 v = op.load4(x0 + x, k0 + kk);
-      tile[(kk + 0) * LDS + x] = v.x;
-      tile[(kk + 1) * LDS + x] = v.y;
-      tile[(kk + 2) * LDS + x] = v.z;
-      tile[(kk + 3) * LDS + x] = v.w;
-    } else {
-      const int kk = i / (BX / 4), x = (i % (BX / 4)) * 4;
-      *reinterpret_cast<float4*>(&tile[kk * LDS + x]) = op.load4(x0 + x, k0 + kk);
+    const int x = KC ? i / (BK / 4) : (i % (BX / 4)) * 4;
+    const int kk = KC ? (i % (BK / 4)) * 4 : i / (BX / 4);
+    const float4 v = op.load4(x0 + x, k0 + kk);
+    if (kSameContiguousDim) {
+      *reinterpret_cast<float4*>(&tile[tile_index<L, LDS>(x, kk)]) = v;
+    } else {  // step j along the operand's contiguous dim
+      const int dx = KC ? 0 : 1, dk = KC ? 1 : 0;
+      tile[tile_index<L, LDS>(x + 0 * dx, kk + 0 * dk)] = v.x;
+      tile[tile_index<L, LDS>(x + 1 * dx, kk + 1 * dk)] = v.y;
+      tile[tile_index<L, LDS>(x + 2 * dx, kk + 2 * dk)] = v.z;
+      tile[tile_index<L, LDS>(x + 3 * dx, kk + 3 * dk)] = v.w;
     }
   }
 }

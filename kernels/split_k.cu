@@ -1,0 +1,55 @@
+// Workspace and reduction of split-K (split_k.cuh).
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "kernels/split_k.cuh"
+
+namespace gemm::detail {
+namespace {
+
+// partials: splits × M×N, densely packed. One thread per element of C.
+__global__ void split_k_reduce_kernel(const float* partials, int splits, Epilogue c) {
+  const int row = blockIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (col >= c.n) return;
+  const int64_t slice = int64_t(c.m) * c.n;
+  const float* p = partials + int64_t(row) * c.n + col;
+  float sum = 0.0f;
+  for (int z = 0; z < splits; ++z) sum += p[z * slice];
+  c.store(row, col, sum);
+}
+
+struct Workspace {
+  float* data = nullptr;
+  size_t floats = 0;
+};
+
+}  // namespace
+
+float* split_k_workspace(size_t floats, cudaStream_t stream) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, Workspace> workspaces;  // freed at exit by the driver
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  Workspace& ws = workspaces[{device, stream}];
+  if (ws.floats < floats) {
+    if (ws.data) CUDA_CHECK(cudaFree(ws.data));  // synchronises: no kernel still reads it
+    ws.data = nullptr;
+    ws.floats = 0;
+    CUDA_CHECK(cudaMalloc(&ws.data, floats * sizeof(float)));
+    ws.floats = floats;
+  }
+  return ws.data;
+}
+
+void launch_split_k_reduce(const Problem& p, const float* partials, int splits,
+                           cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  if (p.m > 65535) throw Error("gemm: split-K reduction supports M up to 65535");
+  const dim3 grid((p.n + kThreads - 1) / kThreads, p.m);
+  split_k_reduce_kernel<<<grid, kThreads, 0, stream>>>(partials, splits, epilogue(p));
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace gemm::detail
