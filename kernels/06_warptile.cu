@@ -2,8 +2,8 @@
 // tiles, so the 32 threads of a warp read one compact patch of shared memory (fewer distinct
 // addresses per fragment read, better reuse in the L1/shared pipe) and the hierarchy
 // block tile → warp tile → thread tile is explicit in the code, as in CUTLASS.
-// Change from 05: warp/thread index mapping; BK 8 → 16 and 3 pipeline stages (dynamic shared
-// memory) so more copies are in flight; and a smaller block tile with split-K (split_k.cuh) that
+// Change from 05: warp/thread index mapping; BK 8 → 32 (dynamic shared memory), so each barrier
+// covers four times the work; and a smaller block tile with split-K (split_k.cuh) that
 // the launcher picks when the 128×128 grid would leave multiprocessors idle (the MLP's M = 256
 // shapes).
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
@@ -36,7 +36,8 @@ struct WarpTileConfig {
   using Tile = ThreadTile<kTm, kTn, kWm / (kTm / 4), kWn / (kTn / 4)>;
 };
 
-using LargeTile = WarpTileConfig<128, 128, 16, 64, 32, 8, 8, 3>;  // 256 threads
+// Large: 2 stages of BK = 32 measured fastest on the H200 among 7 shapes tried (docs/KERNELS.md).
+using LargeTile = WarpTileConfig<128, 128, 32, 64, 32, 8, 8, 2>;  // 256 threads
 using SmallTile = WarpTileConfig<64, 64, 16, 32, 32, 8, 4, 3>;    // 128 threads
 
 template <class Cfg, bool KCA, bool KCB>

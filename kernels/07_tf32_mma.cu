@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(Cfg::kThreads)
     }
 }
 
-using LargeTile = MmaConfig<128, 128, 32, 64, 64, 3>;  // 4 warps, 64×64 each
+using LargeTile = MmaConfig<128, 128, 32, 64, 32, 3>;  // 8 warps, 64×32 each
 using SmallTile = MmaConfig<64, 64, 32, 32, 32, 3>;    // 4 warps, 32×32 each
 
 template <class Cfg>
