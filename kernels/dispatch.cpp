@@ -12,7 +12,7 @@ const std::vector<Variant>& variants() {
   using namespace detail;
   static const std::vector<Variant> table = {
       {"naive", Memory::Device, Precision::FP32, "one thread per element of C", launch_naive},
-      {"tiled", Memory::Device, Precision::FP32, "16x16 tiles of A and B in shared memory",
+      {"tiled", Memory::Device, Precision::FP32, "32x32 tiles of A and B in shared memory",
        launch_tiled},
       {"vec", Memory::Device, Precision::FP32, "tiling with 128-bit float4 loads and stores",
        launch_vec},
@@ -21,9 +21,9 @@ const std::vector<Variant>& variants() {
       {"dbuf", Memory::Device, Precision::FP32,
        "regtile with the next K tile copied by cp.async during compute", launch_double_buffer},
       {"warptile", Memory::Device, Precision::FP32,
-       "block, warp and thread tiles; 3-stage cp.async pipeline", launch_warptile},
+       "block, warp and thread tiles; cp.async pipeline; split-K on small grids", launch_warptile},
       {"tf32", Memory::Device, Precision::TF32,
-       "warp-level mma.sync TF32 tensor cores, fp32 accumulation", launch_tf32_mma},
+       "warp-level mma.sync TF32 tensor cores, fp32 accumulation; split-K", launch_tf32_mma},
       {"auto", Memory::Device, Precision::FP32,
        "per shape and layout, the fastest fp32 kernel measured on this GPU", launch_auto},
       {"cublas", Memory::Device, Precision::FP32, "cuBLAS SGEMM, TF32 off (reference)",

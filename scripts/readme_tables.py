@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Writes README.md's result tables from the committed H200 results in docs/results/.
+
+Tables go between marker comments (<!-- NAME:begin --> ... <!-- NAME:end -->), so re-running
+replaces them in place. Standard library only.
+  squares  TFLOP/s of every variant on square NN GEMMs, and % of cuBLAS fp32 at 4096³
+  mlp      TFLOP/s on the MLP's own GEMM shapes (M = 256 and the weight gradient)
+  train    train_mlp --compare: seconds per epoch, GEMM share, speedup over naive, accuracy
+"""
+import argparse
+import csv
+import json
+import os
+import re
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def replace_block(text, name, body):
+    pattern = re.compile(r"(<!-- %s:begin -->\n).*?(<!-- %s:end -->)" % (name, name), re.S)
+    if not pattern.search(text):
+        raise SystemExit("readme_tables.py: no <!-- %s:begin/end --> markers in README.md" % name)
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+
+
+def fmt(x, digits=1):
+    return "" if x is None else "%.*f" % (digits, x)
+
+
+def squares_table(results, variants):
+    sizes = sorted({r["m"] for r in results if r["m"] == r["n"] == r["k"] and r["layout"] == "NN"})
+    by = {(r["variant"], r["m"]): r for r in results
+          if r["m"] == r["n"] == r["k"] and r["layout"] == "NN"}
+    head = "| variant | " + " | ".join("%d³" % s for s in sizes) + " | % cuBLAS at 4096³ |\n"
+    head += "|---|" + "--:|" * (len(sizes) + 1) + "\n"
+    rows = []
+    for v in variants:
+        cells = [fmt(by[(v, s)]["tflops"]) if (v, s) in by else "" for s in sizes]
+        r4096 = by.get((v, 4096))
+        pct = r4096["pct_cublas_tf32"] if r4096 and r4096["precision"] == "TF32" else (
+            r4096["pct_cublas"] if r4096 else None)
+        note = " (of cuBLAS TF32)" if r4096 and r4096["precision"] == "TF32" else ""
+        rows.append("| %s | %s | %s%s |" % (v, " | ".join(cells), fmt(pct), note))
+    return head + "\n".join(rows) + "\n"
+
+
+def mlp_table(results, variants):
+    shapes = []
+    for r in results:
+        key = (r["m"], r["n"], r["k"], r["layout"])
+        if not (r["m"] == r["n"] == r["k"]) and key not in shapes:
+            shapes.append(key)
+    by = {(r["variant"], (r["m"], r["n"], r["k"], r["layout"])): r for r in results}
+    head = "| variant | " + " | ".join("%d×%d×%d %s" % s for s in shapes) + " |\n"
+    head += "|---|" + "--:|" * len(shapes) + "\n"
+    rows = []
+    for v in variants:
+        cells = []
+        for s in shapes:
+            r = by.get((v, s))
+            cells.append("" if r is None else "%s (%s%%)" % (fmt(r["tflops"], 2), fmt(r["pct_cublas"], 0)))
+        rows.append("| %s | %s |" % (v, " | ".join(cells)))
+    return head + "\n".join(rows) + "\n"
+
+
+def train_table(path):
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    out = "| variant | s / epoch | GEMM share | speedup over naive | test accuracy |\n"
+    out += "|---|--:|--:|--:|--:|\n"
+    for r in rows:
+        out += "| %s | %.3f | %.0f%% | %.2f× | %.2f%% |\n" % (
+            r["variant"], float(r["s_per_epoch"]), 100 * float(r["gemm_share"]),
+            float(r["speedup_vs_naive"]), 100 * float(r["final_test_acc"]))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", default=os.path.join(ROOT, "docs", "results"),
+                    help="folder with gemm_bench.json and train_compare.csv")
+    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    args = ap.parse_args()
+    with open(os.path.join(args.results, "gemm_bench.json")) as f:
+        bench = json.load(f)
+    results = bench["results"]
+    variants = []
+    for r in results:
+        if r["variant"] not in variants:
+            variants.append(r["variant"])
+    with open(args.readme) as f:
+        text = f.read()
+    text = replace_block(text, "squares", squares_table(results, variants))
+    text = replace_block(text, "mlp", mlp_table(results, variants))
+    text = replace_block(text, "train", train_table(os.path.join(args.results, "train_compare.csv")))
+    with open(args.readme, "w") as f:
+        f.write(text)
+    print("readme_tables.py: updated", os.path.relpath(args.readme))
+
+
+if __name__ == "__main__":
+    main()
