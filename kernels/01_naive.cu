@@ -25,12 +25,10 @@ __global__ void naive_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c) {
 }  // namespace
 
 void launch_naive(const Problem& p, cudaStream_t stream) {
-  with_layout(p, [&](auto a_kc, auto b_kc) {
-    constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
-    naive_kernel<KCA, KCB><<<tile_grid<kBlockY, kBlockX>(p), dim3(kBlockX, kBlockY), 0, stream>>>(
-        operand_a<KCA>(p), operand_b<KCB>(p), epilogue(p));
-  });
-  CUDA_CHECK_LAUNCH();
+  launch_for_layout(p, tile_grid<kBlockY, kBlockX>(p), dim3(kBlockX, kBlockY), stream,
+                    [](auto a_kc, auto b_kc) {
+                      return naive_kernel<decltype(a_kc)::value, decltype(b_kc)::value>;
+                    });
 }
 
 }  // namespace gemm::detail

@@ -16,7 +16,8 @@ namespace {
 constexpr int kTile = 32;
 constexpr int kThreads = kTile * kTile;
 constexpr int kLdsA = kTile + 4;  // rows of a_tile stay 16-byte aligned for the 128-bit reads
-constexpr int kLdsB = kTile + 1;  // odd stride: a K-contiguous B's transposed stores avoid conflicts
+constexpr int kLdsB =
+    kTile + 1;  // odd stride: a K-contiguous B's transposed stores avoid conflicts
 
 template <bool KCA, bool KCB>
 __global__ void __launch_bounds__(kThreads)
@@ -42,12 +43,10 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 void launch_tiled(const Problem& p, cudaStream_t stream) {
-  with_layout(p, [&](auto a_kc, auto b_kc) {
-    constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
-    tiled_kernel<KCA, KCB><<<tile_grid<kTile, kTile>(p), dim3(kTile, kTile), 0, stream>>>(
-        operand_a<KCA>(p), operand_b<KCB>(p), epilogue(p));
-  });
-  CUDA_CHECK_LAUNCH();
+  launch_for_layout(p, tile_grid<kTile, kTile>(p), dim3(kTile, kTile), stream,
+                    [](auto a_kc, auto b_kc) {
+                      return tiled_kernel<decltype(a_kc)::value, decltype(b_kc)::value>;
+                    });
 }
 
 }  // namespace gemm::detail

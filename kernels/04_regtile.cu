@@ -15,7 +15,8 @@ constexpr int kBm = 128, kBn = 128, kBk = 8;
 constexpr int kTm = 8, kTn = 8;
 constexpr int kThreadsX = kBn / kTn, kThreadsY = kBm / kTm;
 constexpr int kThreads = kThreadsX * kThreadsY;
-constexpr int kLds = kBm + 4;  // ≡ 4 (mod 32) banks: the transposed stores of load_tile_vec4 don't collide
+constexpr int kLds =
+    kBm + 4;  // ≡ 4 (mod 32) banks: the transposed stores of load_tile_vec4 don't collide
 static_assert(kBm == kBn, "one row stride serves both tiles");
 static_assert(kThreads == 256, "16×16 threads of 8×8 outputs cover the 128×128 tile");
 // Thread (ty, tx) owns rows ty·4 + {0, 64} + 0..3 and columns tx·4 + {0, 64} + 0..3.
@@ -44,12 +45,10 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 void launch_regtile(const Problem& p, cudaStream_t stream) {
-  with_layout(p, [&](auto a_kc, auto b_kc) {
-    constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
-    regtile_kernel<KCA, KCB><<<tile_grid<kBm, kBn>(p), dim3(kThreadsX, kThreadsY), 0, stream>>>(
-        operand_a<KCA>(p), operand_b<KCB>(p), epilogue(p));
-  });
-  CUDA_CHECK_LAUNCH();
+  launch_for_layout(p, tile_grid<kBm, kBn>(p), dim3(kThreadsX, kThreadsY), stream,
+                    [](auto a_kc, auto b_kc) {
+                      return regtile_kernel<decltype(a_kc)::value, decltype(b_kc)::value>;
+                    });
 }
 
 }  // namespace gemm::detail

@@ -48,13 +48,10 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 void launch_double_buffer(const Problem& p, cudaStream_t stream) {
-  with_layout(p, [&](auto a_kc, auto b_kc) {
-    constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
-    double_buffer_kernel<KCA, KCB>
-        <<<tile_grid<kBm, kBn>(p), dim3(kThreadsX, kThreadsY), 0, stream>>>(
-            operand_a<KCA>(p), operand_b<KCB>(p), epilogue(p));
-  });
-  CUDA_CHECK_LAUNCH();
+  launch_for_layout(p, tile_grid<kBm, kBn>(p), dim3(kThreadsX, kThreadsY), stream,
+                    [](auto a_kc, auto b_kc) {
+                      return double_buffer_kernel<decltype(a_kc)::value, decltype(b_kc)::value>;
+                    });
 }
 
 }  // namespace gemm::detail

@@ -49,7 +49,8 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   const int warp = tid / 32, lane = tid % 32;
   const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
   // Warp tile origin inside the block tile, then thread tile origin inside the warp tile.
-  const int warp_row = (warp / Cfg::kWarpsN) * Cfg::kWm, warp_col = (warp % Cfg::kWarpsN) * Cfg::kWn;
+  const int warp_row = (warp / Cfg::kWarpsN) * Cfg::kWm,
+            warp_col = (warp % Cfg::kWarpsN) * Cfg::kWn;
   const int row0 = warp_row + (lane / Cfg::kLanesN) * 4;
   const int col0 = warp_col + (lane % Cfg::kLanesN) * 4;
 
@@ -80,8 +81,8 @@ void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
     dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
     grid.z = plan.splits;
     run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
-      kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(operand_a<KCA>(p),
-                                                               operand_b<KCB>(p), c, k_per_split);
+      kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(operand_a<KCA>(p), operand_b<KCB>(p),
+                                                               c, k_per_split);
       CUDA_CHECK_LAUNCH();
     });
   });

@@ -70,7 +70,8 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int group = lane / 4, quad = lane % 4;  // the MMA fragment coordinates of this lane
   const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
-  const int warp_row = (warp / Cfg::kWarpsN) * Cfg::kWm, warp_col = (warp % Cfg::kWarpsN) * Cfg::kWn;
+  const int warp_row = (warp / Cfg::kWarpsN) * Cfg::kWm,
+            warp_col = (warp % Cfg::kWarpsN) * Cfg::kWn;
 
   float acc[Cfg::kFragsM][Cfg::kFragsN][4] = {};
   auto a_tile = [&](int stage) { return smem + stage * kStageFloats; };
@@ -134,9 +135,9 @@ template <class Cfg>
 void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
   with_layout(p, [&](auto a_kc, auto b_kc) {
     constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
-    constexpr int smem_bytes = Cfg::kStages * int(sizeof(float)) *
-                               (SmemTile<Cfg::kBk, Cfg::kBm, KCA>::kFloats +
-                                SmemTile<Cfg::kBk, Cfg::kBn, KCB>::kFloats);
+    constexpr int smem_bytes =
+        Cfg::kStages * int(sizeof(float)) *
+        (SmemTile<Cfg::kBk, Cfg::kBm, KCA>::kFloats + SmemTile<Cfg::kBk, Cfg::kBn, KCB>::kFloats);
     static_assert(smem_bytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
     constexpr auto kernel = tf32_mma_kernel<Cfg, KCA, KCB>;
     allow_dynamic_smem<kernel>(smem_bytes);

@@ -44,8 +44,8 @@ struct Operand {
   // Callers keep x (or k) a multiple of 4 along the contiguous dim, so ld % 4 == 0 and an aligned
   // base make the address aligned.
   __device__ __forceinline__ bool vec4_fits(int x, int k) const {
-    return vec4_ok && (KContiguous ? (x < extent_x && k + 3 < extent_k)
-                                   : (k < extent_k && x + 3 < extent_x));
+    return vec4_ok &&
+           (KContiguous ? (x < extent_x && k + 3 < extent_k) : (k < extent_k && x + 3 < extent_x));
   }
   // The 4 elements from (x, k) along the contiguous dim: one 128-bit load where it fits, else
   // four bounds-checked scalar loads (edges, misaligned pointers or leading dimensions).
@@ -185,8 +185,23 @@ long tile_count(const Problem& p) {
 template <int BM, int BN>
 dim3 tile_grid(const Problem& p) {
   const unsigned gx = (p.n + BN - 1) / BN, gy = (p.m + BM - 1) / BM;
-  if (gy > 65535u) throw Error("gemm: M = " + std::to_string(p.m) + " needs more than 65535 blocks");
+  if (gy > 65535u)
+    throw Error("gemm: M = " + std::to_string(p.m) + " needs more than 65535 blocks");
   return dim3(gx, gy);
+}
+
+// Launches, for p's layout, the kernel that kernel_for(a_kc, b_kc) names: a __global__ taking
+// (Operand<A is K-contiguous>, Operand<B is K-contiguous>, Epilogue), e.g.
+//   [](auto a_kc, auto b_kc) { return my_kernel<decltype(a_kc)::value, decltype(b_kc)::value>; }
+template <class KernelFor>
+void launch_for_layout(const Problem& p, dim3 grid, dim3 block, cudaStream_t stream,
+                       KernelFor&& kernel_for) {
+  with_layout(p, [&](auto a_kc, auto b_kc) {
+    constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
+    const auto kernel = kernel_for(a_kc, b_kc);
+    kernel<<<grid, block, 0, stream>>>(operand_a<KCA>(p), operand_b<KCB>(p), epilogue(p));
+  });
+  CUDA_CHECK_LAUNCH();
 }
 
 // Multiprocessors of the current device, for launchers that size their tiles to fill the chip.

@@ -17,10 +17,10 @@ namespace gemm::detail {
 
 }  // namespace gemm::detail
 
-#define CUDA_CHECK(call)                                                      \
-  do {                                                                        \
-    cudaError_t cuda_check_err_ = (call);                                     \
-    if (cuda_check_err_ != cudaSuccess)                                       \
+#define CUDA_CHECK(call)                                                            \
+  do {                                                                              \
+    cudaError_t cuda_check_err_ = (call);                                           \
+    if (cuda_check_err_ != cudaSuccess)                                             \
       ::gemm::detail::throw_cuda_error(cuda_check_err_, #call, __FILE__, __LINE__); \
   } while (0)
 

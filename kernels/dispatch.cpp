@@ -65,10 +65,9 @@ bool is_op(Op op) { return op == Op::N || op == Op::T; }
 
 void validate(const Problem& p) {
   require(is_op(p.op_a) && is_op(p.op_b), "op_a and op_b must each be Op::N or Op::T");
-  require(p.m >= 1 && p.n >= 1 && p.k >= 1, "M, N and K must be >= 1 (got M = " +
-                                                std::to_string(p.m) + ", N = " +
-                                                std::to_string(p.n) + ", K = " +
-                                                std::to_string(p.k) + ")");
+  require(p.m >= 1 && p.n >= 1 && p.k >= 1,
+          "M, N and K must be >= 1 (got M = " + std::to_string(p.m) +
+              ", N = " + std::to_string(p.n) + ", K = " + std::to_string(p.k) + ")");
   require(p.a != nullptr, "A is a null pointer");
   require(p.b != nullptr, "B is a null pointer");
   require(p.c != nullptr, "C is a null pointer");
@@ -90,9 +89,9 @@ namespace {
 void require_device_pointer(const void* ptr, const char* name, const char* variant) {
   cudaPointerAttributes attr{};
   CUDA_CHECK(cudaPointerGetAttributes(&attr, ptr));
-  require(attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged,
-          std::string(name) + " is not device memory, but variant '" + variant +
-              "' runs on the GPU");
+  require(
+      attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged,
+      std::string(name) + " is not device memory, but variant '" + variant + "' runs on the GPU");
 }
 
 }  // namespace

@@ -1,22 +1,23 @@
 // Internal to kernels/: one launcher per variant, each defined in its own file and registered in
-// dispatch.cpp. Each takes a validated problem (see gemm.h for the shapes) and launches on `stream`.
+// dispatch.cpp. Each takes a validated problem (see gemm.h for the shapes) and launches on
+// `stream`.
 #pragma once
 
 #include "kernels/gemm.h"
 
 namespace gemm::detail {
 
-void launch_naive(const Problem& p, cudaStream_t stream);        // 01_naive.cu
-void launch_tiled(const Problem& p, cudaStream_t stream);        // 02_tiled.cu
-void launch_vec(const Problem& p, cudaStream_t stream);          // 03_vec.cu
-void launch_regtile(const Problem& p, cudaStream_t stream);       // 04_regtile.cu
+void launch_naive(const Problem& p, cudaStream_t stream);          // 01_naive.cu
+void launch_tiled(const Problem& p, cudaStream_t stream);          // 02_tiled.cu
+void launch_vec(const Problem& p, cudaStream_t stream);            // 03_vec.cu
+void launch_regtile(const Problem& p, cudaStream_t stream);        // 04_regtile.cu
 void launch_double_buffer(const Problem& p, cudaStream_t stream);  // 05_double_buffer.cu
-void launch_warptile(const Problem& p, cudaStream_t stream);      // 06_warptile.cu
-void launch_tf32_mma(const Problem& p, cudaStream_t stream);      // 07_tf32_mma.cu
-void launch_auto(const Problem& p, cudaStream_t stream);          // auto.cpp
-void launch_cublas(const Problem& p, cudaStream_t stream);       // cublas.cu, TF32 off
-void launch_cublas_tf32(const Problem& p, cudaStream_t stream);  // cublas.cu, TF32 tensor cores
-void launch_cpu(const Problem& p, cudaStream_t stream);          // cpu.cpp, OpenBLAS
+void launch_warptile(const Problem& p, cudaStream_t stream);       // 06_warptile.cu
+void launch_tf32_mma(const Problem& p, cudaStream_t stream);       // 07_tf32_mma.cu
+void launch_auto(const Problem& p, cudaStream_t stream);           // auto.cpp
+void launch_cublas(const Problem& p, cudaStream_t stream);         // cublas.cu, TF32 off
+void launch_cublas_tf32(const Problem& p, cudaStream_t stream);    // cublas.cu, TF32 tensor cores
+void launch_cpu(const Problem& p, cudaStream_t stream);            // cpu.cpp, OpenBLAS
 
 // The variant `auto` would run for p on the current device (see auto.cpp).
 const char* auto_choice(const Problem& p);

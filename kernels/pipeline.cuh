@@ -49,7 +49,8 @@ __device__ __forceinline__ void cp_async_tile_kmajor(float* tile, const Operand<
     if (KC) {
       const int x = i / (BK / 4), kk = (i % (BK / 4)) * 4;
 #pragma unroll
-      for (int j = 0; j < 4; ++j) cp_async_element(&tile[(kk + j) * LDS + x], op, x0 + x, k0 + kk + j);
+      for (int j = 0; j < 4; ++j)
+        cp_async_element(&tile[(kk + j) * LDS + x], op, x0 + x, k0 + kk + j);
     } else {
       const int kk = i / (BX / 4), x = (i % (BX / 4)) * 4;
       float* dst = &tile[kk * LDS + x];

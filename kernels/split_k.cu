@@ -28,7 +28,8 @@ struct Workspace {
 
 float* split_k_workspace(size_t floats, cudaStream_t stream) {
   static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, Workspace> workspaces;  // freed at exit by the driver
+  static std::map<std::pair<int, cudaStream_t>, Workspace>
+      workspaces;  // freed at exit by the driver
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   std::lock_guard<std::mutex> lock(mutex);

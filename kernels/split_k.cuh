@@ -15,8 +15,9 @@ struct SplitK {
   int k_per_split = 0;  // a multiple of the K tile
 };
 
-// Enough slices for tiles·splits to reach the multiprocessor count, each at least kMinKTiles K tiles
-// long (a shorter slice spends more on its pipeline prologue and the reduction than it saves).
+// Enough slices for tiles·splits to reach the multiprocessor count, each at least kMinKTiles K
+// tiles long (a shorter slice spends more on its pipeline prologue and the reduction than it
+// saves).
 template <int BK>
 SplitK plan_split_k(const Problem& p, long tiles, int sms) {
   constexpr int kMinKTiles = 4;

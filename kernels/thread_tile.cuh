@@ -46,9 +46,9 @@ struct ThreadTile {
       const int row = m0 + row0 + (i / 4) * kRowStep + i % 4;
 #pragma unroll
       for (int h = 0; h < TN / 4; ++h)
-        c.store4(row, n0 + col0 + h * kColStep,
-                 make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2],
-                             acc[i][4 * h + 3]));
+        c.store4(
+            row, n0 + col0 + h * kColStep,
+            make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]));
     }
   }
 };
