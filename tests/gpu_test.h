@@ -16,10 +16,10 @@ inline bool gpu_required_by_env() {
   return v != nullptr && std::strcmp(v, "0") != 0 && *v != '\0';
 }
 
-#define GPU_TEST_OR_SKIP()                                                            \
-  do {                                                                                \
-    if (!::gemm::cuda_device_available()) {                                           \
+#define GPU_TEST_OR_SKIP()                                                                     \
+  do {                                                                                         \
+    if (!::gemm::cuda_device_available()) {                                                    \
       if (gpu_required_by_env()) FAIL() << "GEMM_MLP_REQUIRE_GPU is set but no GPU is usable"; \
-      GTEST_SKIP() << "no usable CUDA device";                                        \
-    }                                                                                 \
+      GTEST_SKIP() << "no usable CUDA device";                                                 \
+    }                                                                                          \
   } while (0)

@@ -1,9 +1,8 @@
 // Device helpers for gemm_bench (see bench_kernels.h). Grid-stride loops over dense arrays.
-#include "apps/gemm_bench/bench_kernels.h"
-
 #include <cmath>
 #include <vector>
 
+#include "apps/gemm_bench/bench_kernels.h"
 #include "kernels/cuda_check.h"
 
 namespace bench {
@@ -86,7 +85,9 @@ __global__ void __launch_bounds__(kThreads)
 template <class T>
 struct DeviceArray {
   T* p = nullptr;
-  explicit DeviceArray(std::size_t n) { CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(T))); }
+  explicit DeviceArray(std::size_t n) {
+    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(T)));
+  }
   ~DeviceArray() { cudaFree(p); }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;

@@ -21,7 +21,7 @@ struct Comparison {
   double worst_ratio = 0.0;     // max |got − want| / (tol·scale + tiny); ≤ 1 passes
   std::size_t worst_index = 0;  // row-major index into C
   float got = 0, want = 0, bound = 0;
-  unsigned long long bad = 0;   // elements over their bound
+  unsigned long long bad = 0;  // elements over their bound
 };
 Comparison compare(const float* got, const float* want, const float* scale, std::size_t n,
                    double tol, cudaStream_t stream);

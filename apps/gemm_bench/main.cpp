@@ -20,10 +20,10 @@
 //
 // --max-seconds-per-case caps the timed reps of a slow case (naive at 8192³): it then runs fewer
 // reps, at least 3, and says so in the table and files. --skip-slow skips such a case instead.
-#include <CLI/CLI.hpp>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -47,7 +47,9 @@ constexpr double kRefTol = 1e-5;  // the cuBLAS fp32 reference's own rounding
 constexpr int kMinCappedReps = 3;
 
 double tolerance(gemm::Precision p) { return p == gemm::Precision::TF32 ? 2e-3 : 1e-5; }
-const char* precision_name(gemm::Precision p) { return p == gemm::Precision::TF32 ? "TF32" : "FP32"; }
+const char* precision_name(gemm::Precision p) {
+  return p == gemm::Precision::TF32 ? "TF32" : "FP32";
+}
 
 struct Shape {
   int m, n, k;
@@ -106,7 +108,8 @@ std::vector<Shape> default_shapes() {
 struct DeviceBuffer {
   float* p = nullptr;
   explicit DeviceBuffer(std::size_t n) {
-    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p), std::max<std::size_t>(n, 1) * sizeof(float)));
+    CUDA_CHECK(
+        cudaMalloc(reinterpret_cast<void**>(&p), std::max<std::size_t>(n, 1) * sizeof(float)));
   }
   ~DeviceBuffer() { cudaFree(p); }
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -151,9 +154,19 @@ class Bench {
  public:
   Bench(const Shape& s, const Settings& settings, cudaStream_t stream, float* flush,
         std::size_t flush_bytes)
-      : s_(s), set_(settings), stream_(stream), flush_(flush), flush_bytes_(flush_bytes),
-        na_(std::size_t(s.m) * s.k), nb_(std::size_t(s.k) * s.n), nc_(std::size_t(s.m) * s.n),
-        a_(na_), b_(nb_), c_(nc_), ref_(nc_), scale_(nc_) {
+      : s_(s),
+        set_(settings),
+        stream_(stream),
+        flush_(flush),
+        flush_bytes_(flush_bytes),
+        na_(std::size_t(s.m) * s.k),
+        nb_(std::size_t(s.k) * s.n),
+        nc_(std::size_t(s.m) * s.n),
+        a_(na_),
+        b_(nb_),
+        c_(nc_),
+        ref_(nc_),
+        scale_(nc_) {
     bench::fill_random(a_.p, na_, settings.seed ^ (0xA000ull + s.m * 31ull + s.k), stream);
     bench::fill_random(b_.p, nb_, settings.seed ^ (0xB000ull + s.n * 37ull + s.k), stream);
     // Reference: cuBLAS fp32; scale: |A|·|B| = Σ_k |a_ik·b_kj|.
@@ -254,7 +267,8 @@ class Bench {
     std::sort(ms.begin(), ms.end());
     r.reps = reps;
     r.ms_min = ms.front();
-    r.ms_median = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+    r.ms_median =
+        ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
     r.ms_p90 = ms[std::min(ms.size() - 1, std::size_t(std::ceil(0.9 * ms.size())) - 1)];
     r.tflops = 2.0 * s_.m * double(s_.n) * s_.k / (r.ms_median * 1e-3) / 1e12;
   }
@@ -342,7 +356,8 @@ DeviceInfo device_info(int device) {
   d.l2_bytes = prop.l2CacheSize;
   d.mem_bytes = static_cast<long long>(prop.totalGlobalMem);
   int khz = 0;
-  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device) == cudaSuccess) d.clock_mhz = khz / 1000;
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device) == cudaSuccess)
+    d.clock_mhz = khz / 1000;
   if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, device) == cudaSuccess)
     d.mem_clock_mhz = khz / 1000;
   cudaGetLastError();
@@ -378,8 +393,9 @@ void write_auto_table(const std::string& path, const DeviceInfo& d, const std::v
   std::map<std::string, const Result*> best;  // key: shape and layout
   for (const Result& r : rs) {
     const gemm::Variant& v = gemm::find_variant(r.variant);
-    const bool candidate = v.memory == gemm::Memory::Device && v.precision == gemm::Precision::FP32 &&
-                           r.variant != "auto" && r.variant.rfind("cublas", 0) != 0 &&
+    const bool candidate = v.memory == gemm::Memory::Device &&
+                           v.precision == gemm::Precision::FP32 && r.variant != "auto" &&
+                           r.variant.rfind("cublas", 0) != 0 &&
                            (r.status == "ok" || r.status == "capped") && std::isfinite(r.ms_median);
     if (!candidate) continue;
     const std::string key = r.shape.text() + ":" + r.shape.layout();
@@ -430,12 +446,14 @@ void write_json(const std::string& path, const DeviceInfo& d, const Settings& se
 void print_variants() {
   std::printf("%-14s %-7s %-5s %s\n", "variant", "memory", "prec", "summary");
   for (const gemm::Variant& v : gemm::variants())
-    std::printf("%-14s %-7s %-5s %s\n", v.name, v.memory == gemm::Memory::Device ? "device" : "host",
-                precision_name(v.precision), v.summary);
+    std::printf("%-14s %-7s %-5s %s\n", v.name,
+                v.memory == gemm::Memory::Device ? "device" : "host", precision_name(v.precision),
+                v.summary);
 }
 
-int run_bench(const std::vector<std::string>& variant_names, const std::vector<std::string>& shape_texts,
-              const Settings& set, int device, const std::string& csv, const std::string& json) {
+int run_bench(const std::vector<std::string>& variant_names,
+              const std::vector<std::string>& shape_texts, const Settings& set, int device,
+              const std::string& csv, const std::string& json) {
   // Variants: the requested ones (default: every device variant), plus the cuBLAS baselines.
   std::vector<const gemm::Variant*> chosen;
   if (variant_names.empty()) {
@@ -450,7 +468,8 @@ int run_bench(const std::vector<std::string>& variant_names, const std::vector<s
         throw UsageError(e.what());
       }
       if (v->memory != gemm::Memory::Device)
-        throw UsageError("variant '" + name + "' runs on the host; gemm_bench times device variants");
+        throw UsageError("variant '" + name +
+                         "' runs on the host; gemm_bench times device variants");
       if (std::find(chosen.begin(), chosen.end(), v) == chosen.end()) chosen.push_back(v);
     }
   }
@@ -494,10 +513,11 @@ int run_bench(const std::vector<std::string>& variant_names, const std::vector<s
               info.cublas % 100);
   const std::size_t flush_bytes =
       std::max<std::size_t>(2 * std::size_t(std::max(0LL, info.l2_bytes)), 64u << 20);
-  std::printf("method: validate vs cuBLAS fp32, %d warm-up + %d timed runs (CUDA events), median;"
-              " L2 flushed (%.0f MiB written) and C poisoned before every run; alpha=1, beta=0;"
-              " cap %.0f s per case\n\n",
-              set.warmup, set.reps, flush_bytes / 1048576.0, set.max_seconds);
+  std::printf(
+      "method: validate vs cuBLAS fp32, %d warm-up + %d timed runs (CUDA events), median;"
+      " L2 flushed (%.0f MiB written) and C poisoned before every run; alpha=1, beta=0;"
+      " cap %.0f s per case\n\n",
+      set.warmup, set.reps, flush_bytes / 1048576.0, set.max_seconds);
 
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -540,7 +560,8 @@ int run_bench(const std::vector<std::string>& variant_names, const std::vector<s
     std::printf("\n");
     std::fflush(stdout);
     if (context_lost) {
-      std::fprintf(stderr, "gemm_bench: the CUDA context was lost after a kernel fault; stopping\n");
+      std::fprintf(stderr,
+                   "gemm_bench: the CUDA context was lost after a kernel fault; stopping\n");
       break;
     }
   }

@@ -233,8 +233,8 @@ std::string check_case(const Batch& batch, std::size_t i, const float* output, d
       const double bound =
           tol * (std::fabs(double(c.alpha)) * abs_sum[e] + std::fabs(double(c.beta) * c0)) + kTiny;
       const double got = output[x];
-      const double ratio =
-          std::isfinite(got) ? std::fabs(got - want) / bound : std::numeric_limits<double>::infinity();
+      const double ratio = std::isfinite(got) ? std::fabs(got - want) / bound
+                                              : std::numeric_limits<double>::infinity();
       if (!(ratio <= 1.0)) ++bad;
       if (ratio > worst_ratio) {
         worst_ratio = ratio;
@@ -246,9 +246,10 @@ std::string check_case(const Batch& batch, std::size_t i, const float* output, d
   std::ostringstream s;
   s.precision(9);
   s << c.describe() << ": " << bad << " of " << long(c.m) * c.n
-    << " elements out of bound; worst C[" << wi << "][" << wj << "] (offset " << long(wi) * c.ldc + wj
-    << "): got " << w_got << ", want " << w_want << ", |diff| " << std::fabs(w_got - w_want)
-    << " > bound " << w_bound << " (tol " << tol << ", ratio " << worst_ratio << ")";
+    << " elements out of bound; worst C[" << wi << "][" << wj << "] (offset "
+    << long(wi) * c.ldc + wj << "): got " << w_got << ", want " << w_want << ", |diff| "
+    << std::fabs(w_got - w_want) << " > bound " << w_bound << " (tol " << tol << ", ratio "
+    << worst_ratio << ")";
   return s.str();
 }
 

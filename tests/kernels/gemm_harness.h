@@ -65,8 +65,8 @@ Case finished(Case c);
 
 // Where one case's operands lie in the batch buffer, in floats from its start.
 struct Placement {
-  std::size_t a, b, c;           // the pointers handed to gemm::run
-  std::size_t c_begin, c_end;    // the whole C block, guards included
+  std::size_t a, b, c;         // the pointers handed to gemm::run
+  std::size_t c_begin, c_end;  // the whole C block, guards included
 };
 
 // One batch: the layout of all cases in a single buffer, 256-byte aligned on the host.

@@ -52,7 +52,8 @@ int random_case_count() {
 // and every run, and each case gets its own.
 std::uint64_t seed_for(const std::string& kind, Op op_a, Op op_b, std::size_t index) {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (char ch : kind + gemm::layout_name(op_a, op_b)) h = (h ^ std::uint8_t(ch)) * 1099511628211ull;
+  for (char ch : kind + gemm::layout_name(op_a, op_b))
+    h = (h ^ std::uint8_t(ch)) * 1099511628211ull;
   return h ^ (0x9E3779B97F4A7C15ull * (index + 1));
 }
 
@@ -74,7 +75,8 @@ class Parameterised : public ::testing::Test {
   const P& GetParam() const { return param_; }
   void TestBody() override { (static_cast<Self*>(this)->*body_)(); }
 
-  static void register_all(const char* suite, const std::vector<std::pair<const char*, Body>>& bodies,
+  static void register_all(const char* suite,
+                           const std::vector<std::pair<const char*, Body>>& bodies,
                            const std::vector<P>& params, std::string (*name)(const P&)) {
     for (const auto& [kind, body] : bodies)
       for (const P& param : params) {
@@ -159,17 +161,43 @@ struct Shape {
 
 void Correctness::EdgeShapes() {
   const std::vector<Shape> shapes = {
-      {1, 1, 1},       {1, 300, 1},      {1, 1025, 1},     {300, 1, 257},    {1025, 1, 1},
-      {1, 1, 1025},    {2, 3, 5},        {7, 7, 7},        {13, 13, 13},     {31, 31, 31},
-      {127, 127, 127}, {10, 10, 10},     {784, 784, 784},  {1025, 1025, 1025},
-      {256, 1024, 784}, {256, 10, 1024}, {1024, 784, 256}, {256, 784, 1024},  // the MLP's
-      {33, 33, 33},    {65, 65, 65},     {129, 129, 129},  {257, 257, 257},  // past every tile
-      {33, 65, 129},   {257, 129, 65},   {129, 257, 33},   {17, 31, 63},
-      {16, 16, 16},    {64, 64, 64},     {128, 128, 128},  {64, 64, 4096},   {7, 5, 4096},
+      {1, 1, 1},
+      {1, 300, 1},
+      {1, 1025, 1},
+      {300, 1, 257},
+      {1025, 1, 1},
+      {1, 1, 1025},
+      {2, 3, 5},
+      {7, 7, 7},
+      {13, 13, 13},
+      {31, 31, 31},
+      {127, 127, 127},
+      {10, 10, 10},
+      {784, 784, 784},
+      {1025, 1025, 1025},
+      {256, 1024, 784},
+      {256, 10, 1024},
+      {1024, 784, 256},
+      {256, 784, 1024},  // the MLP's
+      {33, 33, 33},
+      {65, 65, 65},
+      {129, 129, 129},
+      {257, 257, 257},  // past every tile
+      {33, 65, 129},
+      {257, 129, 65},
+      {129, 257, 33},
+      {17, 31, 63},
+      {16, 16, 16},
+      {64, 64, 64},
+      {128, 128, 128},
+      {64, 64, 4096},
+      {7, 5, 4096},
       // Enough output tiles to fill the GPU, so that kernels choosing their tile by the number of
       // blocks (warptile, tf32, auto) take their large-tile paths too; K small to keep the
       // reference cheap.
-      {1536, 1536, 64}, {1537, 1409, 33}, {2048, 2048, 16},
+      {1536, 1536, 64},
+      {1537, 1409, 33},
+      {2048, 2048, 16},
   };
   std::vector<Case> cases;
   for (const Shape& s : shapes) {
@@ -181,9 +209,10 @@ void Correctness::EdgeShapes() {
 }
 
 void Correctness::LeadingDims() {
-  const std::vector<Shape> shapes = {{7, 1, 13}, {33, 65, 17}, {64, 64, 64},
-                                     {129, 31, 257}, {1, 33, 2}, {10, 784, 10}};
-  const int extras[][3] = {{1, 1, 1}, {3, 3, 3}, {4, 4, 4}, {1, 4, 3}, {4, 3, 1}, {3, 1, 4}, {0, 0, 5}};
+  const std::vector<Shape> shapes = {{7, 1, 13},     {33, 65, 17}, {64, 64, 64},
+                                     {129, 31, 257}, {1, 33, 2},   {10, 784, 10}};
+  const int extras[][3] = {{1, 1, 1}, {3, 3, 3}, {4, 4, 4}, {1, 4, 3},
+                           {4, 3, 1}, {3, 1, 4}, {0, 0, 5}};
   std::vector<Case> cases;
   for (const Shape& s : shapes)
     for (const auto& e : extras) {
@@ -201,8 +230,8 @@ void Correctness::LeadingDims() {
 }
 
 void Correctness::Misaligned() {
-  const std::vector<Shape> shapes = {{33, 65, 17},   {64, 64, 64},     {129, 31, 257},
-                                     {5, 7, 3},      {256, 10, 1024},  {1537, 1409, 9}};
+  const std::vector<Shape> shapes = {{33, 65, 17}, {64, 64, 64},    {129, 31, 257},
+                                     {5, 7, 3},    {256, 10, 1024}, {1537, 1409, 9}};
   const int offsets[][3] = {{1, 0, 0}, {0, 2, 0}, {0, 0, 3}, {1, 2, 3}, {3, 3, 3}, {2, 1, 1}};
   std::vector<Case> cases;
   for (const Shape& s : shapes)
@@ -221,8 +250,8 @@ void Correctness::Misaligned() {
 void Correctness::AlphaBeta() {
   const std::vector<Shape> shapes = {{65, 33, 129}, {256, 10, 1024}, {1, 1, 1},
                                      {31, 64, 7},   {64, 64, 64},    {1537, 1409, 9}};
-  const float ab[][2] = {{1, 0},  {0.5f, 0},    {2, -1.5f}, {1, 1},
-                         {0, 1},  {0, -0.5f},   {0, 0},     {-1, 0.25f}};  // alpha = 0: C = beta·C
+  const float ab[][2] = {{1, 0}, {0.5f, 0},  {2, -1.5f}, {1, 1},
+                         {0, 1}, {0, -0.5f}, {0, 0},     {-1, 0.25f}};  // alpha = 0: C = beta·C
   std::vector<Case> cases;
   for (const Shape& s : shapes)
     for (const auto& x : ab) {
@@ -311,7 +340,8 @@ class Malformed : public Parameterised<std::string, Malformed> {
 
  protected:
   // M = 5, N = 6, K = 7 (distinct, so a message names the right one), tight lds, in host
-  // buffers big enough for any layout. A device variant never reaches them: validation throws first.
+  // buffers big enough for any layout. A device variant never reaches them: validation throws
+  // first.
   std::vector<float> a_ = std::vector<float>(64, 1.0f), b_ = a_, c_ = a_;
   gemm::Problem valid(Op op_a, Op op_b) {
     gemm::Problem p;
@@ -456,7 +486,8 @@ TEST(GemmDispatch, UnknownVariantListsKnownNames) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("no_such_kernel"), std::string::npos) << msg;
     for (const gemm::Variant& v : gemm::variants())
-      EXPECT_NE(msg.find(v.name), std::string::npos) << "message does not list " << v.name << ": " << msg;
+      EXPECT_NE(msg.find(v.name), std::string::npos)
+          << "message does not list " << v.name << ": " << msg;
   }
   gemm::Problem p;  // the name is checked before anything else
   EXPECT_THROW(gemm::run(std::string("no_such_kernel"), p), gemm::Error);
@@ -478,7 +509,8 @@ TEST(GemmDispatch, VariantTableIsSane) {
     names.push_back(v.name);
   }
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end()) << "duplicate variant name";
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end())
+      << "duplicate variant name";
   for (const char* needed : {"cpu", "cublas", "naive"})
     EXPECT_NE(std::find(names.begin(), names.end(), needed), names.end()) << needed;
   EXPECT_EQ(gemm::layout_name(Op::T, Op::N), "TN");
@@ -520,14 +552,27 @@ void launch_fake(const gemm::Problem& p, cudaStream_t) {
     }
   float& last = p.c[std::size_t(p.m - 1) * p.ldc + p.n - 1];
   switch (g_spoil) {
-    case Spoil::None: break;
-    case Spoil::OffByTol: last += float(3e-5 * abs_sum.back() + 1e-3); break;
-    case Spoil::NaN: last = std::nanf(""); break;
-    case Spoil::Inf: last = INFINITY; break;
-    case Spoil::PaddingWrite: p.c[std::size_t(p.m - 1) * p.ldc + p.n] = 0.0f; break;
-    case Spoil::GuardWrite: p.c[-1] = 0.0f; break;
-    case Spoil::Skip: last = std::nanf("");
-      p.c[0] = std::nanf(""); break;
+    case Spoil::None:
+      break;
+    case Spoil::OffByTol:
+      last += float(3e-5 * abs_sum.back() + 1e-3);
+      break;
+    case Spoil::NaN:
+      last = std::nanf("");
+      break;
+    case Spoil::Inf:
+      last = INFINITY;
+      break;
+    case Spoil::PaddingWrite:
+      p.c[std::size_t(p.m - 1) * p.ldc + p.n] = 0.0f;
+      break;
+    case Spoil::GuardWrite:
+      p.c[-1] = 0.0f;
+      break;
+    case Spoil::Skip:
+      last = std::nanf("");
+      p.c[0] = std::nanf("");
+      break;
   }
 }
 
@@ -540,10 +585,12 @@ TEST(GemmReference, CheckerCatchesWrongResults) {
   c.beta = -1.5f;
   c.seed = 42;
   const Batch batch({c});
-  const std::pair<Spoil, const char*> spoils[] = {
-      {Spoil::OffByTol, "out of bound"}, {Spoil::NaN, "got nan"},
-      {Spoil::Inf, "got inf"},           {Spoil::PaddingWrite, "ldc padding"},
-      {Spoil::GuardWrite, "guard before"}, {Spoil::Skip, "2 of 143"}};
+  const std::pair<Spoil, const char*> spoils[] = {{Spoil::OffByTol, "out of bound"},
+                                                  {Spoil::NaN, "got nan"},
+                                                  {Spoil::Inf, "got inf"},
+                                                  {Spoil::PaddingWrite, "ldc padding"},
+                                                  {Spoil::GuardWrite, "guard before"},
+                                                  {Spoil::Skip, "2 of 143"}};
   g_spoil = Spoil::None;
   auto failures = gemm_test::run_and_check(fake, batch);
   EXPECT_TRUE(failures.empty()) << failures[0];
