@@ -9,19 +9,13 @@
 
 #include "engine/engine.h"
 #include "gpu_test.h"
+#include "random_data.h"
 
 namespace {
 
 using engine::Context;
 using engine::Device;
 using engine::Tensor;
-
-std::vector<float> random_values(std::mt19937_64& rng, size_t n) {
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 // max |got − ref| ≤ tol · max |ref|: a normwise bound, loose enough for TF32's 10-bit inputs
 // (tol 2e-2) and tight for fp32 (tol 1e-5 would do for one GEMM; 1e-4 leaves room for the

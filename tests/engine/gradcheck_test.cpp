@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "random_data.h"
 
 namespace {
 
@@ -26,13 +27,6 @@ using engine::Device;
 using engine::Tensor;
 
 constexpr double kEps32 = std::numeric_limits<float>::epsilon();
-
-std::vector<float> random_values(std::mt19937_64& rng, size_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 // Values in ±[0.1, 1]: away from ReLU's kink at 0.
 std::vector<float> away_from_zero(std::mt19937_64& rng, size_t n) {

@@ -12,26 +12,13 @@
 
 #include "engine/engine.h"
 #include "gpu_test.h"
+#include "random_data.h"
 
 namespace {
 
 using engine::Context;
 using engine::Device;
 using engine::Tensor;
-
-std::vector<float> random_values(std::mt19937_64& rng, size_t n) {
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
-std::vector<int32_t> random_labels(std::mt19937_64& rng, int n, int classes) {
-  std::uniform_int_distribution<int> d(0, classes - 1);
-  std::vector<int32_t> v(n);
-  for (auto& y : v) y = d(rng);
-  return v;
-}
 
 TEST(Mlp, LayerSizesAndParameters) {
   Context ctx(Device::CPU, "cpu", 1);
