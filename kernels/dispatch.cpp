@@ -24,6 +24,9 @@ const std::vector<Variant>& variants() {
        "block, warp and thread tiles; cp.async pipeline; split-K on small grids", launch_warptile},
       {"tf32", Memory::Device, Precision::TF32,
        "warp-level mma.sync TF32 tensor cores, fp32 accumulation; split-K", launch_tf32_mma},
+      {"wgmma", Memory::Device, Precision::TF32,
+       "Hopper only: warpgroup wgmma TF32 from swizzled shared tiles; split-K", launch_wgmma,
+       wgmma_unavailable},
       {"auto", Memory::Device, Precision::FP32,
        "per shape and layout, the fastest fp32 kernel measured on this GPU", launch_auto},
       {"cublas", Memory::Device, Precision::FP32, "cuBLAS SGEMM, TF32 off (reference)",
@@ -42,6 +45,10 @@ const Variant& find_variant(const std::string& name) {
   msg << "gemm: unknown variant '" << name << "'; known variants:";
   for (const Variant& v : variants()) msg << ' ' << v.name;
   throw Error(msg.str());
+}
+
+const char* unavailable_reason(const Variant& variant) {
+  return variant.unavailable ? variant.unavailable() : nullptr;
 }
 
 std::string layout_name(Op op_a, Op op_b) {

@@ -55,6 +55,8 @@ enum class Memory { Device, Host };
 enum class Precision { FP32, TF32 };
 
 using LaunchFn = void (*)(const Problem&, cudaStream_t);
+// Why a variant cannot run on the current device, or nullptr when it can.
+using UnavailableFn = const char* (*)();
 
 struct Variant {
   const char* name;
@@ -62,6 +64,7 @@ struct Variant {
   Precision precision;
   const char* summary;  // one line, shown by --help and --list
   LaunchFn launch;
+  UnavailableFn unavailable = nullptr;  // null: runs on every GPU the project builds for
 };
 
 // All variants, in the order a reader should take them.
@@ -73,6 +76,10 @@ const Variant& find_variant(const std::string& name);
 // Throws gemm::Error naming the first violated rule of the contract above (sizes, leading
 // dimensions, null pointers).
 void validate(const Problem& p);
+
+// Why `variant` cannot run on the current device (e.g. wgmma on a GPU other than Hopper), or
+// nullptr when it can. Needs a usable GPU for device variants.
+const char* unavailable_reason(const Variant& variant);
 
 // The one dispatch point: validates p, then runs it with `variant` on `stream` (ignored by
 // host variants). Device variants return without synchronising; launch errors are thrown.

@@ -23,3 +23,12 @@ inline bool gpu_required_by_env() {
       GTEST_SKIP() << "no usable CUDA device";                                                 \
     }                                                                                          \
   } while (0)
+
+// GPU_TEST_OR_SKIP, then a skip naming the reason when `variant` cannot run on this GPU (wgmma on
+// a GPU other than Hopper).
+#define VARIANT_TEST_OR_SKIP(variant)                                      \
+  do {                                                                     \
+    GPU_TEST_OR_SKIP();                                                    \
+    if (const char* why_unavailable = ::gemm::unavailable_reason(variant)) \
+      GTEST_SKIP() << why_unavailable;                                     \
+  } while (0)

@@ -289,6 +289,9 @@ int run(const Options& o) {
                                (cuda ? " (use a device variant)" : " (use --gemm cpu)"));
     variants.push_back(&v);
   }
+  for (const gemm::Variant* v : variants)  // e.g. wgmma on a GPU other than Hopper
+    if (cuda)
+      if (const char* why = gemm::unavailable_reason(*v)) throw std::runtime_error(why);
 
   data::Dataset train_set = data::load_mnist(o.data_dir, data::Split::Train);
   const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);

@@ -151,7 +151,7 @@ class Correctness : public Parameterised<Param, Correctness> {
   }
 
   void SetUp() override {
-    if (!on_host()) GPU_TEST_OR_SKIP();
+    if (!on_host()) VARIANT_TEST_OR_SKIP(variant());
   }
 };
 
@@ -193,11 +193,13 @@ void Correctness::EdgeShapes() {
       {64, 64, 4096},
       {7, 5, 4096},
       // Enough output tiles to fill the GPU, so that kernels choosing their tile by the number of
-      // blocks (warptile, tf32, auto) take their large-tile paths too; K small to keep the
-      // reference cheap.
+      // blocks (warptile, tf32, wgmma, auto) take their large-tile paths too; K small to keep
+      // the reference cheap. wgmma's 256×128 tile needs the last two for 132 multiprocessors.
       {1536, 1536, 64},
       {1537, 1409, 33},
       {2048, 2048, 16},
+      {2304, 2304, 16},
+      {2305, 2177, 40},
   };
   std::vector<Case> cases;
   for (const Shape& s : shapes) {
@@ -440,7 +442,7 @@ class DevicePointers : public Parameterised<std::string, DevicePointers> {
 // A host pointer handed to a device variant is rejected before any kernel touches it, naming the
 // operand, and the variant works afterwards.
 void DevicePointers::HostPointerRejected() {
-  GPU_TEST_OR_SKIP();
+  VARIANT_TEST_OR_SKIP(gemm::find_variant(GetParam()));
   struct Buf {
     float* p = nullptr;
     ~Buf() {
