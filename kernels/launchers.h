@@ -15,8 +15,9 @@ void launch_double_buffer(const Problem& p, cudaStream_t stream);  // 05_double_
 void launch_warptile(const Problem& p, cudaStream_t stream);       // 06_warptile.cu
 void launch_tf32_mma(const Problem& p, cudaStream_t stream);       // 07_tf32_mma.cu
 void launch_wgmma(const Problem& p, cudaStream_t stream);          // 08_wgmma.cu, sm_90a
-const char* wgmma_unavailable();                          // nullptr on a compute capability 9.0 GPU
-void launch_auto(const Problem& p, cudaStream_t stream);  // auto.cpp
+// Why step 8 cannot run on the current GPU, or null on compute capability 9.0 (08_wgmma.cu).
+const char* wgmma_unavailable();
+void launch_auto(const Problem& p, cudaStream_t stream);         // auto.cpp
 void launch_cublas(const Problem& p, cudaStream_t stream);       // cublas.cu, TF32 off
 void launch_cublas_tf32(const Problem& p, cudaStream_t stream);  // cublas.cu, TF32 tensor cores
 void launch_cpu(const Problem& p, cudaStream_t stream);          // cpu.cpp, OpenBLAS

@@ -35,7 +35,8 @@
 #   CTEST_ARGS    extra ctest arguments (word-split), e.g. "-R Gemm"
 #   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"
 #   TRAIN_EPOCHS  epochs for the training comparison (default 2)
-#   TRAIN_COMPARE variants added to every fp32 device variant in --compare (default: tf32,cublas_tf32)
+#   TRAIN_COMPARE variants added to every fp32 device variant in --compare (default:
+#                 tf32,wgmma,cublas_tf32)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -241,7 +242,7 @@ if [[ $steps == *,train,* ]]; then
     note "train: skipped, MNIST is absent from $mnist_dir (run scripts/fetch_mnist.sh)"
   else
     start=$SECONDS
-    if run_logged "$main_log" "$train" --compare "${TRAIN_COMPARE:-tf32,cublas_tf32}" --epochs "${TRAIN_EPOCHS:-2}" \
+    if run_logged "$main_log" "$train" --compare "${TRAIN_COMPARE:-tf32,wgmma,cublas_tf32}" --epochs "${TRAIN_EPOCHS:-2}" \
         --data-dir "$mnist_dir" --results "$out/train_compare.csv"; then
       note "train: ok in $((SECONDS - start)) s (train_compare.csv)"
     else

@@ -1,38 +1,68 @@
 #!/usr/bin/env bash
 # Tile-shape sweep for the warptile (06) and tf32 (07) kernels, on a GPU machine: compiles a copy of
-# each kernel file per candidate block/warp/thread tile, then times every candidate beside cuBLAS
-# at 2048³ and 4096³ (NN and TN) and checks it against cuBLAS. The shapes kernels/ ships came from
-# this sweep (docs/results/tuning_h200.txt). Needs a build of the project first:
-#   scripts/gpu_check.sh out   (or any build folder)  then  scripts/tune/tune_tiles.sh [build-dir]
+# a kernel file per candidate (sed on the copy, kernels/ untouched), then times every candidate
+# beside cuBLAS and checks it against cuBLAS fp32. The shapes kernels/ ships came from this sweep
+# (docs/results/tuning_h200.txt). Needs a build of the project first:
+#   scripts/gpu_check.sh out   (builds build-gpu, or $BUILD_DIR)   then
+#   scripts/tune/tune_tiles.sh [build-dir] [sections]
+# build-dir defaults to build-gpu; sections is a comma-separated subset of
+#   large  warptile's LargeTile candidates at 2048³ and 4096³ (NN, TN; NT at 4096³)
+#   tf32   tf32's LargeTile candidates, same sizes
+#   small  warptile's SmallTile candidates, forced onto the small (split-K) path, at the MLP's
+#          M = 256 shapes, each crossed with split-K policies (tune_tiles_main.cu, kPolicies)
+# (default: all three; estimated under 3 minutes on a 16-core H200 machine, compilation included).
+# TUNE_BUILD_ONLY=1 compiles and links without running (a machine without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-gpu}
+sections=",${2:-large,tf32,small},"
 lib="$build/kernels/libgemm_kernels.a"
 [ -f "$lib" ] || { echo "tune_tiles: $lib not found; build the project first" >&2; exit 2; }
+nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 work="$build/tune"
 rm -rf "$work" && mkdir -p "$work"
 
+# Each sed below must change its copy; a pattern that no longer matches the kernel file would
+# otherwise silently time the shipped shape under a candidate's name.
+must_contain() {
+  grep -qF -- "$2" "$1" || { echo "tune_tiles: $1 lacks '$2' (kernel file changed?)" >&2; exit 3; }
+}
+
 decls="" calls=""
-# name, then the LargeTile template arguments: BM, BN, BK, WM, WN, TM, TN, stages
-while read -r name cfg; do
-  sed -e "s/^using LargeTile = WarpTileConfig<.*/using LargeTile = WarpTileConfig<$cfg>;/" \
-    -e "s/void launch_warptile(/void launch_$name(/" kernels/06_warptile.cu >"$work/$name.cu"
-  decls+="void launch_$name(const Problem&, cudaStream_t);" calls+="{\"$name\", launch_$name, false},"
-done <<'L'
-wa 128, 128, 16, 64, 32, 8, 8, 3
-wb 128, 128, 8, 64, 32, 8, 8, 4
-wc 128, 256, 16, 64, 64, 8, 16, 3
-wd 128, 128, 16, 32, 64, 8, 8, 3
-we 256, 128, 16, 64, 64, 16, 8, 3
-wf 128, 128, 32, 64, 32, 8, 8, 2
-wg 128, 256, 16, 64, 64, 16, 8, 3
+add() {  # add <name> <kind>: declare launch_<name>, list it as a Candidate of that kind
+  decls+="void launch_$1(const Problem&, cudaStream_t);"
+  calls+="{\"$1\", gemm::detail::launch_$1, Kind::$2},"
+}
+
+if [[ $sections == *,large,* ]]; then
+  # name, then the LargeTile template arguments: BM, BN, BK, WM, WN, TM, TN, stages. wa is shipped.
+  while read -r name cfg; do
+    sed -e "s/^using LargeTile = WarpTileConfig<.*/using LargeTile = WarpTileConfig<$cfg>;/" \
+      -e "s/void launch_warptile(/void launch_$name(/" kernels/06_warptile.cu >"$work/$name.cu"
+    must_contain "$work/$name.cu" "using LargeTile = WarpTileConfig<$cfg>;"
+    must_contain "$work/$name.cu" "void launch_$name("
+    add "$name" Warptile
+  done <<'L'
+wa 128, 128, 32, 64, 32, 8, 8, 2
+wb 128, 128, 32, 64, 32, 8, 8, 3
+wc 128, 128, 16, 64, 32, 8, 8, 2
+wd 128, 128, 16, 64, 32, 8, 8, 3
+we 128, 128, 16, 64, 32, 8, 8, 4
+wf 128, 128, 32, 32, 64, 8, 8, 2
+wg 128, 256, 16, 64, 64, 8, 16, 2
+wh 128, 256, 32, 64, 64, 8, 16, 2
 L
-# BM, BN, BK, WM, WN, stages
-while read -r name cfg; do
-  sed -e "s/^using LargeTile = MmaConfig<.*/using LargeTile = MmaConfig<$cfg>;/" \
-    -e "s/void launch_tf32_mma(/void launch_$name(/" kernels/07_tf32_mma.cu >"$work/$name.cu"
-  decls+="void launch_$name(const Problem&, cudaStream_t);" calls+="{\"$name\", launch_$name, true},"
-done <<'L'
+fi
+
+if [[ $sections == *,tf32,* ]]; then
+  # BM, BN, BK, WM, WN, stages. tb is shipped.
+  while read -r name cfg; do
+    sed -e "s/^using LargeTile = MmaConfig<.*/using LargeTile = MmaConfig<$cfg>;/" \
+      -e "s/void launch_tf32_mma(/void launch_$name(/" kernels/07_tf32_mma.cu >"$work/$name.cu"
+    must_contain "$work/$name.cu" "using LargeTile = MmaConfig<$cfg>;"
+    must_contain "$work/$name.cu" "void launch_$name("
+    add "$name" Tf32
+  done <<'L'
 ta 128, 128, 32, 64, 64, 3
 tb 128, 128, 32, 64, 32, 3
 tc 128, 256, 32, 64, 64, 3
@@ -40,11 +70,78 @@ td 256, 128, 32, 64, 64, 3
 tf 128, 128, 32, 32, 64, 4
 tg 128, 256, 32, 64, 64, 2
 L
+fi
+
+if [[ $sections == *,small,* ]]; then
+  # The split-K planner, with its constants read from tune_split:: (set per policy at run time by
+  # tune_tiles_main.cu) and renamed: a different plan_split_k<BK> under the same name would be
+  # merged with the library's by the linker.
+  sed -e 's|#include "kernels/common.cuh"|&\n#include "tune_split.h"|' \
+    -e 's/constexpr int kMinKTiles = 4;/const int kMinKTiles = tune_split::min_k_tiles;/' \
+    -e 's|long(blocks_per_sm) \* sms;|long(tune_split::blocks_per_sm) * sms;|' \
+    -e 's|(blocks + tiles - 1) / tiles, 16)|(blocks + tiles - 1) / tiles, tune_split::max_splits)|' \
+    -e 's/SplitK plan_split_k(/SplitK plan_split_k_tune(/' \
+    -e 's/^  return {\(.*\), tiles_per_split \* BK};/  return tune_split::record(SplitK{\1, tiles_per_split * BK});/' \
+    kernels/split_k.cuh >"$work/split_k_tune.cuh"
+  for s in tune_split::min_k_tiles tune_split::blocks_per_sm tune_split::max_splits plan_split_k_tune \
+    tune_split::record; do
+    must_contain "$work/split_k_tune.cuh" "$s"
+  done
+  cat >"$work/tune_split.h" <<'H'
+#pragma once
+// Split-K policy of the small candidates, defined in tune_tiles_main.cu.
+namespace tune_split {
+extern int min_k_tiles;    // plan_split_k's kMinKTiles (shipped: 4)
+extern int max_splits;     // its cap on the split count (shipped: 16)
+extern int blocks_per_sm;  // blocks wanted per multiprocessor (shipped by warptile: 2)
+extern int last_splits;    // the split count of the latest plan
+template <class SplitK>
+SplitK record(SplitK plan) {
+  last_splits = plan.splits;
+  return plan;
+}
+}  // namespace tune_split
+H
+  # name, then the SmallTile template arguments (as above). se is shipped. LargeTile is set to the
+  # same shape (only to save compiling one that is never launched) and the small path is forced.
+  while read -r name cfg; do
+    sed -e "s/^using SmallTile = WarpTileConfig<.*/using SmallTile = WarpTileConfig<$cfg>;/" \
+      -e "s/^using LargeTile = WarpTileConfig<.*/using LargeTile = WarpTileConfig<$cfg>;/" \
+      -e 's|#include "kernels/split_k.cuh"|#include "split_k_tune.cuh"|' \
+      -e 's/plan_split_k</plan_split_k_tune</' \
+      -e 's/if (large_tiles >= sms) {/if (false \&\& large_tiles >= sms) {  \/\/ tune: small path only/' \
+      -e "s/void launch_warptile(/void launch_$name(/" kernels/06_warptile.cu >"$work/$name.cu"
+    for s in "using SmallTile = WarpTileConfig<$cfg>;" '#include "split_k_tune.cuh"' \
+      plan_split_k_tune '(false && large_tiles' "void launch_$name("; do
+      must_contain "$work/$name.cu" "$s"
+    done
+    add "$name" Small
+  done <<'L'
+sa 64, 64, 16, 32, 32, 8, 4, 3
+sb 64, 64, 32, 32, 32, 8, 4, 3
+sc 64, 64, 16, 32, 32, 4, 8, 3
+sd 64, 64, 16, 32, 32, 8, 4, 2
+se 64, 64, 32, 32, 32, 8, 4, 4
+sf 64, 64, 16, 32, 16, 4, 4, 3
+sg 64, 128, 16, 32, 64, 8, 8, 3
+sh 128, 64, 16, 64, 32, 8, 8, 3
+si 32, 64, 16, 32, 32, 8, 4, 3
+sj 32, 64, 32, 16, 32, 4, 4, 3
+L
+fi
+
+[ -n "$calls" ] || { echo "tune_tiles: no section selected from '${2:-}' (large, tf32, small)" >&2; exit 2; }
 printf 'namespace gemm::detail { %s }\nstatic const Candidate kCandidates[] = { %s };\n' \
   "$decls" "$calls" >"$work/candidates.inc"
 
-flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I. -I"$work")
-ls "$work"/*.cu | xargs -P "$(nproc)" -I{} nvcc "${flags[@]}" -c {} -o {}.o
-nvcc "${flags[@]}" scripts/tune/tune_tiles_main.cu "$work"/*.o "$lib" -lcublas -lopenblas \
+# TUNE_NVCC_FLAGS: extra nvcc flags (word-split), e.g. "-Xptxas -v" for register counts.
+# shellcheck disable=SC2206
+flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I. -I"$work" ${TUNE_NVCC_FLAGS:-})
+sources=("$work"/*.cu)
+echo "== compiling ${#sources[@]} candidates with $(nproc) jobs"
+start=$SECONDS
+printf '%s\0' "${sources[@]}" | xargs -0 -P "$(nproc)" -I{} "$nvcc" "${flags[@]}" -c {} -o {}.o
+"$nvcc" "${flags[@]}" scripts/tune/tune_tiles_main.cu "$work"/*.o "$lib" -lcublas -lopenblas \
   -o "$work/tune_tiles"
-"$work/tune_tiles"
+echo "== compiled in $((SECONDS - start)) s"
+[ -n "${TUNE_BUILD_ONLY:-}" ] || "$work/tune_tiles"

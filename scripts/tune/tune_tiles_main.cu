@@ -1,9 +1,13 @@
 // Times the tile candidates that tune_tiles.sh compiled, beside cuBLAS, and reports each one's
 // largest difference from cuBLAS fp32 (a sanity check; the test suite is the correctness proof).
+//   Large (warptile, tf32 LargeTile candidates): 2048³ and 4096³.
+//   Small (warptile SmallTile candidates on the forced small path): the MLP's M = 256 shapes, each
+//   candidate under every split-K policy of kPolicies.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda_check.h"
@@ -13,28 +17,41 @@ using gemm::Op;
 using gemm::Problem;
 using LaunchFn = void (*)(const Problem&, cudaStream_t);
 
+enum class Kind { Warptile, Tf32, Small };
 struct Candidate {
   const char* name;
   LaunchFn launch;
-  bool tf32;
+  Kind kind;
 };
 #include "candidates.inc"
 
-// Median of 20 event-timed runs after 3 warm-ups, in ms.
-static float median_ms(LaunchFn launch, const Problem& p) {
+// The split-K policy the small candidates read (tune_split.h), set before each timing.
+namespace tune_split {
+int min_k_tiles = 4, max_splits = 16, blocks_per_sm = 1, last_splits = 0;
+}  // namespace tune_split
+
+struct Policy {
+  int min_k_tiles, max_splits, blocks_per_sm;
+};
+// The first is plan_split_k as shipped.
+constexpr Policy kPolicies[] = {{4, 16, 2}, {2, 16, 1}, {8, 16, 1},
+                                {1, 16, 1}, {4, 16, 1}, {2, 32, 2}};
+
+// Median of 15 event-timed samples of `reps` back-to-back runs, after 3 warm-ups; ms per run.
+static float median_ms(LaunchFn launch, const Problem& p, int reps) {
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
   for (int i = 0; i < 3; ++i) launch(p, nullptr);
   std::vector<float> times;
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 15; ++i) {
     CUDA_CHECK(cudaEventRecord(start));
-    launch(p, nullptr);
+    for (int r = 0; r < reps; ++r) launch(p, nullptr);
     CUDA_CHECK(cudaEventRecord(stop));
     CUDA_CHECK(cudaEventSynchronize(stop));
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
+    times.push_back(ms / reps);
   }
   CUDA_CHECK(cudaEventDestroy(start));
   CUDA_CHECK(cudaEventDestroy(stop));
@@ -42,41 +59,142 @@ static float median_ms(LaunchFn launch, const Problem& p) {
   return times[times.size() / 2];
 }
 
-int main() {
-  for (int n : {2048, 4096}) {
-    for (Op op_a : {Op::N, Op::T}) {
-      const size_t count = size_t(n) * n;
-      std::vector<float> host(count);
-      std::mt19937 rng(1);
-      std::uniform_real_distribution<float> uniform(-1, 1);
-      float *a, *b, *c, *ref;
-      for (float** p : {&a, &b, &c, &ref}) CUDA_CHECK(cudaMalloc(p, count * sizeof(float)));
-      for (float* dst : {a, b}) {
+// One problem's device buffers, random A and B, and cuBLAS fp32's C for it.
+struct Case {
+  Problem p;
+  std::vector<float> want, got;
+  float* buffers[4] = {};
+  double flop;
+
+  Case(Op op_a, Op op_b, int m, int n, int k) : flop(2.0 * m * n * k) {
+    const size_t sizes[4] = {size_t(m) * k, size_t(k) * n, size_t(m) * n, size_t(m) * n};
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> uniform(-1, 1);
+    for (int i = 0; i < 4; ++i) {
+      CUDA_CHECK(cudaMalloc(&buffers[i], sizes[i] * sizeof(float)));
+      if (i < 2) {
+        std::vector<float> host(sizes[i]);
         for (float& x : host) x = uniform(rng);
-        CUDA_CHECK(cudaMemcpy(dst, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+        CUDA_CHECK(
+            cudaMemcpy(buffers[i], host.data(), sizes[i] * sizeof(float), cudaMemcpyHostToDevice));
       }
-      Problem p{op_a, Op::N, n, n, n, 1.0f, a, n, b, n, 0.0f, ref, n};
-      const float cublas_ms = median_ms(gemm::detail::launch_cublas, p);
-      const float cublas_tf32_ms = median_ms(gemm::detail::launch_cublas_tf32, p);
-      gemm::detail::launch_cublas(p, nullptr);
-      std::vector<float> want(count);
-      CUDA_CHECK(cudaMemcpy(want.data(), ref, count * sizeof(float), cudaMemcpyDeviceToHost));
-      const double flop = 2.0 * n * n * n;
-      std::printf("%d %c%c cublas %.1f TF  cublas_tf32 %.1f TF\n", n, char(op_a), 'N',
-                  flop / cublas_ms / 1e9, flop / cublas_tf32_ms / 1e9);
-      p.c = c;
-      for (const Candidate& cand : kCandidates) {
-        const float ms = median_ms(cand.launch, p);
-        CUDA_CHECK(cudaMemcpy(host.data(), c, count * sizeof(float), cudaMemcpyDeviceToHost));
-        double max_diff = 0;
-        for (size_t i = 0; i < count; ++i)
-          max_diff = std::max(max_diff, double(std::fabs(host[i] - want[i])));
-        const float base = cand.tf32 ? cublas_tf32_ms : cublas_ms;
-        std::printf("  %s %.1f TF  %.1f%% of %s  maxerr %.2e\n", cand.name, flop / ms / 1e9,
-                    100.0 * base / ms, cand.tf32 ? "cublas_tf32" : "cublas", max_diff);
-      }
-      for (float* p : {a, b, c, ref}) CUDA_CHECK(cudaFree(p));
+    }
+    const int lda = op_a == Op::N ? k : m, ldb = op_b == Op::N ? n : k;
+    p = Problem{op_a, op_b, m, n, k, 1.0f, buffers[0], lda, buffers[1], ldb, 0.0f, buffers[3], n};
+    gemm::detail::launch_cublas(p, nullptr);
+    want.resize(sizes[2]);
+    got.resize(sizes[2]);
+    CUDA_CHECK(cudaMemcpy(want.data(), p.c, want.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    p.c = buffers[2];  // candidates write here
+  }
+  Case(const Case&) = delete;
+  Case& operator=(const Case&) = delete;
+  ~Case() {
+    for (float* b : buffers) cudaFree(b);
+  }
+  std::string name() const {
+    return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) + " " +
+           char(p.op_a) + char(p.op_b);
+  }
+  // Largest |C − C_cuBLAS| after the latest launch.
+  double max_error() {
+    CUDA_CHECK(cudaMemcpy(got.data(), p.c, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    double e = 0;
+    for (size_t i = 0; i < got.size(); ++i) e = std::max(e, double(std::fabs(got[i] - want[i])));
+    return e;
+  }
+  double tflops(float ms) const { return flop / ms / 1e9; }
+};
+
+static bool any_of_kind(Kind kind) {
+  return std::any_of(std::begin(kCandidates), std::end(kCandidates),
+                     [&](const Candidate& c) { return c.kind == kind; });
+}
+
+static void large_section() {
+  std::printf("\n== Large tiles: warptile (06) and tf32 (07) LargeTile candidates ==\n");
+  struct Shape {
+    int n;
+    Op op_a, op_b;
+  };
+  const Shape shapes[] = {{2048, Op::N, Op::N},
+                          {2048, Op::T, Op::N},
+                          {4096, Op::N, Op::N},
+                          {4096, Op::T, Op::N},
+                          {4096, Op::N, Op::T}};
+  for (const Shape& s : shapes) {
+    Case c(s.op_a, s.op_b, s.n, s.n, s.n);
+    const float cublas_ms = median_ms(gemm::detail::launch_cublas, c.p, 1);
+    const float cublas_tf32_ms = median_ms(gemm::detail::launch_cublas_tf32, c.p, 1);
+    std::printf("%s  cublas %.1f TF  cublas_tf32 %.1f TF\n", c.name().c_str(), c.tflops(cublas_ms),
+                c.tflops(cublas_tf32_ms));
+    for (const Candidate& cand : kCandidates) {
+      if (cand.kind == Kind::Small) continue;
+      const bool tf32 = cand.kind == Kind::Tf32;
+      const float ms = median_ms(cand.launch, c.p, 1);
+      const float base = tf32 ? cublas_tf32_ms : cublas_ms;
+      std::printf("  %s %.1f TF  %.1f%% of %s  maxerr %.2e\n", cand.name, c.tflops(ms),
+                  100.0 * base / ms, tf32 ? "cublas_tf32" : "cublas", c.max_error());
     }
   }
+}
+
+static void small_section() {
+  std::printf(
+      "\n== Small path: warptile SmallTile candidates (small path forced) × split-K policy ==\n"
+      "policy = min K tiles per slice / split cap / blocks wanted per SM (shipped 4/16/2)\n");
+  struct Shape {
+    int m, n, k;
+    Op op_a, op_b;
+  };
+  // The MLP's forward (NT), input gradient (NN) and weight gradient (TN) at batch 256.
+  const Shape shapes[] = {{256, 1024, 784, Op::N, Op::T},
+                          {256, 784, 1024, Op::N, Op::N},
+                          {1024, 784, 256, Op::T, Op::N}};
+  constexpr int kReps = 20;  // runs per timing sample: these take tens of microseconds
+  for (const Shape& s : shapes) {
+    Case c(s.op_a, s.op_b, s.m, s.n, s.k);
+    const float cublas_ms = median_ms(gemm::detail::launch_cublas, c.p, kReps);
+    const float shipped_ms = median_ms(gemm::detail::launch_warptile, c.p, kReps);
+    std::printf("%s  cublas %.2f TF  warptile as built %.2f TF (%.1f%%, maxerr %.2e)\n",
+                c.name().c_str(), c.tflops(cublas_ms), c.tflops(shipped_ms),
+                100.0 * cublas_ms / shipped_ms, c.max_error());
+    struct Row {
+      std::string line;
+      float ms;
+    };
+    std::vector<Row> rows;
+    for (const Candidate& cand : kCandidates) {
+      if (cand.kind != Kind::Small) continue;
+      for (const Policy& pol : kPolicies) {
+        tune_split::min_k_tiles = pol.min_k_tiles;
+        tune_split::max_splits = pol.max_splits;
+        tune_split::blocks_per_sm = pol.blocks_per_sm;
+        const float ms = median_ms(cand.launch, c.p, kReps);
+        const double err = c.max_error();
+        char line[160];
+        std::snprintf(line, sizeof line,
+                      "  %s %d/%d/%d  splits %2d  %.2f TF  %.1f%% of cublas  maxerr %.2e%s",
+                      cand.name, pol.min_k_tiles, pol.max_splits, pol.blocks_per_sm,
+                      tune_split::last_splits, c.tflops(ms), 100.0 * cublas_ms / ms, err,
+                      err > 1e-3 ? "  WRONG" : "");
+        std::printf("%s\n", line);
+        rows.push_back({line, ms});
+      }
+    }
+    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ms < b.ms; });
+    std::printf(" fastest for %s:\n", c.name().c_str());
+    for (size_t i = 0; i < std::min<size_t>(5, rows.size()); ++i)
+      std::printf("%s\n", rows[i].line.c_str());
+  }
+}
+
+int main() {
+  if (!gemm::cuda_device_available()) {
+    std::fprintf(stderr, "tune_tiles: no usable CUDA device\n");
+    return 2;
+  }
+  if (any_of_kind(Kind::Warptile) || any_of_kind(Kind::Tf32)) large_section();
+  if (any_of_kind(Kind::Small)) small_section();
   return 0;
 }
