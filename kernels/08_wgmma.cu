@@ -5,8 +5,8 @@
 // Change from 07: mma.sync with register fragments becomes wgmma with shared-memory descriptors.
 // wgmma reads TF32 operands only K-major, in the 128-byte swizzled layout, so both tiles are
 // stored that way (BK = 32 floats = one 128-byte row); a K-contiguous operand is copied 16 bytes
-// at a time, an X-contiguous one is transposed on the way in through registers. Both are rounded
-// to TF32 in shared memory, as 07 rounds its fragments: the tensor cores would truncate.
+// at a time, an X-contiguous one is transposed on the way in. The inputs are not rounded first:
+// the tensor cores use the top 19 bits of each fp32 (TF32 truncation, within the TF32 tolerance).
 // sm_90a code runs on compute capability 9.0 only, so the launcher checks the GPU first.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include <cstdint>
@@ -75,12 +75,10 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   }
   if (kAhead < k_tiles) fetch(kAhead);
   for (int kt = 0; kt < k_tiles; ++kt) {
-    const int stage = kt % Cfg::kStages;
     cp_async_wait<kAhead - 1>();
-    a_loader.round_landed(a_tile(stage), tid);
-    b_loader.round_landed(b_tile(stage), tid);
     fence_proxy_async();  // this thread's writes of tile kt, visible to wgmma after the barrier
     __syncthreads();
+    const int stage = kt % Cfg::kStages;
     wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk>(acc, a_tile(stage) + warpgroup * kWgmmaM * kPanelK,
                                                b_tile(stage));
     if (kt + kAhead < k_tiles) store((kt + kAhead) % Cfg::kStages);

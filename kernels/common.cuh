@@ -56,18 +56,6 @@ struct Operand {
   }
 };
 
-// x rounded to TF32 (10-bit mantissa; to nearest, ties away from zero), as the bits of a float.
-// The tensor cores would otherwise truncate, which biases every product towards zero.
-__device__ __forceinline__ uint32_t to_tf32(float x) {
-  uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-  return r;
-}
-__device__ __forceinline__ float4 to_tf32(float4 v) {
-  return make_float4(__uint_as_float(to_tf32(v.x)), __uint_as_float(to_tf32(v.y)),
-                     __uint_as_float(to_tf32(v.z)), __uint_as_float(to_tf32(v.w)));
-}
-
 inline bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
 template <bool KContiguous>

@@ -26,10 +26,9 @@ __device__ __forceinline__ int swizzled(int x, int k) {
   return (k / kPanelK) * BX * kPanelK + x * kPanelK + chunk * 4 + k % 4;
 }
 
-// Fills a swizzled BX×BK tile from (x0, k0), zeros outside the operand, its values rounded to
-// TF32, in three calls: fetch() starts reading global memory, store() writes or copies the tile
-// one K step later (so the reads have a whole K step to arrive), and round_landed(), once this
-// thread's copies have landed, rounds what it wrote. Specialised on the operand's contiguous dim.
+// Fills a swizzled BX×BK tile from (x0, k0), zeros outside the operand, in two calls: fetch()
+// starts reading global memory and store() completes the tile one K step later, so the reads have
+// a whole K step to arrive. Specialised on the operand's contiguous dim.
 template <int BX, int BK, int NT, bool KC>
 struct SwizzledTileLoader;
 
@@ -51,15 +50,6 @@ struct SwizzledTileLoader<BX, BK, NT, true> {
 #pragma unroll
         for (int j = 0; j < 4; ++j) cp_async_element(dst + j, op, x0 + x, k0 + k + j);
       }
-    }
-  }
-  // The copies bypass registers, so their values are rounded in place: each thread its own chunks.
-  __device__ __forceinline__ static void round_landed(float* tile, int tid) {
-#pragma unroll
-    for (int i = tid; i < BX * BK / 4; i += NT) {
-      float4* chunk =
-          reinterpret_cast<float4*>(tile + swizzled<BX>(i / (BK / 4), (i % (BK / 4)) * 4));
-      *chunk = to_tf32(*chunk);
     }
   }
 };
@@ -103,13 +93,12 @@ struct SwizzledTileLoader<BX, BK, NT, false> {
       auto column = [&](int dx) -> float4& {
         return *reinterpret_cast<float4*>(tile + swizzled<BX>(o.x + dx, o.y));
       };
-      column(0) = to_tf32(make_float4(v[0].x, v[1].x, v[2].x, v[3].x));
-      column(1) = to_tf32(make_float4(v[0].y, v[1].y, v[2].y, v[3].y));
-      column(2) = to_tf32(make_float4(v[0].z, v[1].z, v[2].z, v[3].z));
-      column(3) = to_tf32(make_float4(v[0].w, v[1].w, v[2].w, v[3].w));
+      column(0) = make_float4(v[0].x, v[1].x, v[2].x, v[3].x);
+      column(1) = make_float4(v[0].y, v[1].y, v[2].y, v[3].y);
+      column(2) = make_float4(v[0].z, v[1].z, v[2].z, v[3].z);
+      column(3) = make_float4(v[0].w, v[1].w, v[2].w, v[3].w);
     }
   }
-  __device__ __forceinline__ static void round_landed(float*, int) {}  // rounded in store()
 };
 
 // Matrix descriptor of a swizzled K-major tile: start address, stride 1024 bytes between 8-row
