@@ -122,6 +122,24 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& ref, 
   EXPECT_LE(worst, tol * scale + 1e-7) << what << " (max |ref| " << scale << ")";
 }
 
+// ‖got − ref‖₂ ≤ tol · ‖ref‖₂; NaN never passes. For TF32 gradients, whose per-entry error is
+// chance: TF32's ~1e-3 error in the forward pass flips the ReLU mask of pre-activations that close
+// to zero, which changes the gradient entries upstream of them by as much as their own size.
+// Truncating only the CPU model's weights and inputs to TF32 moves its first layer's gradient by
+// 5.9% of the largest entry, 2.0% in norm (batch 64); wgmma, which truncates, measured 5.3%.
+void expect_close_norm(const std::vector<float>& got, const std::vector<float>& ref, double tol,
+                       const std::string& what) {
+  ASSERT_EQ(got.size(), ref.size()) << what;
+  double diff = 0.0, norm = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_FALSE(std::isnan(got[i])) << what << "[" << i << "] is NaN";
+    const double d = static_cast<double>(got[i]) - ref[i];
+    diff += d * d;
+    norm += static_cast<double>(ref[i]) * ref[i];
+  }
+  EXPECT_LE(std::sqrt(diff), tol * std::sqrt(norm) + 1e-7) << what;
+}
+
 struct Snapshot {
   std::vector<float> logits, dlogits;
   std::vector<std::vector<float>> grads, stepped;
@@ -191,7 +209,10 @@ TEST(MlpGpu, EveryDeviceVariantMatchesCpu) {
       expect_close(got.dlogits, ref.dlogits, tol, "dlogits");
       EXPECT_NEAR(got.loss_sum, ref.loss_sum, tol * ref.loss_sum);
       for (size_t i = 0; i < ref.grads.size(); ++i) {
-        expect_close(got.grads[i], ref.grads[i], tol, "grad " + std::to_string(i));
+        if (v.precision == gemm::Precision::TF32)
+          expect_close_norm(got.grads[i], ref.grads[i], 5e-2, "grad " + std::to_string(i));
+        else
+          expect_close(got.grads[i], ref.grads[i], tol, "grad " + std::to_string(i));
         expect_close(got.stepped[i], ref.stepped[i], tol, "stepped " + std::to_string(i));
       }
     }
