@@ -12,6 +12,7 @@
 
 #include "kernels/cuda_check.h"
 #include "kernels/launchers.h"
+#include "scripts/tune/median_ms.h"
 
 using gemm::Op;
 using gemm::Problem;
@@ -36,28 +37,6 @@ struct Policy {
 // The first is plan_split_k as shipped.
 constexpr Policy kPolicies[] = {{4, 16, 2}, {2, 16, 1}, {8, 16, 1},
                                 {1, 16, 1}, {4, 16, 1}, {2, 32, 2}};
-
-// Median of 15 event-timed samples of `reps` back-to-back runs, after 3 warm-ups; ms per run.
-static float median_ms(LaunchFn launch, const Problem& p, int reps) {
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  for (int i = 0; i < 3; ++i) launch(p, nullptr);
-  std::vector<float> times;
-  for (int i = 0; i < 15; ++i) {
-    CUDA_CHECK(cudaEventRecord(start));
-    for (int r = 0; r < reps; ++r) launch(p, nullptr);
-    CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms / reps);
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 // One problem's device buffers, random A and B, and cuBLAS fp32's C for it.
 struct Case {

@@ -9,6 +9,7 @@
 
 #include "kernels/cuda_check.h"
 #include "kernels/launchers.h"
+#include "scripts/tune/median_ms.h"
 
 using gemm::Op;
 using gemm::Problem;
@@ -19,28 +20,6 @@ struct Candidate {
   LaunchFn launch;
 };
 #include "candidates.inc"
-
-// Median of 15 event-timed runs after 3 warm-ups, in ms.
-static float median_ms(LaunchFn launch, const Problem& p) {
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  for (int i = 0; i < 3; ++i) launch(p, nullptr);
-  std::vector<float> times;
-  for (int i = 0; i < 15; ++i) {
-    CUDA_CHECK(cudaEventRecord(start));
-    launch(p, nullptr);
-    CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 int main() {
   struct Shape {
