@@ -63,8 +63,8 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   // tiles are filled ahead of the one computed. The cp.async groups count one per step.
   constexpr int kAhead = Cfg::kStages - 2;
   const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
-  float acc[Cfg::kBn / kWgmmaN][64] = {};
-  for (auto& tile : acc) fence_operands(tile);
+  float acc[1][Cfg::kBn / kWgmmaN][64] = {};
+  for (auto& tile : acc[0]) fence_operands(tile);
 #pragma unroll
   for (int t = 0; t < kAhead; ++t) {
     if (t < k_tiles) {
@@ -79,16 +79,16 @@ __global__ void __launch_bounds__(Cfg::kThreads)
     fence_proxy_async();  // this thread's writes of tile kt, visible to wgmma after the barrier
     __syncthreads();
     const int stage = kt % Cfg::kStages;
-    wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk>(acc, a_tile(stage) + warpgroup * kWgmmaM * kPanelK,
-                                               b_tile(stage));
+    wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk, kWgmmaM>(
+        acc, a_tile(stage) + warpgroup * kWgmmaM * kPanelK, b_tile(stage));
     if (kt + kAhead < k_tiles) store((kt + kAhead) % Cfg::kStages);
     cp_async_commit();
     if (kt + kAhead + 1 < k_tiles) fetch(kt + kAhead + 1);
     wgmma_wait<1>();  // acc is not touched here: the batch just issued still writes it
   }
   wgmma_wait<0>();
-  for (auto& tile : acc) fence_operands(tile);
-  store_warpgroup_tile<Cfg::kBn>(c, acc, m0 + warpgroup * kWgmmaM, n0, tid % 128);
+  for (auto& tile : acc[0]) fence_operands(tile);
+  store_warpgroup_tile<Cfg::kBn>(c, acc[0], m0 + warpgroup * kWgmmaM, n0, tid % 128);
 }
 
 // Measured on the H200 (docs/KERNELS.md): 4 warpgroups on a 256×128 tile with 4 stages for large

@@ -15,7 +15,9 @@ void launch_double_buffer(const Problem& p, cudaStream_t stream);  // 05_double_
 void launch_warptile(const Problem& p, cudaStream_t stream);       // 06_warptile.cu
 void launch_tf32_mma(const Problem& p, cudaStream_t stream);       // 07_tf32_mma.cu
 void launch_wgmma(const Problem& p, cudaStream_t stream);          // 08_wgmma.cu, sm_90a
-// Why step 8 cannot run on the current GPU, or null on compute capability 9.0 (08_wgmma.cu).
+void launch_wgmma_ws(const Problem& p, cudaStream_t stream);       // 09_wgmma_ws.cu, sm_90a
+// Why steps 8 and 9 cannot run on the current GPU, or null on compute capability 9.0
+// (08_wgmma.cu).
 const char* wgmma_unavailable();
 void launch_auto(const Problem& p, cudaStream_t stream);         // auto.cpp
 void launch_cublas(const Problem& p, cudaStream_t stream);       // cublas.cu, TF32 off

@@ -88,16 +88,35 @@ struct SwizzledTileLoader<BX, BK, NT, false> {
     for (int r = 0; r < kPerThread; ++r) {
       const int i = tid + r * NT;
       if (kBlocks % NT != 0 && i >= kBlocks) break;
-      const int2 o = block_origin(i);
-      const float4* v = rows[r];
-      auto column = [&](int dx) -> float4& {
-        return *reinterpret_cast<float4*>(tile + swizzled<BX>(o.x + dx, o.y));
-      };
-      column(0) = make_float4(v[0].x, v[1].x, v[2].x, v[3].x);
-      column(1) = make_float4(v[0].y, v[1].y, v[2].y, v[3].y);
-      column(2) = make_float4(v[0].z, v[1].z, v[2].z, v[3].z);
-      column(3) = make_float4(v[0].w, v[1].w, v[2].w, v[3].w);
+      store_block(tile, block_origin(i), rows[r]);
     }
+  }
+  // fetch() and store() at once, a block at a time (few registers): for a source with short
+  // latency, such as a tile in shared memory viewed as an Operand.
+  __device__ __forceinline__ static void copy(float* tile, const Operand<false>& op, int x0, int k0,
+                                              int tid) {
+#pragma unroll
+    for (int r = 0; r < kPerThread; ++r) {
+      const int i = tid + r * NT;
+      if (kBlocks % NT != 0 && i >= kBlocks) break;
+      const int2 o = block_origin(i);
+      float4 v[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) v[j] = op.load4(x0 + o.x, k0 + o.y + j);
+      store_block(tile, o, v);
+    }
+  }
+
+ private:
+  // Writes the 4×4 block at o, held as four rows along x, as four float4 columns along k.
+  __device__ __forceinline__ static void store_block(float* tile, int2 o, const float4 (&v)[4]) {
+    auto column = [&](int dx) -> float4& {
+      return *reinterpret_cast<float4*>(tile + swizzled<BX>(o.x + dx, o.y));
+    };
+    column(0) = make_float4(v[0].x, v[1].x, v[2].x, v[3].x);
+    column(1) = make_float4(v[0].y, v[1].y, v[2].y, v[3].y);
+    column(2) = make_float4(v[0].z, v[1].z, v[2].z, v[3].z);
+    column(3) = make_float4(v[0].w, v[1].w, v[2].w, v[3].w);
   }
 };
 
@@ -158,12 +177,13 @@ __device__ __forceinline__ void wgmma_m64n128k8(float (&d)[64], uint64_t desc_a,
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
-// One K tile of a warpgroup's product: acc[64×BN] += A[64×BK] · B[BK×BN], issued asynchronously
-// and committed as one wgmma group. a_rows: the warpgroup's 64 rows of a BM×BK swizzled A tile;
-// b_tile: a BN×BK swizzled B tile.
-template <int BM, int BN, int BK>
-__device__ __forceinline__ void wgmma_k_tile(float (&acc)[BN / kWgmmaN][64], const float* a_rows,
-                                             const float* b_tile) {
+// One K tile of a warpgroup's product: acc[WM×BN] += A[WM×BK] · B[BK×BN], issued asynchronously
+// and committed as one wgmma group; acc[i][j] is the 64×128 wgmma tile at rows 64i, columns 128j.
+// a_rows: the warpgroup's WM rows of a BM×BK swizzled A tile; b_tile: a BN×BK swizzled B tile.
+template <int BM, int BN, int BK, int WM>
+__device__ __forceinline__ void wgmma_k_tile(float (&acc)[WM / kWgmmaM][BN / kWgmmaN][64],
+                                             const float* a_rows, const float* b_tile) {
+  static_assert(WM % kWgmmaM == 0, "a warpgroup's rows are split into 64-row wgmma tiles");
   static_assert(BN % kWgmmaN == 0, "B's columns are split into 128-column wgmma tiles");
   static_assert(BK % kPanelK == 0, "the K tile is a whole number of 32-float swizzled panels");
   wgmma_fence();
@@ -173,8 +193,11 @@ __device__ __forceinline__ void wgmma_k_tile(float (&acc)[BN / kWgmmaN][64], con
     const float* a = a_rows + (kk / kPanelK) * BM * kPanelK + kk % kPanelK;
     const float* b = b_tile + (kk / kPanelK) * BN * kPanelK + kk % kPanelK;
 #pragma unroll
-    for (int j = 0; j < BN / kWgmmaN; ++j)  // 128 rows of B further on: 16 whole atoms
-      wgmma_m64n128k8(acc[j], sw128_descriptor(a), sw128_descriptor(b + j * kWgmmaN * kPanelK));
+    for (int i = 0; i < WM / kWgmmaM; ++i)  // 64 rows further on: 8 whole atoms
+#pragma unroll
+      for (int j = 0; j < BN / kWgmmaN; ++j)  // 128 rows of B further on: 16 whole atoms
+        wgmma_m64n128k8(acc[i][j], sw128_descriptor(a + i * kWgmmaM * kPanelK),
+                        sw128_descriptor(b + j * kWgmmaN * kPanelK));
   }
   wgmma_commit();
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Tile sweep for the wgmma kernel (08), on an H200: compiles a copy of kernels/08_wgmma.cu per
-# candidate with its LargeTile and SmallTile both set to the candidate's WgmmaConfig (so every
-# shape runs that one tile), then times each beside cuBLAS fp32 and TF32 at 2048³–8192³ and the
-# MLP's shapes (wgmma_tiles_main.cu). The shapes 08 ships came from this sweep
-# (docs/results/tuning_wgmma_h200.txt). Needs a build of the project first:
-#   scripts/gpu_check.sh out   then   scripts/tune/wgmma_tiles.sh [build-dir]
+# Tile sweep for the wgmma kernels (08, and 09 with its producer warpgroup), on an H200: compiles
+# a copy of the kernel's file per candidate with its LargeTile and SmallTile both set to the
+# candidate's config (so every shape runs that one tile), then times each beside cuBLAS fp32 and
+# TF32 at 2048³–8192³ and the MLP's shapes (wgmma_tiles_main.cu). The shapes 08 and 09 ship came
+# from this sweep (docs/results/tuning_wgmma_h200.txt). Needs a build of the project first:
+#   scripts/gpu_check.sh out   then   scripts/tune/wgmma_tiles.sh [build-dir] [08|09|all]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-gpu}
+steps=${2:-all}
 lib="$build/kernels/libgemm_kernels.a"
 [ -f "$lib" ] || { echo "wgmma_tiles: $lib not found; build the project first" >&2; exit 2; }
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
@@ -15,29 +16,43 @@ work="$build/wgmma_tune"
 rm -rf "$work" && mkdir -p "$work"
 
 decls="" calls=""
-# name, then WgmmaConfig's arguments: BM, BN, BK, stages. w256x128k32s4 is shipped (LargeTile).
-while read -r name cfg; do
-  sed -e "s/^using LargeTile = WgmmaConfig<.*/using LargeTile = WgmmaConfig<$cfg>;/" \
-    -e "s/^using SmallTile = WgmmaConfig<.*/using SmallTile = WgmmaConfig<$cfg>;/" \
-    -e "s/void launch_wgmma(/void launch_$name(/" \
+# candidate <source> <config type> <launcher> <name> <config arguments>
+candidate() {
+  local src=$1 type=$2 launcher=$3 name=$4 cfg=$5 defines=${6:-}
+  { [ -z "$defines" ] || echo "#define $defines"; } >"$work/$name.cu"
+  sed -e "s/^using LargeTile = $type<.*/using LargeTile = $type<$cfg>;/" \
+    -e "s/^using SmallTile = $type<.*/using SmallTile = $type<$cfg>;/" \
+    -e "s/void $launcher(/void launch_$name(/" \
     -e "s/const char\* wgmma_unavailable() {/const char* ${name}_unavailable() {/" \
-    kernels/08_wgmma.cu >"$work/$name.cu"
-  for s in "using LargeTile = WgmmaConfig<$cfg>;" "using SmallTile = WgmmaConfig<$cfg>;" \
-    "void launch_$name("; do
+    "$src" >>"$work/$name.cu"
+  for s in "using LargeTile = $type<$cfg>;" "using SmallTile = $type<$cfg>;" "void launch_$name("; do
     grep -qF -- "$s" "$work/$name.cu" || { echo "wgmma_tiles: sed failed on '$s'" >&2; exit 3; }
   done
   decls+="void launch_$name(const Problem&, cudaStream_t);"
   calls+="{\"$name\", gemm::detail::launch_$name},"
-done <<'L'
+}
+# 08: WgmmaConfig<BM, BN, BK, stages>. w256x128k32s4 is shipped (LargeTile).
+if [ "$steps" = all ] || [ "$steps" = 08 ]; then
+  while read -r name cfg; do
+    candidate kernels/08_wgmma.cu WgmmaConfig launch_wgmma "$name" "$cfg"
+  done <<'L'
 w128x128k32s3 128, 128, 32, 3
-w128x128k32s4 128, 128, 32, 4
-w128x128k32s6 128, 128, 32, 6
-w128x128k64s3 128, 128, 64, 3
-w256x128k32s3 256, 128, 32, 3
 w256x128k32s4 256, 128, 32, 4
-w128x256k32s3 128, 256, 32, 3
-w128x256k32s4 128, 256, 32, 4
 L
+fi
+# 09: WsConfig<BM, BN, stages, consumer warpgroups>.
+if [ "$steps" = all ] || [ "$steps" = 09 ]; then
+  while read -r name cfg; do
+    candidate kernels/09_wgmma_ws.cu WsConfig launch_wgmma_ws "$name" "$cfg"
+  done <<'L'
+ws256x128s4c2 256, 128, 4, 2
+ws128x256s4c2 128, 256, 4, 2
+ws128x128s4c2 128, 128, 4, 2
+ws256x128s3c2 256, 128, 3, 2
+ws128x128s6c2 128, 128, 6, 2
+ws128x128s4c1 128, 128, 4, 1
+L
+fi
 calls+="{\"tf32\", gemm::detail::launch_tf32_mma},"
 printf 'namespace gemm::detail { %s }\nstatic const Candidate kCandidates[] = { %s };\n' \
   "$decls" "$calls" >"$work/candidates.inc"

@@ -1,0 +1,291 @@
+// Step 9 — warp specialisation with TMA copies. In step 8 every warp both copies and multiplies,
+// and one block barrier per K tile holds all of them to the pace of the slowest copy. Here one
+// producer warpgroup only fills shared memory and the consumer warpgroups only issue wgmma; they
+// hand stages to each other through two mbarriers per stage ("full": the tile has landed;
+// "empty": every consumer has finished reading it), so neither side waits for more than the one
+// stage it needs. Global reads are the TMA engine's, one instruction per tile from one thread:
+// a K-contiguous tile lands already 128-byte swizzled, as wgmma reads it; an X-contiguous one
+// lands as stored, in a staging slot, and the producer's threads transpose it in shared memory.
+// (Transposing straight from global memory through registers, as 08 does, capped NN at 48% of
+// cuBLAS TF32 here: a thread's arrive on "full" releases its writes and so first waits for all
+// its loads in flight, which exposes their latency at every stage.)
+// Change from 08: the K loop splits into a producer loop and a consumer loop; the block barrier
+// becomes per-stage mbarriers; tiles come by TMA; each consumer owns 128 rows.
+//   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+#include <cudaTypedefs.h>
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/launchers.h"
+#include "kernels/split_k.cuh"
+#include "kernels/tma.cuh"
+#include "kernels/wgmma.cuh"
+
+namespace gemm::detail {
+namespace {
+
+template <int BM_, int BN_, int Stages_, int Consumers_>
+struct WsConfig {
+  static constexpr int kBm = BM_, kBn = BN_, kBk = kPanelK;  // block tile; a TMA box is 32 k
+  static constexpr int kConsumers = Consumers_;
+  static constexpr int kWm = kBm / kConsumers;             // rows per consumer warpgroup
+  static constexpr int kThreads = 128 * (kConsumers + 1);  // + one producer warpgroup
+  static constexpr int kStageFloats = (kBm + kBn) * kBk;
+  static_assert(kBm % kConsumers == 0 && kWm % kWgmmaM == 0,
+                "each consumer owns a whole number of 64-row wgmma tiles");
+  static_assert(kBn % kWgmmaN == 0, "the block's columns are split into 128-column wgmma tiles");
+  static_assert(kBm <= 256 && kBn <= 256, "a TMA box spans at most 256 rows");
+
+  // Shared memory for one layout (A, B K-contiguous or not): Stages_ stages if they fit beside
+  // the staging slots of the X-contiguous operands (two slots, or one where two would leave
+  // fewer than 3 stages), then the mbarriers; 1 KB to align everything to the swizzle atoms.
+  template <bool KCA, bool KCB>
+  struct For {
+    static constexpr int kStagedFloats = ((KCA ? 0 : kBm) + (KCB ? 0 : kBn)) * kBk;  // per slot
+    static constexpr int kBudgetFloats = (227 * 1024 - 1024 - 256) / int(sizeof(float));
+    static constexpr int kSlots = kStagedFloats == 0                                      ? 0
+                                  : kBudgetFloats - 2 * kStagedFloats >= 3 * kStageFloats ? 2
+                                                                                          : 1;
+    static constexpr int kFit = (kBudgetFloats - kSlots * kStagedFloats) / kStageFloats;
+    static constexpr int kStages = kFit < Stages_ ? kFit : Stages_;
+    static constexpr int kRing = kSlots > 0 ? kSlots : 1;  // slot of tile kt: kt % kRing
+    static constexpr int kBarriers = 2 * kStages + kSlots;
+    static constexpr int kSmemBytes =
+        (kStages * kStageFloats + kSlots * kStagedFloats) * int(sizeof(float)) + 8 * kBarriers +
+        1024;
+    static_assert(kStages >= 3,
+                  "the consumers read one stage and hold one more in flight; the producer fills a "
+                  "third");
+    static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
+  };
+};
+
+// How the producer fills one operand's BX×32 swizzled tiles, per operand and layout:
+//   K-contiguous, aligned: TMA straight into the tile (map).
+//   X-contiguous, aligned: TMA into a staging slot as stored (map), then the producer's 128
+//     threads transpose it into the tile (SwizzledTileLoader, reading the slot).
+//   misaligned (TMA needs a 16-byte aligned base and ld % 4 == 0): the threads copy from global
+//     memory, by cp.async (K-contiguous) or transposing through registers (X-contiguous).
+template <int BX, bool KC>
+struct ProducerOperand {
+  static constexpr int kBk = kPanelK, kTileBytes = BX * kBk * int(sizeof(float));
+  using Loader = SwizzledTileLoader<BX, kBk, 128, KC>;
+  const CUtensorMap* map;  // null: misaligned
+  int x0, k_begin;         // tile origin; first k of this block's split-K slice
+
+  __device__ __forceinline__ bool staged() const { return !KC && map; }
+  __device__ __forceinline__ int direct_bytes() const { return KC && map ? kTileBytes : 0; }
+  __device__ __forceinline__ int staged_bytes() const { return staged() ? kTileBytes : 0; }
+  // Thread 0: start the TMA copy of K tile kt into `tile` (direct) or `slot` (staged).
+  __device__ __forceinline__ void copy_direct(float* tile, int kt, uint64_t* bar) const {
+    if (KC && map) tma_load_tile(tile, map, k_begin + kt * kBk, x0, bar);
+  }
+  __device__ __forceinline__ void copy_staged(float* slot, int kt, uint64_t* bar) const {
+    if (staged()) tma_load_tile(slot, map, x0, k_begin + kt * kBk, bar);
+  }
+  // Every thread: complete `tile` (K tile kt) from the staging slot, or for a misaligned
+  // operand from global memory (unpipelined: that path is for correctness, not speed).
+  __device__ __forceinline__ void store(float* tile, const float* slot, const Operand<KC>& op,
+                                        int kt, int ptid) const {
+    if constexpr (KC) {
+      if (!map) {  // cp.async, waited for by the caller
+        Loader loader;
+        loader.fetch(op, x0, kt * kBk, ptid);
+        loader.store(tile, op, x0, ptid);
+      }
+    } else if (map) {  // the slot as an X-contiguous BX×32 operand
+      Loader::copy(tile, Operand<false>{slot, BX, BX, kBk, true}, 0, 0, ptid);
+    } else {
+      Loader::copy(tile, op, x0, kt * kBk, ptid);
+    }
+  }
+};
+
+template <class Cfg, bool KCA, bool KCB>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_ws_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c, int k_per_split,
+                    const __grid_constant__ CUtensorMap map_a,
+                    const __grid_constant__ CUtensorMap map_b, bool tma_a, bool tma_b) {
+  using L = typename Cfg::template For<KCA, KCB>;
+  const int k_begin = blockIdx.z * k_per_split;
+  enter_k_slice(a, b, c, k_per_split);
+  extern __shared__ float smem_raw[];
+  float* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float);
+  float* staging = smem + L::kStages * Cfg::kStageFloats;  // kSlots × (A's part, B's part)
+  uint64_t* full = reinterpret_cast<uint64_t*>(staging + L::kSlots * L::kStagedFloats);
+  uint64_t* empty = full + L::kStages;
+  uint64_t* staged = empty + L::kStages;  // a slot's TMA copies have landed
+  const int tid = threadIdx.x, warpgroup = tid / 128;
+  const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
+  auto a_tile = [&](int stage) { return smem + stage * Cfg::kStageFloats; };
+  auto b_tile = [&](int stage) { return a_tile(stage) + Cfg::kBm * Cfg::kBk; };
+  auto a_slot = [&](int slot) { return staging + slot * L::kStagedFloats; };
+  auto b_slot = [&](int slot) { return a_slot(slot) + (KCA ? 0 : Cfg::kBm * Cfg::kBk); };
+  const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
+
+  if (tid == 0) {
+    for (int s = 0; s < L::kStages; ++s) {
+      mbarrier_init(&full[s], 128);                     // every producer thread, + TMA bytes
+      mbarrier_init(&empty[s], 128 * Cfg::kConsumers);  // every consumer thread
+    }
+    for (int s = 0; s < L::kSlots; ++s) mbarrier_init(&staged[s], 1);  // thread 0, + TMA bytes
+    fence_mbarrier_init();
+  }
+  __syncthreads();  // the last block-wide barrier: from here the two roles run apart
+
+  if (warpgroup == Cfg::kConsumers) {
+    // Producer. Step kt waits until the consumers have emptied stage kt % S (its previous tile,
+    // kt − S), has thread 0 start the direct TMA copies into it, transposes the staged tiles
+    // (copied kSlots steps earlier) into it, and arrives on its "full" barrier; then thread 0
+    // refills the slot just read with tile kt + kSlots.
+    const int ptid = tid - 128 * Cfg::kConsumers;
+    const ProducerOperand<Cfg::kBm, KCA> pa{tma_a ? &map_a : nullptr, m0, k_begin};
+    const ProducerOperand<Cfg::kBn, KCB> pb{tma_b ? &map_b : nullptr, n0, k_begin};
+    const int direct_bytes = pa.direct_bytes() + pb.direct_bytes();
+    const int staged_bytes = pa.staged_bytes() + pb.staged_bytes();
+    const bool uses_cp_async = (KCA && !tma_a) || (KCB && !tma_b);
+    auto stage_copies = [&](int kt) {  // thread 0
+      uint64_t* bar = &staged[kt % L::kRing];
+      mbarrier_expect_bytes(bar, staged_bytes);
+      pa.copy_staged(a_slot(kt % L::kRing), kt, bar);
+      pb.copy_staged(b_slot(kt % L::kRing), kt, bar);
+      mbarrier_arrive(bar);
+    };
+    if (ptid == 0 && staged_bytes > 0)
+      for (int kt = 0; kt < L::kSlots && kt < k_tiles; ++kt) stage_copies(kt);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      const int stage = kt % L::kStages;
+      if (kt >= L::kStages) mbarrier_wait(&empty[stage], (kt / L::kStages - 1) & 1);
+      if (ptid == 0 && direct_bytes > 0) {
+        mbarrier_expect_bytes(&full[stage], direct_bytes);
+        pa.copy_direct(a_tile(stage), kt, &full[stage]);
+        pb.copy_direct(b_tile(stage), kt, &full[stage]);
+      }
+      const int slot = kt % L::kRing;
+      if (staged_bytes > 0) mbarrier_wait(&staged[slot], (kt / L::kRing) & 1);
+      pa.store(a_tile(stage), a_slot(slot), a, kt, ptid);
+      pb.store(b_tile(stage), b_slot(slot), b, kt, ptid);
+      if (uses_cp_async) {
+        cp_async_commit();
+        cp_async_wait<0>();
+      }
+      // This thread's writes, visible to wgmma, and its reads of the slot ordered before the
+      // TMA copy that refills it (both are the async proxy).
+      fence_proxy_async();
+      if (staged_bytes > 0) {
+        producer_barrier();  // every thread is done reading the slot
+        if (ptid == 0 && kt + L::kSlots < k_tiles) stage_copies(kt + L::kSlots);
+      }
+      mbarrier_arrive(&full[stage]);
+    }
+    return;
+  }
+
+  // Consumers: wait for a full stage, multiply it, and once that batch has completed (one step
+  // later: one batch stays in flight) hand its stage back.
+  float acc[Cfg::kWm / kWgmmaM][Cfg::kBn / kWgmmaN][64] = {};
+  for (auto& row : acc)
+    for (auto& tile : row) fence_operands(tile);
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const int stage = kt % L::kStages;
+    mbarrier_wait(&full[stage], (kt / L::kStages) & 1);
+    wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk, Cfg::kWm>(
+        acc, a_tile(stage) + warpgroup * Cfg::kWm * kPanelK, b_tile(stage));
+    wgmma_wait<1>();  // the batch of tile kt − 1 has completed
+    if (kt > 0) mbarrier_arrive(&empty[(kt - 1) % L::kStages]);
+  }
+  wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < Cfg::kWm / kWgmmaM; ++i) {
+    for (auto& tile : acc[i]) fence_operands(tile);
+    store_warpgroup_tile<Cfg::kBn>(c, acc[i], m0 + warpgroup * Cfg::kWm + i * kWgmmaM, n0,
+                                   tid % 128);
+  }
+}
+
+// Measured on the H200 (docs/KERNELS.md): two consumers of 128×128 on a 256×128 tile for large
+// grids; 128×128 (two consumers of 64×128) with split-K when the large tile leaves
+// multiprocessors idle.
+using LargeTile = WsConfig<256, 128, 4, 2>;
+using SmallTile = WsConfig<128, 128, 4, 2>;
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                                cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || fn == nullptr)
+      throw Error("gemm: the CUDA driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12)");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+// A tensor map for TMA copies of one operand's tiles of bx rows (M or N) by 32 k. K-contiguous:
+// boxes of 32 k (one 128-byte panel) × bx, 128-byte swizzled as wgmma.cuh's swizzled<bx>()
+// expects (the tile 1024-byte aligned). X-contiguous: boxes of bx × 32 k as stored, for a staging
+// slot. The operand must be 16-byte aligned with ld % 4 == 0 (Operand::vec4_ok); throws
+// gemm::Error otherwise or if the driver refuses the map.
+template <bool KC>
+CUtensorMap make_tile_map(const Operand<KC>& op, int bx) {
+  if (!op.vec4_ok) throw Error("gemm: a TMA tile map needs a 16-byte aligned operand, ld % 4 == 0");
+  CUtensorMap map{};
+  const cuuint64_t k = cuuint64_t(op.extent_k), x = cuuint64_t(op.extent_x);
+  const cuuint64_t dims[2] = {KC ? k : x, KC ? x : k};                // contiguous dim first
+  const cuuint64_t strides[1] = {cuuint64_t(op.ld) * sizeof(float)};  // bytes per line
+  const cuuint32_t box[2] = {cuuint32_t(KC ? kPanelK : bx), cuuint32_t(KC ? bx : kPanelK)};
+  const cuuint32_t unit_steps[2] = {1, 1};
+  const CUresult r =
+      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(op.p), dims,
+                           strides, box, unit_steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                           KC ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw Error("gemm: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
+                ") for an operand of " + std::to_string(op.extent_x) + " x " +
+                std::to_string(op.extent_k) + ", ld " + std::to_string(op.ld));
+  return map;
+}
+
+template <class Cfg>
+void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
+  with_layout(p, [&](auto a_kc, auto b_kc) {
+    constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
+    constexpr auto kernel = wgmma_ws_kernel<Cfg, KCA, KCB>;
+    constexpr int smem_bytes = Cfg::template For<KCA, KCB>::kSmemBytes;
+    allow_dynamic_smem<kernel>(smem_bytes);
+    const Operand<KCA> a = operand_a<KCA>(p);
+    const Operand<KCB> b = operand_b<KCB>(p);
+    // TMA wherever the operand is aligned; a misaligned operand's map stays zero.
+    const bool tma_a = a.vec4_ok, tma_b = b.vec4_ok;
+    CUtensorMap map_a{}, map_b{};
+    if (tma_a) map_a = make_tile_map(a, Cfg::kBm);
+    if (tma_b) map_b = make_tile_map(b, Cfg::kBn);
+    dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
+    grid.z = plan.splits;
+    run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
+      kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(a, b, c, k_per_split, map_a, map_b, tma_a,
+                                                          tma_b);
+      CUDA_CHECK_LAUNCH();
+    });
+  });
+}
+
+}  // namespace
+
+// The large tile when it gives every multiprocessor a block; otherwise the small one, with K
+// split across blocks until the grid fills the chip.
+void launch_wgmma_ws(const Problem& p, cudaStream_t stream) {
+  if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
+  const int sms = multiprocessor_count();
+  if (tile_count<LargeTile::kBm, LargeTile::kBn>(p) >= sms) {
+    launch_with<LargeTile>(p, SplitK{1, p.k}, stream);
+    return;
+  }
+  const long small_tiles = tile_count<SmallTile::kBm, SmallTile::kBn>(p);
+  launch_with<SmallTile>(p, plan_split_k<SmallTile::kBk>(p, small_tiles, sms), stream);
+}
+
+}  // namespace gemm::detail
