@@ -3,12 +3,11 @@
 // addresses per fragment read, better reuse in the L1/shared pipe) and the hierarchy
 // block tile → warp tile → thread tile is explicit in the code, as in CUTLASS.
 // Change from 05: warp/thread index mapping; BK 8 → 32 (dynamic shared memory), so each barrier
-// covers four times the work; each operand's shared tile kept in its global layout, as in 07
-// (cp_async_tile_native), so every cp.async is 16 bytes: a K-contiguous operand (A with op N,
-// B with op T) is no longer transposed one 4-byte copy per element, and its X-major tile is read
-// a float4 along k per row (ThreadTile); and a smaller block tile with split-K (split_k.cuh) that
-// the launcher picks when the 128×128 grid would leave multiprocessors idle (the MLP's M = 256
-// shapes).
+// covers four times the work; every cp.async 16 bytes (cp_async_tile_native): a K-contiguous
+// operand (A with op N, B with op T) is copied as stored and transposed in shared memory
+// (SmemTile), instead of one 4-byte copy per element; and a smaller block tile with split-K
+// (split_k.cuh) that the launcher picks when the 128×128 grid would leave multiprocessors idle
+// (the MLP's M = 256 shapes).
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/launchers.h"
 #include "kernels/pipeline.cuh"
@@ -18,27 +17,55 @@
 namespace gemm::detail {
 namespace {
 
-// One operand's shared tile, stored as the operand is in global memory so that every cp.async is
-// 16 bytes: X-major tile[x·kLds + k] for a K-contiguous operand, K-major tile[k·kLds + x]
-// otherwise. An X-major tile is read a float4 along k per row, neighbouring threads one row apart
-// (thread_tile.cuh); a row stride of an odd number of float4s (≡ 4 mod 8 floats) puts the 8 rows
-// one quarter-warp reads in 8 different 16-byte bank groups. K-major reads are neighbouring
-// float4s, conflict-free with any stride; its 4 floats of padding are kept from 05.
-template <int BK, int BX, bool KC>
+// One operand's shared tiles. An X-contiguous operand is copied straight into a K-major tile,
+// tile[k·kLds + x] (16-byte cp.async along x), which the thread tile reads a float4 of 4
+// neighbouring x at a time. A K-contiguous one (A with op N, B with op T) is copied as it is
+// stored, X-major staged[x·kStagedLds + k], again 16 bytes per cp.async; then either the thread
+// tile reads it as it is, a float4 along k per row (kTranspose false), or it is first transposed
+// into a single K-major tile in shared memory (transpose_staged), at the cost of one more barrier
+// per K tile but with the K-major thread tile's fewer live registers (kTranspose true: measured
+// faster for the large tile, slower for the small one; docs/KERNELS.md). A staged row stride of
+// an odd number of float4s (≡ 4 mod 8 floats) puts the rows that 8 neighbouring threads read in 8
+// different 16-byte bank groups; K-major rows keep 05's 4 floats of padding.
+template <int BK, int BX, bool KC, bool kTranspose>
 struct SmemTile {
-  static constexpr TileLayout kLayout = KC ? TileLayout::XMajor : TileLayout::KMajor;
-  static constexpr int kLds = (KC ? BK : BX) + 4;
-  static constexpr int kFloats = (KC ? BX : BK) * kLds;
-  static_assert(!KC || kLds % 8 == 4,
+  static constexpr int kKMajorLds = BX + 4;
+  static constexpr int kStagedLds = BK + 4;                                    // KC only
+  static constexpr int kStageFloats = KC ? BX * kStagedLds : BK * kKMajorLds;  // per stage
+  static constexpr bool kTransposed = KC && kTranspose;
+  static constexpr int kTransposedFloats = kTransposed ? BK * kKMajorLds : 0;  // one, shared
+  // What the thread tile reads.
+  static constexpr TileLayout kLayout = KC && !kTranspose ? TileLayout::XMajor : TileLayout::KMajor;
+  static constexpr int kLds = KC && !kTranspose ? kStagedLds : kKMajorLds;
+  static_assert(kStagedLds % 8 == 4,
                 "an X-major row stride must be an odd number of float4s for conflict-free reads");
 };
 
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int Stages_>
+// Transposes the X-major BX×BK tile `staged` into the K-major `tile` (SmemTile strides): each
+// thread reads a float4 of one row along k and writes its 4 values down the K-major columns.
+// Neighbouring threads take neighbouring x: conflict-free reads (odd float4 stride) and writes
+// (32 consecutive floats).
+template <class Tile, int BK, int BX, int NT>
+__device__ __forceinline__ void transpose_staged(float* tile, const float* staged, int tid) {
+#pragma unroll
+  for (int i = tid; i < BX * BK / 4; i += NT) {
+    const int x = i % BX, k = (i / BX) * 4;
+    const float4 v = *reinterpret_cast<const float4*>(&staged[x * Tile::kStagedLds + k]);
+    tile[(k + 0) * Tile::kKMajorLds + x] = v.x;
+    tile[(k + 1) * Tile::kKMajorLds + x] = v.y;
+    tile[(k + 2) * Tile::kKMajorLds + x] = v.z;
+    tile[(k + 3) * Tile::kKMajorLds + x] = v.w;
+  }
+}
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int Stages_,
+          bool TransposeKC_>
 struct WarpTileConfig {
   static constexpr int kBm = BM_, kBn = BN_, kBk = BK_;  // block tile
   static constexpr int kWm = WM_, kWn = WN_;             // warp tile
   static constexpr int kTm = TM_, kTn = TN_;             // thread tile
   static constexpr int kStages = Stages_;
+  static constexpr bool kTransposeKC = TransposeKC_;  // see SmemTile
   static constexpr int kWarpsM = kBm / kWm, kWarpsN = kBn / kWn;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int kLanesM = kWm / kTm, kLanesN = kWn / kTn;  // thread grid inside a warp
@@ -48,23 +75,27 @@ struct WarpTileConfig {
   static_assert(kBk % 4 == 0, "K tiles are copied in 16-byte chunks");
 
   // What depends on the layout (A, B K-contiguous or not): the shared tiles, and the thread tile
-  // that reads them. A thread's float4 groups (K-major) sit 4·kLanesM rows and 4·kLanesN columns
-  // apart in its warp tile; its single rows or columns (X-major) kLanesM and kLanesN apart.
+  // that reads them. Per stage A's tile then B's; after the stages, the transposed tiles. A
+  // thread's float4 groups (K-major) sit 4·kLanesM rows and 4·kLanesN columns apart in its warp
+  // tile; its single rows or columns (X-major) kLanesM and kLanesN apart.
   template <bool KCA, bool KCB>
   struct For {
-    using TileA = SmemTile<kBk, kBm, KCA>;
-    using TileB = SmemTile<kBk, kBn, KCB>;
-    static constexpr int kStageFloats = TileA::kFloats + TileB::kFloats;
-    static constexpr int kSmemBytes = kStages * kStageFloats * int(sizeof(float));
+    using TileA = SmemTile<kBk, kBm, KCA, kTransposeKC>;
+    using TileB = SmemTile<kBk, kBn, KCB, kTransposeKC>;
+    static constexpr int kStageFloats = TileA::kStageFloats + TileB::kStageFloats;
+    static constexpr int kSmemBytes =
+        (kStages * kStageFloats + TileA::kTransposedFloats + TileB::kTransposedFloats) *
+        int(sizeof(float));
     static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
     using Tile = ThreadTile<kTm, kTn, 4 * kLanesM, 4 * kLanesN, TileA::kLayout, TileB::kLayout>;
   };
 };
 
-// Large: 2 stages of BK = 32 measured fastest on the H200 among 7 shapes tried (docs/KERNELS.md),
-// with the earlier transposing loads; scripts/tune/tune_tiles.sh sweeps both shapes again.
-using LargeTile = WarpTileConfig<128, 128, 32, 64, 32, 8, 8, 2>;  // 256 threads
-using SmallTile = WarpTileConfig<64, 64, 32, 32, 32, 8, 4, 4>;    // 128 threads
+// The fastest on the H200 of the shapes scripts/tune/tune_tiles.sh sweeps (docs/KERNELS.md,
+// docs/results/tuning_h200.txt): large, 2 stages of BK = 32, warp tiles of 32×64, K-contiguous
+// tiles transposed in shared memory; small, the X-major reads, which need no second barrier.
+using LargeTile = WarpTileConfig<128, 128, 32, 32, 64, 8, 8, 2, true>;  // 256 threads
+using SmallTile = WarpTileConfig<64, 64, 32, 32, 32, 8, 4, 4, false>;   // 128 threads
 
 template <class Cfg, bool KCA, bool KCB>
 __global__ void __launch_bounds__(Cfg::kThreads)
@@ -72,7 +103,7 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   using L = typename Cfg::template For<KCA, KCB>;
   using Tile = typename L::Tile;
   enter_k_slice(a, b, c, k_per_split);
-  extern __shared__ __align__(16) float smem[];  // per stage: A's tile, then B's (SmemTile)
+  extern __shared__ __align__(16) float smem[];  // see Cfg::For
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
   const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
@@ -83,19 +114,34 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   const int col0 = warp_col + (lane % Cfg::kLanesN) * Tile::kLaneColStep;
 
   Tile tile;
-  auto a_tile = [&](int stage) { return smem + stage * L::kStageFloats; };
-  auto b_tile = [&](int stage) { return smem + stage * L::kStageFloats + L::TileA::kFloats; };
+  auto a_stage = [&](int stage) { return smem + stage * L::kStageFloats; };
+  auto b_stage = [&](int stage) { return a_stage(stage) + L::TileA::kStageFloats; };
+  float* const a_transposed = smem + Cfg::kStages * L::kStageFloats;
+  float* const b_transposed = a_transposed + L::TileA::kTransposedFloats;
   pipelined_k_loop<Cfg::kStages>(
       (a.extent_k + Cfg::kBk - 1) / Cfg::kBk,
       [&](int stage, int kt) {
-        cp_async_tile_native<Cfg::kBk, Cfg::kBm, L::TileA::kLds, Cfg::kThreads>(
-            a_tile(stage), a, m0, kt * Cfg::kBk, tid);
-        cp_async_tile_native<Cfg::kBk, Cfg::kBn, L::TileB::kLds, Cfg::kThreads>(
-            b_tile(stage), b, n0, kt * Cfg::kBk, tid);
+        cp_async_tile_native<Cfg::kBk, Cfg::kBm, KCA ? L::TileA::kStagedLds : L::TileA::kLds,
+                             Cfg::kThreads>(a_stage(stage), a, m0, kt * Cfg::kBk, tid);
+        cp_async_tile_native<Cfg::kBk, Cfg::kBn, KCB ? L::TileB::kStagedLds : L::TileB::kLds,
+                             Cfg::kThreads>(b_stage(stage), b, n0, kt * Cfg::kBk, tid);
       },
       [&](int stage) {
-        tile.template multiply<Cfg::kBk, L::TileA::kLds, L::TileB::kLds>(a_tile(stage),
-                                                                         b_tile(stage), row0, col0);
+        // The loop's barrier has published this stage and every thread is done with the
+        // transposed tiles of the previous one; a second barrier publishes the new ones.
+        constexpr bool kTransA = L::TileA::kTransposed, kTransB = L::TileB::kTransposed;
+        if constexpr (kTransA || kTransB) {
+          if constexpr (kTransA)
+            transpose_staged<typename L::TileA, Cfg::kBk, Cfg::kBm, Cfg::kThreads>(
+                a_transposed, a_stage(stage), tid);
+          if constexpr (kTransB)
+            transpose_staged<typename L::TileB, Cfg::kBk, Cfg::kBn, Cfg::kThreads>(
+                b_transposed, b_stage(stage), tid);
+          __syncthreads();
+        }
+        tile.template multiply<Cfg::kBk, L::TileA::kLds, L::TileB::kLds>(
+            kTransA ? a_transposed : a_stage(stage), kTransB ? b_transposed : b_stage(stage), row0,
+            col0);
       });
   tile.store(c, m0, n0, row0, col0);
 }

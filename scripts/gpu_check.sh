@@ -34,9 +34,11 @@
 #                 split the check across several shorter commands that share BUILD_DIR
 #   CTEST_ARGS    extra ctest arguments (word-split), e.g. "-R Gemm"
 #   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"
+#   SOURCE_COMMIT the commit to name in the summary, where the copy's git metadata is not the
+#                 source's (default: git rev-parse --short HEAD)
 #   TRAIN_EPOCHS  epochs for the training comparison (default 2)
 #   TRAIN_COMPARE variants added to every fp32 device variant in --compare (default:
-#                 tf32,wgmma,cublas_tf32)
+#                 tf32,wgmma,wgmma_ws,cublas_tf32)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -73,7 +75,7 @@ fail() {
 write_summary() {
   {
     echo "gpu_check.sh summary ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
-    echo "repo: $repo (commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown))"
+    echo "repo: $repo (commit ${SOURCE_COMMIT:-$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)})"
     echo "build dir: $build_dir, CUDA architectures: ${CUDA_ARCHS:-90}, steps: ${steps//,/ }"
     printf '%s\n' "${summary_lines[@]}"
     if [ "$overall" -eq 0 ]; then echo "RESULT: PASS"; else echo "RESULT: FAIL"; fi
@@ -242,7 +244,7 @@ if [[ $steps == *,train,* ]]; then
     note "train: skipped, MNIST is absent from $mnist_dir (run scripts/fetch_mnist.sh)"
   else
     start=$SECONDS
-    if run_logged "$main_log" "$train" --compare "${TRAIN_COMPARE:-tf32,wgmma,cublas_tf32}" --epochs "${TRAIN_EPOCHS:-2}" \
+    if run_logged "$main_log" "$train" --compare "${TRAIN_COMPARE:-tf32,wgmma,wgmma_ws,cublas_tf32}" --epochs "${TRAIN_EPOCHS:-2}" \
         --data-dir "$mnist_dir" --results "$out/train_compare.csv"; then
       note "train: ok in $((SECONDS - start)) s (train_compare.csv)"
     else

@@ -35,7 +35,8 @@ add() {  # add <name> <kind>: declare launch_<name>, list it as a Candidate of t
 }
 
 if [[ $sections == *,large,* ]]; then
-  # name, then the LargeTile template arguments: BM, BN, BK, WM, WN, TM, TN, stages. wa is shipped.
+  # name, then the LargeTile template arguments: BM, BN, BK, WM, WN, TM, TN, stages, and whether
+  # K-contiguous tiles are transposed in shared memory. wf is shipped.
   while read -r name cfg; do
     sed -e "s/^using LargeTile = WarpTileConfig<.*/using LargeTile = WarpTileConfig<$cfg>;/" \
       -e "s/void launch_warptile(/void launch_$name(/" kernels/06_warptile.cu >"$work/$name.cu"
@@ -43,14 +44,14 @@ if [[ $sections == *,large,* ]]; then
     must_contain "$work/$name.cu" "void launch_$name("
     add "$name" Warptile
   done <<'L'
-wa 128, 128, 32, 64, 32, 8, 8, 2
-wb 128, 128, 32, 64, 32, 8, 8, 3
-wc 128, 128, 16, 64, 32, 8, 8, 2
-wd 128, 128, 16, 64, 32, 8, 8, 3
-we 128, 128, 16, 64, 32, 8, 8, 4
-wf 128, 128, 32, 32, 64, 8, 8, 2
-wg 128, 256, 16, 64, 64, 8, 16, 2
-wh 128, 256, 32, 64, 64, 8, 16, 2
+wa 128, 128, 32, 64, 32, 8, 8, 2, true
+wb 128, 128, 32, 64, 32, 8, 8, 3, true
+wc 128, 128, 16, 64, 32, 8, 8, 2, true
+wd 128, 128, 16, 64, 32, 8, 8, 3, true
+wf 128, 128, 32, 32, 64, 8, 8, 2, true
+wh 128, 256, 32, 64, 64, 8, 16, 2, true
+xa 128, 128, 32, 64, 32, 8, 8, 2, false
+xf 128, 128, 32, 32, 64, 8, 8, 2, false
 L
 fi
 
@@ -117,16 +118,18 @@ H
     done
     add "$name" Small
   done <<'L'
-sa 64, 64, 16, 32, 32, 8, 4, 3
-sb 64, 64, 32, 32, 32, 8, 4, 3
-sc 64, 64, 16, 32, 32, 4, 8, 3
-sd 64, 64, 16, 32, 32, 8, 4, 2
-se 64, 64, 32, 32, 32, 8, 4, 4
-sf 64, 64, 16, 32, 16, 4, 4, 3
-sg 64, 128, 16, 32, 64, 8, 8, 3
-sh 128, 64, 16, 64, 32, 8, 8, 3
-si 32, 64, 16, 32, 32, 8, 4, 3
-sj 32, 64, 32, 16, 32, 4, 4, 3
+sa 64, 64, 16, 32, 32, 8, 4, 3, false
+sb 64, 64, 32, 32, 32, 8, 4, 3, false
+sc 64, 64, 16, 32, 32, 4, 8, 3, false
+sd 64, 64, 16, 32, 32, 8, 4, 2, false
+se 64, 64, 32, 32, 32, 8, 4, 4, false
+sf 64, 64, 16, 32, 16, 4, 4, 3, false
+sg 64, 128, 16, 32, 64, 8, 8, 3, false
+sh 128, 64, 16, 64, 32, 8, 8, 3, false
+si 32, 64, 16, 32, 32, 8, 4, 3, false
+sj 32, 64, 32, 16, 32, 4, 4, 3, false
+te 64, 64, 32, 32, 32, 8, 4, 4, true
+th 128, 64, 16, 64, 32, 8, 8, 3, true
 L
 fi
 
