@@ -87,6 +87,10 @@ struct WarpTileConfig {
         (kStages * kStageFloats + TileA::kTransposedFloats + TileB::kTransposedFloats) *
         int(sizeof(float));
     static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
+    // A cluster split-K stages the block's partial product over the pipeline's tiles.
+    static constexpr int kPartialLds = kBn + 4;
+    static_assert(kBm * kPartialLds * int(sizeof(float)) <= kSmemBytes,
+                  "the partial product must fit in the pipeline's shared memory");
     using Tile = ThreadTile<kTm, kTn, 4 * kLanesM, 4 * kLanesN, TileA::kLayout, TileB::kLayout>;
   };
 };
@@ -97,12 +101,14 @@ struct WarpTileConfig {
 using LargeTile = WarpTileConfig<128, 128, 32, 32, 64, 8, 8, 2, true>;  // 256 threads
 using SmallTile = WarpTileConfig<64, 64, 32, 32, 32, 8, 4, 4, false>;   // 128 threads
 
-template <class Cfg, bool KCA, bool KCB>
+// kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
+// (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
+template <class Cfg, bool KCA, bool KCB, bool kClusterSplit>
 __global__ void __launch_bounds__(Cfg::kThreads)
     warptile_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c, int k_per_split) {
   using L = typename Cfg::template For<KCA, KCB>;
   using Tile = typename L::Tile;
-  enter_k_slice(a, b, c, k_per_split);
+  enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ __align__(16) float smem[];  // see Cfg::For
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
@@ -143,21 +149,38 @@ __global__ void __launch_bounds__(Cfg::kThreads)
             kTransA ? a_transposed : a_stage(stage), kTransB ? b_transposed : b_stage(stage), row0,
             col0);
       });
-  tile.store(c, m0, n0, row0, col0);
+  if constexpr (kClusterSplit) {
+    __syncthreads();  // every thread is done with the pipeline's shared memory
+    tile.template stage<L::kPartialLds>(smem, row0, col0);
+    cluster_split_k_store<Cfg::kBm, Cfg::kBn, L::kPartialLds, Cfg::kThreads>(c, smem, m0, n0, tid);
+  } else {
+    tile.store(c, m0, n0, row0, col0);
+  }
 }
 
-template <class Cfg>
+// kMaySplit: plan may have several K slices (the small tile), so the cluster kernel is built too.
+template <class Cfg, bool kMaySplit>
 void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
   with_layout(p, [&](auto a_kc, auto b_kc) {
     constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
-    constexpr auto kernel = warptile_kernel<Cfg, KCA, KCB>;
     constexpr int smem_bytes = Cfg::template For<KCA, KCB>::kSmemBytes;
-    allow_dynamic_smem<kernel>(smem_bytes);
     dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
     grid.z = plan.splits;
+    const Operand<KCA> a = operand_a<KCA>(p);
+    const Operand<KCB> b = operand_b<KCB>(p);
+    if constexpr (kMaySplit) {
+      if (plan.splits > 1 && plan.splits <= kMaxClusterSplits && clusters_supported()) {
+        constexpr auto kernel = warptile_kernel<Cfg, KCA, KCB, true>;
+        allow_dynamic_smem<kernel>(smem_bytes);
+        launch_split_k_cluster(kernel, grid, Cfg::kThreads, smem_bytes, stream, a, b, epilogue(p),
+                               plan.k_per_split);
+        return;
+      }
+    }
+    constexpr auto kernel = warptile_kernel<Cfg, KCA, KCB, false>;
+    allow_dynamic_smem<kernel>(smem_bytes);
     run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
-      kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(operand_a<KCA>(p), operand_b<KCB>(p), c,
-                                                          k_per_split);
+      kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(a, b, c, k_per_split);
       CUDA_CHECK_LAUNCH();
     });
   });
@@ -171,11 +194,11 @@ void launch_warptile(const Problem& p, cudaStream_t stream) {
   const int sms = multiprocessor_count();
   const long large_tiles = tile_count<LargeTile::kBm, LargeTile::kBn>(p);
   if (large_tiles >= sms) {
-    launch_with<LargeTile>(p, SplitK{1, p.k}, stream);
+    launch_with<LargeTile, false>(p, SplitK{1, p.k}, stream);
     return;
   }
   const long small_tiles = tile_count<SmallTile::kBm, SmallTile::kBn>(p);
-  launch_with<SmallTile>(p, plan_split_k<SmallTile::kBk>(p, small_tiles, sms, 2), stream);
+  launch_with<SmallTile, true>(p, plan_split_k<SmallTile::kBk>(p, small_tiles, sms, 2), stream);
 }
 
 }  // namespace gemm::detail

@@ -44,6 +44,13 @@ float* split_k_workspace(size_t floats, cudaStream_t stream) {
   return ws.data;
 }
 
+bool clusters_supported() {
+  int device = 0, major = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 9;
+}
+
 void launch_split_k_reduce(const Problem& p, const float* partials, int splits,
                            cudaStream_t stream) {
   constexpr int kThreads = 256;

@@ -1,10 +1,18 @@
-// Split-K, shared by the variants that adapt to small problems (06, 07). When M×N has too few
+// Split-K, shared by the variants that adapt to small problems (06–09). When M×N has too few
 // output tiles to give every multiprocessor a block (the MLP's M = 256 shapes), blockIdx.z splits
-// K: each slice of blocks writes its partial product to a workspace, and a second kernel sums the
-// slices in a fixed order, so results are deterministic (no atomics) and beta·C is applied once.
+// K, and the slices' partial products are summed in a fixed order, so results are deterministic
+// (no atomics) and beta·C is applied once. Two ways:
+//   workspace: each slice of blocks writes its partial product to global memory and a second
+//     kernel sums them (run_split_k; every GPU);
+//   cluster (06 on sm_90 and newer, up to 8 slices): the slices of one output tile form a thread
+//     block cluster, stage their partials in their own shared memory, and sum them through
+//     distributed shared memory (cluster_split_k_store): no workspace, no second kernel.
 #pragma once
 
+#include <cooperative_groups.h>
+
 #include <algorithm>
+#include <utility>
 
 #include "kernels/common.cuh"
 
@@ -31,16 +39,77 @@ SplitK plan_split_k(const Problem& p, long tiles, int sms, int blocks_per_sm = 1
   return {(k_tiles + tiles_per_split - 1) / tiles_per_split, tiles_per_split * BK};
 }
 
-// In a kernel: narrow the operands to this block's K slice and, when split, aim the epilogue at
-// the slice's partial product. With one split (blockIdx.z = 0) nothing changes.
+// In a kernel: narrow the operands to this block's K slice and, when split through the workspace,
+// aim the epilogue at the slice's partial product. With one split (blockIdx.z = 0) nothing
+// changes.
 template <bool KCA, bool KCB>
 __device__ __forceinline__ void enter_k_slice(Operand<KCA>& a, Operand<KCB>& b, Epilogue& c,
-                                              int k_per_split) {
+                                              int k_per_split, bool to_workspace = true) {
   const int k0 = blockIdx.z * k_per_split;
   a.p += a.offset(0, k0);
   b.p += b.offset(0, k0);
   a.extent_k = b.extent_k = min(k_per_split, a.extent_k - k0);
-  c.c += int64_t(blockIdx.z) * c.m * c.ldc;
+  if (to_workspace) c.c += int64_t(blockIdx.z) * c.m * c.ldc;
+}
+
+// The most slices the cluster way takes: the portable cluster size.
+constexpr int kMaxClusterSplits = 8;
+
+// Whether the current device runs thread block clusters (compute capability 9.0 and newer).
+bool clusters_supported();
+
+// In a kernel launched with cluster dims (1, 1, gridDim.z): `partial` is this block's BM×BN
+// partial product in its own shared memory (row stride LD, 16-byte rows), staged by every thread.
+// After a cluster barrier, block z of the cluster sums rows z, z + S, … of all S partials, in
+// order z = 0, 1, … as the workspace way does, and stores them through c at (m0, n0), 4 columns
+// per thread. A second barrier keeps every partial alive until the last read.
+template <int BM, int BN, int LD, int NT>
+__device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const float* partial,
+                                                      int m0, int n0, int tid) {
+  static_assert(BN % 4 == 0 && LD % 4 == 0 && NT % (BN / 4) == 0,
+                "a row is read a float4 at a time by a whole number of row groups of threads");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  const int splits = int(cluster.num_blocks()), z = int(cluster.block_rank());
+  constexpr int kRowsPerPass = NT / (BN / 4);
+  const int col = (tid % (BN / 4)) * 4;
+  for (int r = z + (tid / (BN / 4)) * splits; r < BM; r += kRowsPerPass * splits) {
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int q = 0; q < splits; ++q) {
+      const float4 v =
+          *reinterpret_cast<const float4*>(cluster.map_shared_rank(partial, q) + r * LD + col);
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    c.store4(m0 + r, n0 + col, sum);
+  }
+  cluster.sync();
+#else
+  __trap();  // launched only where clusters_supported()
+#endif
+}
+
+// Launches kernel<<<grid, threads, smem_bytes, stream>>>(args…) with clusters of (1, 1, grid.z).
+template <class... Params, class... Args>
+void launch_split_k_cluster(void (*kernel)(Params...), dim3 grid, int threads, int smem_bytes,
+                            cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = size_t(smem_bytes);
+  config.stream = stream;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = 1;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = grid.z;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
 }
 
 // The workspace for `floats` partial results on `stream`'s device: one grow-only buffer per device

@@ -232,8 +232,8 @@ void Correctness::LeadingDims() {
 }
 
 void Correctness::Misaligned() {
-  const std::vector<Shape> shapes = {{33, 65, 17}, {64, 64, 64},    {129, 31, 257},
-                                     {5, 7, 3},    {256, 10, 1024}, {1537, 1409, 9}};
+  const std::vector<Shape> shapes = {{33, 65, 17},    {64, 64, 64},    {129, 31, 257}, {5, 7, 3},
+                                     {256, 10, 1024}, {1537, 1409, 9}, {96, 200, 640}};
   const int offsets[][3] = {{1, 0, 0}, {0, 2, 0}, {0, 0, 3}, {1, 2, 3}, {3, 3, 3}, {2, 1, 1}};
   std::vector<Case> cases;
   for (const Shape& s : shapes)
@@ -250,8 +250,10 @@ void Correctness::Misaligned() {
 }
 
 void Correctness::AlphaBeta() {
-  const std::vector<Shape> shapes = {{65, 33, 129}, {256, 10, 1024}, {1, 1, 1},
-                                     {31, 64, 7},   {64, 64, 64},    {1537, 1409, 9}};
+  // {96, 200, 640}: a few output tiles and a long K, so that warptile splits K across a cluster
+  // of blocks on sm_90 (5 slices) and through the workspace elsewhere.
+  const std::vector<Shape> shapes = {{65, 33, 129}, {256, 10, 1024}, {1, 1, 1},     {31, 64, 7},
+                                     {64, 64, 64},  {1537, 1409, 9}, {96, 200, 640}};
   const float ab[][2] = {{1, 0}, {0.5f, 0},  {2, -1.5f}, {1, 1},
                          {0, 1}, {0, -0.5f}, {0, 0},     {-1, 0.25f}};  // alpha = 0: C = beta·C
   std::vector<Case> cases;
