@@ -97,9 +97,10 @@ struct WarpTileConfig {
 
 // The fastest on the H200 of the shapes scripts/tune/tune_tiles.sh sweeps (docs/KERNELS.md,
 // docs/results/tuning_h200.txt): large, 2 stages of BK = 32, warp tiles of 32×64, K-contiguous
-// tiles transposed in shared memory; small, the X-major reads, which need no second barrier.
+// tiles transposed in shared memory; small, 3 stages, the X-major reads (no second barrier), K
+// split for 3 blocks per multiprocessor in at most 8 slices (one cluster on sm_90).
 using LargeTile = WarpTileConfig<128, 128, 32, 32, 64, 8, 8, 2, true>;  // 256 threads
-using SmallTile = WarpTileConfig<64, 64, 32, 32, 32, 8, 4, 4, false>;   // 128 threads
+using SmallTile = WarpTileConfig<64, 64, 32, 32, 32, 8, 4, 3, false>;   // 128 threads
 
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
 // (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
@@ -198,7 +199,8 @@ void launch_warptile(const Problem& p, cudaStream_t stream) {
     return;
   }
   const long small_tiles = tile_count<SmallTile::kBm, SmallTile::kBn>(p);
-  launch_with<SmallTile, true>(p, plan_split_k<SmallTile::kBk>(p, small_tiles, sms, 2), stream);
+  launch_with<SmallTile, true>(
+      p, plan_split_k<SmallTile::kBk>(p, small_tiles, sms, 3, kMaxClusterSplits), stream);
 }
 
 }  // namespace gemm::detail

@@ -80,12 +80,13 @@ if [[ $sections == *,small,* ]]; then
   sed -e 's|#include "kernels/common.cuh"|&\n#include "tune_split.h"|' \
     -e 's/constexpr int kMinKTiles = 4;/const int kMinKTiles = tune_split::min_k_tiles;/' \
     -e 's|long(blocks_per_sm) \* sms;|long(tune_split::blocks_per_sm) * sms;|' \
-    -e 's|(blocks + tiles - 1) / tiles, 16)|(blocks + tiles - 1) / tiles, tune_split::max_splits)|' \
+    -e 's|(blocks + tiles - 1) / tiles, max_splits)|(blocks + tiles - 1) / tiles, tune_split::max_splits)|' \
     -e 's/SplitK plan_split_k(/SplitK plan_split_k_tune(/' \
+    -e 's/^  if (tiles >= sms) return {1, k_tiles \* BK};/  if (tiles >= sms) return tune_split::record(SplitK{1, k_tiles * BK});/' \
     -e 's/^  return {\(.*\), tiles_per_split \* BK};/  return tune_split::record(SplitK{\1, tiles_per_split * BK});/' \
     kernels/split_k.cuh >"$work/split_k_tune.cuh"
   for s in tune_split::min_k_tiles tune_split::blocks_per_sm tune_split::max_splits plan_split_k_tune \
-    tune_split::record; do
+    'record(SplitK{1,' 'record(SplitK{(k_tiles'; do
     must_contain "$work/split_k_tune.cuh" "$s"
   done
   cat >"$work/tune_split.h" <<'H'
@@ -93,8 +94,8 @@ if [[ $sections == *,small,* ]]; then
 // Split-K policy of the small candidates, defined in tune_tiles_main.cu.
 namespace tune_split {
 extern int min_k_tiles;    // plan_split_k's kMinKTiles (shipped: 4)
-extern int max_splits;     // its cap on the split count (shipped: 16)
-extern int blocks_per_sm;  // blocks wanted per multiprocessor (shipped by warptile: 2)
+extern int max_splits;     // its cap on the split count (shipped by warptile: 8)
+extern int blocks_per_sm;  // blocks wanted per multiprocessor (shipped by warptile: 3)
 extern int last_splits;    // the split count of the latest plan
 template <class SplitK>
 SplitK record(SplitK plan) {
@@ -103,7 +104,7 @@ SplitK record(SplitK plan) {
 }
 }  // namespace tune_split
 H
-  # name, then the SmallTile template arguments (as above). se is shipped. LargeTile is set to the
+  # name, then the SmallTile template arguments (as above). sb is shipped. LargeTile is set to the
   # same shape (only to save compiling one that is never launched) and the small path is forced.
   while read -r name cfg; do
     sed -e "s/^using SmallTile = WarpTileConfig<.*/using SmallTile = WarpTileConfig<$cfg>;/" \

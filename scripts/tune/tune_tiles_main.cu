@@ -34,9 +34,9 @@ int min_k_tiles = 4, max_splits = 16, blocks_per_sm = 1, last_splits = 0;
 struct Policy {
   int min_k_tiles, max_splits, blocks_per_sm;
 };
-// The first is plan_split_k as shipped. Up to 8 slices, warptile sums them in a cluster (sm_90).
-constexpr Policy kPolicies[] = {{4, 16, 2}, {2, 16, 1}, {8, 16, 1}, {1, 16, 1},
-                                {4, 16, 1}, {2, 32, 2}, {4, 8, 3},  {2, 8, 4}};
+// The first is warptile's as shipped. Up to 8 slices, warptile sums them in a cluster (sm_90).
+constexpr Policy kPolicies[] = {{4, 8, 3},  {4, 16, 2}, {2, 16, 1}, {8, 16, 1},
+                                {1, 16, 1}, {4, 16, 1}, {2, 32, 2}, {2, 8, 4}};
 
 // One problem's device buffers, random A and B, and cuBLAS fp32's C for it.
 struct Case {
