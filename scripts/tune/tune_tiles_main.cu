@@ -121,7 +121,7 @@ static void large_section() {
 static void small_section() {
   std::printf(
       "\n== Small path: warptile SmallTile candidates (small path forced) × split-K policy ==\n"
-      "policy = min K tiles per slice / split cap / blocks wanted per SM (shipped 4/16/2)\n");
+      "policy = min K tiles per slice / split cap / blocks wanted per SM (shipped 4/8/3)\n");
   struct Shape {
     int m, n, k;
     Op op_a, op_b;
