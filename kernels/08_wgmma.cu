@@ -121,21 +121,17 @@ const char* wgmma_unavailable() {
   CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   if (major == 9 && minor == 0) return nullptr;
-  return "variant 'wgmma' needs a Hopper GPU (compute capability 9.0): its sm_90a code runs on no "
-         "other";
+  return "variants 'wgmma' and 'wgmma_ws' need a Hopper GPU (compute capability 9.0): their sm_90a "
+         "code runs on no other";
 }
 
 // The large tile when it gives every multiprocessor a block; otherwise the small one, with K
-// split across blocks until the grid fills the chip.
+// split across blocks until the grid fills the chip (split_k.cuh).
 void launch_wgmma(const Problem& p, cudaStream_t stream) {
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
-  const int sms = multiprocessor_count();
-  if (tile_count<LargeTile::kBm, LargeTile::kBn>(p) >= sms) {
-    launch_with<LargeTile>(p, SplitK{1, p.k}, stream);
-    return;
-  }
-  const long small_tiles = tile_count<SmallTile::kBm, SmallTile::kBn>(p);
-  launch_with<SmallTile>(p, plan_split_k<SmallTile::kBk>(p, small_tiles, sms), stream);
+  launch_large_or_split_k<LargeTile, SmallTile>(p, [&](auto tile, SplitK plan) {
+    launch_with<typename decltype(tile)::type>(p, plan, stream);
+  });
 }
 
 }  // namespace gemm::detail

@@ -276,16 +276,12 @@ void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
 }  // namespace
 
 // The large tile when it gives every multiprocessor a block; otherwise the small one, with K
-// split across blocks until the grid fills the chip.
+// split across blocks until the grid fills the chip (split_k.cuh).
 void launch_wgmma_ws(const Problem& p, cudaStream_t stream) {
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
-  const int sms = multiprocessor_count();
-  if (tile_count<LargeTile::kBm, LargeTile::kBn>(p) >= sms) {
-    launch_with<LargeTile>(p, SplitK{1, p.k}, stream);
-    return;
-  }
-  const long small_tiles = tile_count<SmallTile::kBm, SmallTile::kBn>(p);
-  launch_with<SmallTile>(p, plan_split_k<SmallTile::kBk>(p, small_tiles, sms), stream);
+  launch_large_or_split_k<LargeTile, SmallTile>(p, [&](auto tile, SplitK plan) {
+    launch_with<typename decltype(tile)::type>(p, plan, stream);
+  });
 }
 
 }  // namespace gemm::detail
