@@ -16,43 +16,35 @@ work="$build/wgmma_tune"
 rm -rf "$work" && mkdir -p "$work"
 
 decls="" calls=""
-# candidate <source> <config type> <launcher> <name> <config arguments>
-candidate() {
-  local src=$1 type=$2 launcher=$3 name=$4 cfg=$5 defines=${6:-}
-  { [ -z "$defines" ] || echo "#define $defines"; } >"$work/$name.cu"
+# step, name, then the step's config arguments: 08's WgmmaConfig<BM, BN, BK, stages>, 09's
+# WsConfig<BM, BN, stages, consumer warpgroups>. Shipped: w256x128k32s4 and ws256x128s4c2 (LargeTile).
+while read -r step name cfg; do
+  [ "$steps" = all ] || [ "$steps" = "$step" ] || continue
+  case $step in
+    08) src=kernels/08_wgmma.cu type=WgmmaConfig launcher=launch_wgmma ;;
+    09) src=kernels/09_wgmma_ws.cu type=WsConfig launcher=launch_wgmma_ws ;;
+  esac
   sed -e "s/^using LargeTile = $type<.*/using LargeTile = $type<$cfg>;/" \
     -e "s/^using SmallTile = $type<.*/using SmallTile = $type<$cfg>;/" \
     -e "s/void $launcher(/void launch_$name(/" \
     -e "s/const char\* wgmma_unavailable() {/const char* ${name}_unavailable() {/" \
-    "$src" >>"$work/$name.cu"
+    "$src" >"$work/$name.cu"
   for s in "using LargeTile = $type<$cfg>;" "using SmallTile = $type<$cfg>;" "void launch_$name("; do
     grep -qF -- "$s" "$work/$name.cu" || { echo "wgmma_tiles: sed failed on '$s'" >&2; exit 3; }
   done
   decls+="void launch_$name(const Problem&, cudaStream_t);"
   calls+="{\"$name\", gemm::detail::launch_$name},"
-}
-# 08: WgmmaConfig<BM, BN, BK, stages>. w256x128k32s4 is shipped (LargeTile).
-if [ "$steps" = all ] || [ "$steps" = 08 ]; then
-  while read -r name cfg; do
-    candidate kernels/08_wgmma.cu WgmmaConfig launch_wgmma "$name" "$cfg"
-  done <<'L'
-w128x128k32s3 128, 128, 32, 3
-w256x128k32s4 256, 128, 32, 4
+done <<'L'
+08 w128x128k32s3 128, 128, 32, 3
+08 w256x128k32s4 256, 128, 32, 4
+09 ws256x128s4c2 256, 128, 4, 2
+09 ws128x256s4c2 128, 256, 4, 2
+09 ws128x128s4c2 128, 128, 4, 2
+09 ws256x128s3c2 256, 128, 3, 2
+09 ws128x128s6c2 128, 128, 6, 2
+09 ws128x128s4c1 128, 128, 4, 1
 L
-fi
-# 09: WsConfig<BM, BN, stages, consumer warpgroups>.
-if [ "$steps" = all ] || [ "$steps" = 09 ]; then
-  while read -r name cfg; do
-    candidate kernels/09_wgmma_ws.cu WsConfig launch_wgmma_ws "$name" "$cfg"
-  done <<'L'
-ws256x128s4c2 256, 128, 4, 2
-ws128x256s4c2 128, 256, 4, 2
-ws128x128s4c2 128, 128, 4, 2
-ws256x128s3c2 256, 128, 3, 2
-ws128x128s6c2 128, 128, 6, 2
-ws128x128s4c1 128, 128, 4, 1
-L
-fi
+[ -n "$calls" ] || { echo "wgmma_tiles: no candidates for step '$steps' (08, 09 or all)" >&2; exit 2; }
 calls+="{\"tf32\", gemm::detail::launch_tf32_mma},"
 printf 'namespace gemm::detail { %s }\nstatic const Candidate kCandidates[] = { %s };\n' \
   "$decls" "$calls" >"$work/candidates.inc"
