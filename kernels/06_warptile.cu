@@ -17,26 +17,35 @@
 namespace gemm::detail {
 namespace {
 
+// How the tiles of a K-contiguous operand (A with op N, B with op T) reach the thread tile; they
+// are always copied as stored, X-major, 16 bytes per cp.async (SmemTile).
+enum class KcTiles {
+  ReadXMajor,      // read as copied, a float4 along k per row: more live registers
+  Transpose,       // transposed into one K-major tile per K tile, then a second barrier
+  TransposeAhead,  // transposed one K tile ahead into two K-major tiles: one barrier, Stages ≥ 3
+};
+
 // One operand's shared tiles. An X-contiguous operand is copied straight into a K-major tile,
 // tile[k·kLds + x] (16-byte cp.async along x), which the thread tile reads a float4 of 4
-// neighbouring x at a time. A K-contiguous one (A with op N, B with op T) is copied as it is
-// stored, X-major staged[x·kStagedLds + k], again 16 bytes per cp.async; then either the thread
-// tile reads it as it is, a float4 along k per row (kTranspose false), or it is first transposed
-// into a single K-major tile in shared memory (transpose_staged), at the cost of one more barrier
-// per K tile but with the K-major thread tile's fewer live registers (kTranspose true: measured
-// faster for the large tile, slower for the small one; docs/KERNELS.md). A staged row stride of
-// an odd number of float4s (≡ 4 mod 8 floats) puts the rows that 8 neighbouring threads read in 8
-// different 16-byte bank groups; K-major rows keep 05's 4 floats of padding.
-template <int BK, int BX, bool KC, bool kTranspose>
+// neighbouring x at a time. A K-contiguous one is copied as it is stored, X-major
+// staged[x·kStagedLds + k], again 16 bytes per cp.async; then the thread tile reads it as it is
+// or from its transposed K-major tile(s), as kKc says (measured in docs/KERNELS.md). A staged row
+// stride of an odd number of float4s (≡ 4 mod 8 floats) puts the rows that 8 neighbouring
+// threads read in 8 different 16-byte bank groups; K-major rows keep 05's 4 floats of padding.
+template <int BK, int BX, bool KC, KcTiles kKc>
 struct SmemTile {
   static constexpr int kKMajorLds = BX + 4;
   static constexpr int kStagedLds = BK + 4;                                    // KC only
   static constexpr int kStageFloats = KC ? BX * kStagedLds : BK * kKMajorLds;  // per stage
-  static constexpr bool kTransposed = KC && kTranspose;
-  static constexpr int kTransposedFloats = kTransposed ? BK * kKMajorLds : 0;  // one, shared
+  static constexpr bool kTransposed = KC && kKc != KcTiles::ReadXMajor;
+  static constexpr int kTransposedTiles = kKc == KcTiles::TransposeAhead ? 2 : 1;
+  static constexpr int kTransposedTileFloats = BK * kKMajorLds;
+  static constexpr int kTransposedFloats =
+      kTransposed ? kTransposedTiles * kTransposedTileFloats : 0;
   // What the thread tile reads.
-  static constexpr TileLayout kLayout = KC && !kTranspose ? TileLayout::XMajor : TileLayout::KMajor;
-  static constexpr int kLds = KC && !kTranspose ? kStagedLds : kKMajorLds;
+  static constexpr bool kReadStaged = KC && !kTransposed;
+  static constexpr TileLayout kLayout = kReadStaged ? TileLayout::XMajor : TileLayout::KMajor;
+  static constexpr int kLds = kReadStaged ? kStagedLds : kKMajorLds;
   static_assert(kStagedLds % 8 == 4,
                 "an X-major row stride must be an odd number of float4s for conflict-free reads");
 };
@@ -58,14 +67,15 @@ __device__ __forceinline__ void transpose_staged(float* tile, const float* stage
   }
 }
 
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int Stages_,
-          bool TransposeKC_>
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int Stages_, KcTiles Kc_>
 struct WarpTileConfig {
   static constexpr int kBm = BM_, kBn = BN_, kBk = BK_;  // block tile
   static constexpr int kWm = WM_, kWn = WN_;             // warp tile
   static constexpr int kTm = TM_, kTn = TN_;             // thread tile
   static constexpr int kStages = Stages_;
-  static constexpr bool kTransposeKC = TransposeKC_;  // see SmemTile
+  static constexpr KcTiles kKc = Kc_;
+  static_assert(kKc != KcTiles::TransposeAhead || kStages >= 3,
+                "transposing one K tile ahead needs three stages (pipelined_k_loop_ahead)");
   static constexpr int kWarpsM = kBm / kWm, kWarpsN = kBn / kWn;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int kLanesM = kWm / kTm, kLanesN = kWn / kTn;  // thread grid inside a warp
@@ -80,8 +90,8 @@ struct WarpTileConfig {
   // tile; its single rows or columns (X-major) kLanesM and kLanesN apart.
   template <bool KCA, bool KCB>
   struct For {
-    using TileA = SmemTile<kBk, kBm, KCA, kTransposeKC>;
-    using TileB = SmemTile<kBk, kBn, KCB, kTransposeKC>;
+    using TileA = SmemTile<kBk, kBm, KCA, kKc>;
+    using TileB = SmemTile<kBk, kBn, KCB, kKc>;
     static constexpr int kStageFloats = TileA::kStageFloats + TileB::kStageFloats;
     static constexpr int kSmemBytes =
         (kStages * kStageFloats + TileA::kTransposedFloats + TileB::kTransposedFloats) *
@@ -89,8 +99,7 @@ struct WarpTileConfig {
     static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
     // A cluster split-K stages the block's partial product over the pipeline's tiles.
     static constexpr int kPartialLds = kBn + 4;
-    static_assert(kBm * kPartialLds * int(sizeof(float)) <= kSmemBytes,
-                  "the partial product must fit in the pipeline's shared memory");
+    static constexpr bool kPartialFits = kBm * kPartialLds * int(sizeof(float)) <= kSmemBytes;
     using Tile = ThreadTile<kTm, kTn, 4 * kLanesM, 4 * kLanesN, TileA::kLayout, TileB::kLayout>;
   };
 };
@@ -99,8 +108,8 @@ struct WarpTileConfig {
 // docs/results/tuning_h200.txt): large, 2 stages of BK = 32, warp tiles of 32×64, K-contiguous
 // tiles transposed in shared memory; small, 3 stages, the X-major reads (no second barrier), K
 // split for 3 blocks per multiprocessor in at most 8 slices (one cluster on sm_90).
-using LargeTile = WarpTileConfig<128, 128, 32, 32, 64, 8, 8, 2, true>;  // 256 threads
-using SmallTile = WarpTileConfig<64, 64, 32, 32, 32, 8, 4, 3, false>;   // 128 threads
+using LargeTile = WarpTileConfig<128, 128, 32, 32, 64, 8, 8, 2, KcTiles::Transpose>;
+using SmallTile = WarpTileConfig<64, 64, 32, 32, 32, 8, 4, 3, KcTiles::ReadXMajor>;
 
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
 // (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
@@ -121,36 +130,53 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   const int col0 = warp_col + (lane % Cfg::kLanesN) * Tile::kLaneColStep;
 
   Tile tile;
+  using TileA = typename L::TileA;
+  using TileB = typename L::TileB;
   auto a_stage = [&](int stage) { return smem + stage * L::kStageFloats; };
-  auto b_stage = [&](int stage) { return a_stage(stage) + L::TileA::kStageFloats; };
+  auto b_stage = [&](int stage) { return a_stage(stage) + TileA::kStageFloats; };
+  // The K-major tile that K tile kt is transposed into (one of two when transposed ahead).
   float* const a_transposed = smem + Cfg::kStages * L::kStageFloats;
-  float* const b_transposed = a_transposed + L::TileA::kTransposedFloats;
-  pipelined_k_loop<Cfg::kStages>(
-      (a.extent_k + Cfg::kBk - 1) / Cfg::kBk,
-      [&](int stage, int kt) {
-        cp_async_tile_native<Cfg::kBk, Cfg::kBm, KCA ? L::TileA::kStagedLds : L::TileA::kLds,
-                             Cfg::kThreads>(a_stage(stage), a, m0, kt * Cfg::kBk, tid);
-        cp_async_tile_native<Cfg::kBk, Cfg::kBn, KCB ? L::TileB::kStagedLds : L::TileB::kLds,
-                             Cfg::kThreads>(b_stage(stage), b, n0, kt * Cfg::kBk, tid);
-      },
-      [&](int stage) {
+  float* const b_transposed = a_transposed + TileA::kTransposedFloats;
+  auto a_kmajor = [&](int kt) {
+    return a_transposed + kt % TileA::kTransposedTiles * TileA::kTransposedTileFloats;
+  };
+  auto b_kmajor = [&](int kt) {
+    return b_transposed + kt % TileB::kTransposedTiles * TileB::kTransposedTileFloats;
+  };
+  auto load = [&](int stage, int kt) {
+    cp_async_tile_native<Cfg::kBk, Cfg::kBm, KCA ? TileA::kStagedLds : TileA::kLds, Cfg::kThreads>(
+        a_stage(stage), a, m0, kt * Cfg::kBk, tid);
+    cp_async_tile_native<Cfg::kBk, Cfg::kBn, KCB ? TileB::kStagedLds : TileB::kLds, Cfg::kThreads>(
+        b_stage(stage), b, n0, kt * Cfg::kBk, tid);
+  };
+  auto transpose = [&](int stage, int kt) {
+    if constexpr (TileA::kTransposed)
+      transpose_staged<TileA, Cfg::kBk, Cfg::kBm, Cfg::kThreads>(a_kmajor(kt), a_stage(stage), tid);
+    if constexpr (TileB::kTransposed)
+      transpose_staged<TileB, Cfg::kBk, Cfg::kBn, Cfg::kThreads>(b_kmajor(kt), b_stage(stage), tid);
+  };
+  auto multiply = [&](int stage, int kt) {
+    tile.template multiply<Cfg::kBk, TileA::kLds, TileB::kLds>(
+        TileA::kTransposed ? a_kmajor(kt) : a_stage(stage),
+        TileB::kTransposed ? b_kmajor(kt) : b_stage(stage), row0, col0);
+  };
+  const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
+  constexpr bool kTransposes = TileA::kTransposed || TileB::kTransposed;
+  if constexpr (kTransposes && Cfg::kKc == KcTiles::TransposeAhead) {
+    pipelined_k_loop_ahead<Cfg::kStages>(k_tiles, load, transpose, multiply);
+  } else {
+    pipelined_k_loop<Cfg::kStages>(k_tiles, load, [&](int stage) {
+      if constexpr (kTransposes) {
         // The loop's barrier has published this stage and every thread is done with the
-        // transposed tiles of the previous one; a second barrier publishes the new ones.
-        constexpr bool kTransA = L::TileA::kTransposed, kTransB = L::TileB::kTransposed;
-        if constexpr (kTransA || kTransB) {
-          if constexpr (kTransA)
-            transpose_staged<typename L::TileA, Cfg::kBk, Cfg::kBm, Cfg::kThreads>(
-                a_transposed, a_stage(stage), tid);
-          if constexpr (kTransB)
-            transpose_staged<typename L::TileB, Cfg::kBk, Cfg::kBn, Cfg::kThreads>(
-                b_transposed, b_stage(stage), tid);
-          __syncthreads();
-        }
-        tile.template multiply<Cfg::kBk, L::TileA::kLds, L::TileB::kLds>(
-            kTransA ? a_transposed : a_stage(stage), kTransB ? b_transposed : b_stage(stage), row0,
-            col0);
-      });
+        // K-major tile of the previous one; a second barrier publishes the new one.
+        transpose(stage, 0);
+        __syncthreads();
+      }
+      multiply(stage, 0);
+    });
+  }
   if constexpr (kClusterSplit) {
+    static_assert(L::kPartialFits, "the partial product must fit in the pipeline's shared memory");
     __syncthreads();  // every thread is done with the pipeline's shared memory
     tile.template stage<L::kPartialLds>(smem, row0, col0);
     cluster_split_k_store<Cfg::kBm, Cfg::kBn, L::kPartialLds, Cfg::kThreads>(c, smem, m0, n0, tid);

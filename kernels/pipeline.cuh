@@ -109,6 +109,36 @@ __device__ __forceinline__ void pipelined_k_loop(int k_tiles, Load&& load, Compu
   }
 }
 
+// The same loop with a step one K tile ahead: prepare(stage, kt) rewrites the landed buffer
+// `stage` of tile kt into a form compute reads (06 transposes it into the kt % 2 half of a double
+// buffer), while compute(stage, kt) works on tile kt, prepared during the previous iteration.
+// Still one barrier per K tile: it publishes the tile prepared before it and the buffer that has
+// landed for the next preparation, and it separates each buffer's last read from its next write.
+// The buffer being prepared (kt + 1) must not be the one being refilled (kt − 1): Stages ≥ 3,
+// with Stages − 2 tiles in flight while one is prepared and one computed.
+template <int Stages, class Load, class Prepare, class Compute>
+__device__ __forceinline__ void pipelined_k_loop_ahead(int k_tiles, Load&& load, Prepare&& prepare,
+                                                       Compute&& compute) {
+  static_assert(Stages >= 3, "preparing one tile ahead needs at least three buffers");
+#pragma unroll
+  for (int s = 0; s < Stages - 1; ++s) {
+    if (s < k_tiles) load(s, s);
+    cp_async_commit();
+  }
+  cp_async_wait<Stages - 2>();  // tile 0
+  __syncthreads();
+  if (k_tiles > 0) prepare(0, 0);
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    cp_async_wait<Stages - 3>();  // tile kt + 1
+    __syncthreads();
+    const int next = kt + Stages - 1;
+    if (next < k_tiles) load(next % Stages, next);
+    cp_async_commit();
+    if (kt + 1 < k_tiles) prepare((kt + 1) % Stages, kt + 1);
+    compute(kt % Stages, kt);
+  }
+}
+
 // Opts kKernel into `bytes` of dynamic shared memory, beyond the default 48 KB. Done once per
 // kernel: the template parameter is the kernel itself, so every instantiation has its own flag.
 template <auto kKernel>

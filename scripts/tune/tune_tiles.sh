@@ -35,8 +35,8 @@ add() {  # add <name> <kind>: declare launch_<name>, list it as a Candidate of t
 }
 
 if [[ $sections == *,large,* ]]; then
-  # name, then the LargeTile template arguments: BM, BN, BK, WM, WN, TM, TN, stages, and whether
-  # K-contiguous tiles are transposed in shared memory. wf is shipped.
+  # name, then the LargeTile template arguments: BM, BN, BK, WM, WN, TM, TN, stages, and how
+  # K-contiguous tiles are read (06's KcTiles). wf is shipped.
   while read -r name cfg; do
     sed -e "s/^using LargeTile = WarpTileConfig<.*/using LargeTile = WarpTileConfig<$cfg>;/" \
       -e "s/void launch_warptile(/void launch_$name(/" kernels/06_warptile.cu >"$work/$name.cu"
@@ -44,14 +44,20 @@ if [[ $sections == *,large,* ]]; then
     must_contain "$work/$name.cu" "void launch_$name("
     add "$name" Warptile
   done <<'L'
-wa 128, 128, 32, 64, 32, 8, 8, 2, true
-wb 128, 128, 32, 64, 32, 8, 8, 3, true
-wc 128, 128, 16, 64, 32, 8, 8, 2, true
-wd 128, 128, 16, 64, 32, 8, 8, 3, true
-wf 128, 128, 32, 32, 64, 8, 8, 2, true
-wh 128, 256, 32, 64, 64, 8, 16, 2, true
-xa 128, 128, 32, 64, 32, 8, 8, 2, false
-xf 128, 128, 32, 32, 64, 8, 8, 2, false
+wa 128, 128, 32, 64, 32, 8, 8, 2, KcTiles::Transpose
+wb 128, 128, 32, 64, 32, 8, 8, 3, KcTiles::Transpose
+wc 128, 128, 16, 64, 32, 8, 8, 2, KcTiles::Transpose
+wd 128, 128, 16, 64, 32, 8, 8, 3, KcTiles::Transpose
+wf 128, 128, 32, 32, 64, 8, 8, 2, KcTiles::Transpose
+wh 128, 256, 32, 64, 64, 8, 16, 2, KcTiles::Transpose
+xa 128, 128, 32, 64, 32, 8, 8, 2, KcTiles::ReadXMajor
+xf 128, 128, 32, 32, 64, 8, 8, 2, KcTiles::ReadXMajor
+ya 128, 128, 16, 32, 64, 8, 8, 3, KcTiles::TransposeAhead
+yb 128, 128, 16, 32, 64, 8, 8, 4, KcTiles::TransposeAhead
+yc 128, 128, 24, 32, 64, 8, 8, 3, KcTiles::TransposeAhead
+yd 128, 128, 32, 32, 64, 8, 8, 3, KcTiles::TransposeAhead
+ye 128, 128, 16, 64, 32, 8, 8, 4, KcTiles::TransposeAhead
+yh 128, 256, 16, 64, 64, 8, 16, 3, KcTiles::TransposeAhead
 L
 fi
 
@@ -119,18 +125,21 @@ H
     done
     add "$name" Small
   done <<'L'
-sa 64, 64, 16, 32, 32, 8, 4, 3, false
-sb 64, 64, 32, 32, 32, 8, 4, 3, false
-sc 64, 64, 16, 32, 32, 4, 8, 3, false
-sd 64, 64, 16, 32, 32, 8, 4, 2, false
-se 64, 64, 32, 32, 32, 8, 4, 4, false
-sf 64, 64, 16, 32, 16, 4, 4, 3, false
-sg 64, 128, 16, 32, 64, 8, 8, 3, false
-sh 128, 64, 16, 64, 32, 8, 8, 3, false
-si 32, 64, 16, 32, 32, 8, 4, 3, false
-sj 32, 64, 32, 16, 32, 4, 4, 3, false
-te 64, 64, 32, 32, 32, 8, 4, 4, true
-th 128, 64, 16, 64, 32, 8, 8, 3, true
+sa 64, 64, 16, 32, 32, 8, 4, 3, KcTiles::ReadXMajor
+sb 64, 64, 32, 32, 32, 8, 4, 3, KcTiles::ReadXMajor
+sc 64, 64, 16, 32, 32, 4, 8, 3, KcTiles::ReadXMajor
+sd 64, 64, 16, 32, 32, 8, 4, 2, KcTiles::ReadXMajor
+se 64, 64, 32, 32, 32, 8, 4, 4, KcTiles::ReadXMajor
+sf 64, 64, 16, 32, 16, 4, 4, 3, KcTiles::ReadXMajor
+sg 64, 128, 16, 32, 64, 8, 8, 3, KcTiles::ReadXMajor
+sh 128, 64, 16, 64, 32, 8, 8, 3, KcTiles::ReadXMajor
+si 32, 64, 16, 32, 32, 8, 4, 3, KcTiles::ReadXMajor
+sj 32, 64, 32, 16, 32, 4, 4, 3, KcTiles::ReadXMajor
+te 64, 64, 32, 32, 32, 8, 4, 4, KcTiles::Transpose
+th 128, 64, 16, 64, 32, 8, 8, 3, KcTiles::Transpose
+ua 64, 64, 32, 32, 32, 8, 4, 3, KcTiles::TransposeAhead
+ub 64, 64, 16, 32, 32, 8, 4, 4, KcTiles::TransposeAhead
+uc 128, 64, 16, 64, 32, 8, 8, 3, KcTiles::TransposeAhead
 L
 fi
 
