@@ -97,9 +97,6 @@ struct WarpTileConfig {
         (kStages * kStageFloats + TileA::kTransposedFloats + TileB::kTransposedFloats) *
         int(sizeof(float));
     static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
-    // A cluster split-K stages the block's partial product over the pipeline's tiles.
-    static constexpr int kPartialLds = kBn + 4;
-    static constexpr bool kPartialFits = kBm * kPartialLds * int(sizeof(float)) <= kSmemBytes;
     using Tile = ThreadTile<kTm, kTn, 4 * kLanesM, 4 * kLanesN, TileA::kLayout, TileB::kLayout>;
   };
 };
@@ -176,10 +173,13 @@ __global__ void __launch_bounds__(Cfg::kThreads)
     });
   }
   if constexpr (kClusterSplit) {
-    static_assert(L::kPartialFits, "the partial product must fit in the pipeline's shared memory");
+    // The block's partial product is staged over the pipeline's shared memory.
+    constexpr int kPartialLds = Cfg::kBn + 4;
+    static_assert(Cfg::kBm * kPartialLds * int(sizeof(float)) <= L::kSmemBytes,
+                  "the partial product must fit in the pipeline's shared memory");
     __syncthreads();  // every thread is done with the pipeline's shared memory
-    tile.template stage<L::kPartialLds>(smem, row0, col0);
-    cluster_split_k_store<Cfg::kBm, Cfg::kBn, L::kPartialLds, Cfg::kThreads>(c, smem, m0, n0, tid);
+    tile.template stage<kPartialLds>(smem, row0, col0);
+    cluster_split_k_store<Cfg::kBm, Cfg::kBn, kPartialLds, Cfg::kThreads>(c, smem, m0, n0, tid);
   } else {
     tile.store(c, m0, n0, row0, col0);
   }

@@ -58,6 +58,9 @@ yc 128, 128, 24, 32, 64, 8, 8, 3, KcTiles::TransposeAhead
 yd 128, 128, 32, 32, 64, 8, 8, 3, KcTiles::TransposeAhead
 ye 128, 128, 16, 64, 32, 8, 8, 4, KcTiles::TransposeAhead
 yh 128, 256, 16, 64, 64, 8, 16, 3, KcTiles::TransposeAhead
+yk 256, 128, 16, 64, 64, 16, 8, 3, KcTiles::TransposeAhead
+yl 256, 128, 8, 64, 64, 16, 8, 4, KcTiles::TransposeAhead
+ym 128, 256, 8, 64, 64, 8, 16, 4, KcTiles::TransposeAhead
 L
 fi
 
@@ -81,13 +84,13 @@ fi
 
 if [[ $sections == *,small,* ]]; then
   # The split-K planner, with its constants read from tune_split:: (set per policy at run time by
-  # tune_tiles_main.cu) and renamed: a different plan_split_k<BK> under the same name would be
-  # merged with the library's by the linker.
+  # tune_tiles_main.cu) and renamed, calls included: a different plan_split_k<BK> under the same
+  # name would be merged with the library's by the linker.
   sed -e 's|#include "kernels/common.cuh"|&\n#include "tune_split.h"|' \
     -e 's/constexpr int kMinKTiles = 4;/const int kMinKTiles = tune_split::min_k_tiles;/' \
     -e 's|long(blocks_per_sm) \* sms;|long(tune_split::blocks_per_sm) * sms;|' \
     -e 's|(blocks + tiles - 1) / tiles, max_splits)|(blocks + tiles - 1) / tiles, tune_split::max_splits)|' \
-    -e 's/SplitK plan_split_k(/SplitK plan_split_k_tune(/' \
+    -e 's/plan_split_k\([<(]\)/plan_split_k_tune\1/g' \
     -e 's/^  if (tiles >= sms) return {1, k_tiles \* BK};/  if (tiles >= sms) return tune_split::record(SplitK{1, k_tiles * BK});/' \
     -e 's/^  return {\(.*\), tiles_per_split \* BK};/  return tune_split::record(SplitK{\1, tiles_per_split * BK});/' \
     kernels/split_k.cuh >"$work/split_k_tune.cuh"
