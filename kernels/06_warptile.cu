@@ -56,15 +56,14 @@ struct SmemTile {
 // (32 consecutive floats).
 template <class Tile, int BK, int BX, int NT>
 __device__ __forceinline__ void transpose_staged(float* tile, const float* staged, int tid) {
-#pragma unroll
-  for (int i = tid; i < BX * BK / 4; i += NT) {
+  for_each_strided<BX * BK / 4, NT>(tid, [&](int i) {
     const int x = i % BX, k = (i / BX) * 4;
     const float4 v = *reinterpret_cast<const float4*>(&staged[x * Tile::kStagedLds + k]);
     tile[(k + 0) * Tile::kKMajorLds + x] = v.x;
     tile[(k + 1) * Tile::kKMajorLds + x] = v.y;
     tile[(k + 2) * Tile::kKMajorLds + x] = v.z;
     tile[(k + 3) * Tile::kKMajorLds + x] = v.w;
-  }
+  });
 }
 
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int Stages_, KcTiles Kc_>
@@ -78,6 +77,10 @@ struct WarpTileConfig {
                 "transposing one K tile ahead needs three stages (pipelined_k_loop_ahead)");
   static constexpr int kWarpsM = kBm / kWm, kWarpsN = kBn / kWn;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+  // Blocks per multiprocessor the registers must leave room for (__launch_bounds__): thread tiles
+  // up to 8×8 get at most 128 registers, or the unrolled tile copies' hoisted addresses would
+  // take the registers of a second block (2 × 256 or 4 × 128 threads).
+  static constexpr int kMinBlocks = kTm * kTn <= 64 ? 65536 / (kThreads * 128) : 1;
   static constexpr int kLanesM = kWm / kTm, kLanesN = kWn / kTn;  // thread grid inside a warp
   static_assert(kBm % kWm == 0 && kBn % kWn == 0, "warp tiles must tile the block tile");
   static_assert(kWm % kTm == 0 && kWn % kTn == 0, "thread tiles must tile the warp tile");
@@ -111,7 +114,7 @@ using SmallTile = WarpTileConfig<64, 64, 32, 32, 32, 8, 4, 3, KcTiles::ReadXMajo
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
 // (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
 template <class Cfg, bool KCA, bool KCB, bool kClusterSplit>
-__global__ void __launch_bounds__(Cfg::kThreads)
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     warptile_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c, int k_per_split) {
   using L = typename Cfg::template For<KCA, KCB>;
   using Tile = typename L::Tile;

@@ -83,6 +83,19 @@ void with_layout(const Problem& p, F&& f) {
     with_b(std::false_type{});
 }
 
+// Calls f(i) for i = tid, tid + NT, … below kCount, for the NT threads of a block (tid < NT). The
+// trip count is a compile-time constant, so the loop unrolls fully and its index arithmetic
+// folds; written as `for (i = tid; i < kCount; i += NT)` it does not (the count depends on tid),
+// and every tile copy paid for a loop with a remainder (docs/KERNELS.md, step 6).
+template <int kCount, int NT, class F>
+__device__ __forceinline__ void for_each_strided(int tid, F&& f) {
+#pragma unroll
+  for (int j = 0; j < (kCount + NT - 1) / NT; ++j) {
+    const int i = j * NT + tid;
+    if (kCount % NT == 0 || i < kCount) f(i);
+  }
+}
+
 // How a shared tile is stored. K-major, tile[kk·LDS + x], lets a thread read several X values of
 // one k as a float4 (the B side, and A in the register-blocked steps). X-major, tile[x·LDS + kk],
 // lets a thread read several k of its one row of A as a float4 (steps 2 and 3).
@@ -100,12 +113,11 @@ template <int BK, int BX, int LDS, int NT, TileLayout L = TileLayout::KMajor, bo
 __device__ __forceinline__ void load_tile(float* tile, const Operand<KC>& op, int x0, int k0,
                                           int tid) {
   const bool inside = op.tile_inside(x0, k0, BX, BK);
-#pragma unroll
-  for (int i = tid; i < BK * BX; i += NT) {
+  for_each_strided<BK * BX, NT>(tid, [&](int i) {
     const int x = KC ? i / BK : i % BX;
     const int kk = KC ? i % BK : i / BX;
     tile[tile_index<L, LDS>(x, kk)] = inside ? op.get(x0 + x, k0 + kk) : op.at(x0 + x, k0 + kk);
-  }
+  });
 }
 
 // Four consecutive elements along the operand's contiguous dim per thread and step: one float4
@@ -118,8 +130,7 @@ __device__ __forceinline__ void load_tile_vec4(float* tile, const Operand<KC>& o
   static_assert(BK % 4 == 0 && BX % 4 == 0, "vectorised tiles need BK and BX multiples of 4");
   static_assert(LDS % 4 == 0, "the tile's row stride must keep float4 stores 16-byte aligned");
   constexpr bool kSameContiguousDim = KC == (L == TileLayout::XMajor);
-#pragma unroll
-  for (int i = tid; i < BK * BX / 4; i += NT) {
+  for_each_strided<BK * BX / 4, NT>(tid, [&](int i) {
     const int x = KC ? i / (BK / 4) : (i % (BX / 4)) * 4;
     const int kk = KC ? (i % (BK / 4)) * 4 : i / (BX / 4);
     const float4 v = op.load4(x0 + x, k0 + kk);
@@ -132,7 +143,7 @@ __device__ __forceinline__ void load_tile_vec4(float* tile, const Operand<KC>& o
       tile[tile_index<L, LDS>(x + 2 * dx, kk + 2 * dk)] = v.z;
       tile[tile_index<L, LDS>(x + 3 * dx, kk + 3 * dk)] = v.w;
     }
-  }
+  });
 }
 
 // C ← alpha·acc + beta·C, bounds-checked. With beta == 0, C is not read.

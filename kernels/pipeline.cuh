@@ -44,8 +44,7 @@ __device__ __forceinline__ void cp_async_tile_kmajor(float* tile, const Operand<
                                                      int k0, int tid) {
   static_assert(BK % 4 == 0 && BX % 4 == 0 && LDS % 4 == 0,
                 "16-byte copies need BK, BX and the row stride to be multiples of 4 floats");
-#pragma unroll
-  for (int i = tid; i < BK * BX / 4; i += NT) {
+  for_each_strided<BK * BX / 4, NT>(tid, [&](int i) {
     if (KC) {
       const int x = i / (BK / 4), kk = (i % (BK / 4)) * 4;
 #pragma unroll
@@ -61,30 +60,31 @@ __device__ __forceinline__ void cp_async_tile_kmajor(float* tile, const Operand<
         for (int j = 0; j < 4; ++j) cp_async_element(dst + j, op, x0 + x + j, k0 + kk);
       }
     }
-  }
+  });
 }
 
 // A tile stored as the operand is stored: X-major tile[x·LDS + kk] for a K-contiguous operand,
-// K-major tile[kk·LDS + x] otherwise, so every copy is 16 bytes where aligned and inside.
+// K-major tile[kk·LDS + x] otherwise, so every copy is 16 bytes where aligned and inside. A tile
+// wholly inside an aligned operand (all but the edge blocks) skips the per-chunk checks.
 template <int BK, int BX, int LDS, int NT, bool KC>
 __device__ __forceinline__ void cp_async_tile_native(float* tile, const Operand<KC>& op, int x0,
                                                      int k0, int tid) {
   static_assert(BK % 4 == 0 && BX % 4 == 0 && LDS % 4 == 0,
                 "16-byte copies need BK, BX and the row stride to be multiples of 4 floats");
   constexpr int kChunksPerLine = (KC ? BK : BX) / 4;  // 16-byte chunks per contiguous line
-#pragma unroll
-  for (int i = tid; i < BK * BX / 4; i += NT) {
+  const bool interior = op.vec4_ok && op.tile_inside(x0, k0, BX, BK);
+  for_each_strided<BK * BX / 4, NT>(tid, [&](int i) {
     const int line = i / kChunksPerLine, pos = (i % kChunksPerLine) * 4;
     const int x = KC ? line : pos, kk = KC ? pos : line;
     float* dst = &tile[line * LDS + pos];
-    if (op.vec4_fits(x0 + x, k0 + kk)) {
+    if (interior || op.vec4_fits(x0 + x, k0 + kk)) {
       cp_async16(dst, op.p + op.offset(x0 + x, k0 + kk));
     } else {
 #pragma unroll
       for (int j = 0; j < 4; ++j)
         cp_async_element(dst + j, op, x0 + x + (KC ? 0 : j), k0 + kk + (KC ? j : 0));
     }
-  }
+  });
 }
 
 // The multi-stage K loop. load(stage, k_tile) issues the copies of K tile k_tile into buffer

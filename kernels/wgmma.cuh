@@ -40,8 +40,7 @@ struct SwizzledTileLoader<BX, BK, NT, true> {
   __device__ __forceinline__ void fetch(const Operand<true>&, int, int k, int) { k0 = k; }
   __device__ __forceinline__ void store(float* tile, const Operand<true>& op, int x0,
                                         int tid) const {
-#pragma unroll
-    for (int i = tid; i < BX * BK / 4; i += NT) {
+    for_each_strided<BX * BK / 4, NT>(tid, [&](int i) {
       const int x = i / (BK / 4), k = (i % (BK / 4)) * 4;
       float* dst = tile + swizzled<BX>(x, k);
       if (op.vec4_fits(x0 + x, k0 + k)) {
@@ -50,7 +49,7 @@ struct SwizzledTileLoader<BX, BK, NT, true> {
 #pragma unroll
         for (int j = 0; j < 4; ++j) cp_async_element(dst + j, op, x0 + x, k0 + k + j);
       }
-    }
+    });
   }
 };
 
