@@ -106,22 +106,11 @@ struct WarpTileConfig {
 };
 
 // The fastest on the H200 of the shapes scripts/tune/tune_tiles.sh sweeps (docs/KERNELS.md,
-// docs/results/tuning_h200.txt). Large, warp tiles of 32×64: with one K-contiguous operand (NN,
-// TT), 3 stages of BK = 24 and that operand transposed one K tile ahead; otherwise 2 stages of
-// BK = 32 (NT's two transposed tiles ahead would not leave room for 2 blocks per multiprocessor).
-// Small: 3 stages of BK = 16, the X-major reads, K split for 3 blocks per multiprocessor in at
-// most 8 slices (one cluster on sm_90).
-using LargeTile = WarpTileConfig<128, 128, 32, 32, 64, 8, 8, 2, KcTiles::Transpose>;
-using LargeTileOneKC = WarpTileConfig<128, 128, 24, 32, 64, 8, 8, 3, KcTiles::TransposeAhead>;
+// docs/results/tuning_h200.txt). Large: 4 stages of BK = 16, warp tiles of 64×32, K-contiguous
+// tiles transposed one K tile ahead. Small: 3 stages of BK = 16, the X-major reads, K split for 3
+// blocks per multiprocessor in at most 8 slices (one cluster on sm_90).
+using LargeTile = WarpTileConfig<128, 128, 16, 64, 32, 8, 8, 4, KcTiles::TransposeAhead>;
 using SmallTile = WarpTileConfig<64, 64, 16, 32, 32, 8, 4, 3, KcTiles::ReadXMajor>;
-
-// The configuration of each layout (A, B K-contiguous or not).
-template <bool KCA, bool KCB>
-using LargeTileFor = std::conditional_t<KCA != KCB, LargeTileOneKC, LargeTile>;
-template <bool, bool>
-using SmallTileFor = SmallTile;
-static_assert(LargeTile::kBm == LargeTileOneKC::kBm && LargeTile::kBn == LargeTileOneKC::kBn,
-              "every layout's large tile covers the same block tile (launch_warptile's count)");
 
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
 // (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
@@ -200,13 +189,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   }
 }
 
-// CfgFor<KCA, KCB>: the configuration for p's layout. kMaySplit: plan may have several K slices
-// (the small tile), so the cluster kernel is built too.
-template <template <bool, bool> class CfgFor, bool kMaySplit>
+// kMaySplit: plan may have several K slices (the small tile), so the cluster kernel is built too.
+template <class Cfg, bool kMaySplit>
 void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
   with_layout(p, [&](auto a_kc, auto b_kc) {
     constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
-    using Cfg = CfgFor<KCA, KCB>;
     constexpr int smem_bytes = Cfg::template For<KCA, KCB>::kSmemBytes;
     dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
     grid.z = plan.splits;
@@ -238,11 +225,11 @@ void launch_warptile(const Problem& p, cudaStream_t stream) {
   const int sms = multiprocessor_count();
   const long large_tiles = tile_count<LargeTile::kBm, LargeTile::kBn>(p);
   if (large_tiles >= sms) {
-    launch_with<LargeTileFor, false>(p, SplitK{1, p.k}, stream);
+    launch_with<LargeTile, false>(p, SplitK{1, p.k}, stream);
     return;
   }
   const long small_tiles = tile_count<SmallTile::kBm, SmallTile::kBn>(p);
-  launch_with<SmallTileFor, true>(
+  launch_with<SmallTile, true>(
       p, plan_split_k<SmallTile::kBk>(p, small_tiles, sms, 3, kMaxClusterSplits), stream);
 }
 

@@ -36,14 +36,11 @@ add() {  # add <name> <kind>: declare launch_<name>, list it as a Candidate of t
 
 if [[ $sections == *,large,* ]]; then
   # name, then the LargeTile template arguments: BM, BN, BK, WM, WN, TM, TN, stages, and how
-  # K-contiguous tiles are read (06's KcTiles); a candidate serves every layout. Shipped: wf (NT,
-  # TN) and yc (LargeTileOneKC: NN, TT).
+  # K-contiguous tiles are read (06's KcTiles). ye is shipped.
   while read -r name cfg; do
     sed -e "s/^using LargeTile = WarpTileConfig<.*/using LargeTile = WarpTileConfig<$cfg>;/" \
-      -e "s/^using LargeTileOneKC = WarpTileConfig<.*/using LargeTileOneKC = WarpTileConfig<$cfg>;/" \
       -e "s/void launch_warptile(/void launch_$name(/" kernels/06_warptile.cu >"$work/$name.cu"
     must_contain "$work/$name.cu" "using LargeTile = WarpTileConfig<$cfg>;"
-    must_contain "$work/$name.cu" "using LargeTileOneKC = WarpTileConfig<$cfg>;"
     must_contain "$work/$name.cu" "void launch_$name("
     add "$name" Warptile
   done <<'L'
@@ -116,13 +113,11 @@ SplitK record(SplitK plan) {
 }
 }  // namespace tune_split
 H
-  # name, then the SmallTile template arguments (as above). sa is shipped. The large tiles are set
-  # to the same shape (only to save compiling ones that are never launched) and the small path is
-  # forced.
+  # name, then the SmallTile template arguments (as above). sa is shipped. LargeTile is set to the
+  # same shape (only to save compiling one that is never launched) and the small path is forced.
   while read -r name cfg; do
     sed -e "s/^using SmallTile = WarpTileConfig<.*/using SmallTile = WarpTileConfig<$cfg>;/" \
       -e "s/^using LargeTile = WarpTileConfig<.*/using LargeTile = WarpTileConfig<$cfg>;/" \
-      -e "s/^using LargeTileOneKC = WarpTileConfig<.*/using LargeTileOneKC = WarpTileConfig<$cfg>;/" \
       -e 's|#include "kernels/split_k.cuh"|#include "split_k_tune.cuh"|' \
       -e 's/plan_split_k</plan_split_k_tune</' \
       -e 's/if (large_tiles >= sms) {/if (false \&\& large_tiles >= sms) {  \/\/ tune: small path only/' \
