@@ -40,7 +40,10 @@ struct SwizzledTileLoader<BX, BK, NT, true> {
   __device__ __forceinline__ void fetch(const Operand<true>&, int, int k, int) { k0 = k; }
   __device__ __forceinline__ void store(float* tile, const Operand<true>& op, int x0,
                                         int tid) const {
-    for_each_strided<BX * BK / 4, NT>(tid, [&](int i) {
+    // Not for_each_strided: unrolled, the copies' hoisted addresses took step 8's 128×128 tile
+    // from 125 to 144 registers (NN) and it lost 21% at 2048³ (docs/KERNELS.md, step 8).
+#pragma unroll
+    for (int i = tid; i < BX * BK / 4; i += NT) {
       const int x = i / (BK / 4), k = (i % (BK / 4)) * 4;
       float* dst = tile + swizzled<BX>(x, k);
       if (op.vec4_fits(x0 + x, k0 + k)) {
@@ -49,7 +52,7 @@ struct SwizzledTileLoader<BX, BK, NT, true> {
 #pragma unroll
         for (int j = 0; j < 4; ++j) cp_async_element(dst + j, op, x0 + x, k0 + k + j);
       }
-    });
+    }
   }
 };
 
