@@ -2,13 +2,13 @@
 // tiles, so the 32 threads of a warp read one compact patch of shared memory (fewer distinct
 // addresses per fragment read, better reuse in the L1/shared pipe) and the hierarchy
 // block tile → warp tile → thread tile is explicit in the code, as in CUTLASS.
-// Change from 05: warp/thread index mapping; BK 8 → 16–32 (dynamic shared memory), so each
-// barrier covers more work; every cp.async 16 bytes (cp_async_tile_native): a K-contiguous
-// operand (A with op N, B with op T) is copied as stored and, in the large tile, transposed in
-// shared memory (SmemTile, KcTiles), where possible one K tile ahead of the compute so that the
-// K loop keeps one barrier per tile; and a smaller block tile with split-K (split_k.cuh) that the
-// launcher picks when the 128×128 grid would leave multiprocessors idle (the MLP's M = 256
-// shapes).
+// Change from 05: warp/thread index mapping; BK 8 → 16 in 3–4 stages (dynamic shared memory),
+// so each barrier covers twice the work; every cp.async 16 bytes (cp_async_tile_native): a
+// K-contiguous operand (A with op N, B with op T) is copied as stored and, in the large tile,
+// transposed in shared memory (SmemTile, KcTiles), where possible one K tile ahead of the compute
+// so that the K loop keeps one barrier per tile; and a smaller block tile with split-K
+// (split_k.cuh) that the launcher picks when the 128×128 grid would leave multiprocessors idle (the
+// MLP's M = 256 shapes).
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/launchers.h"
 #include "kernels/pipeline.cuh"
