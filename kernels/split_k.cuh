@@ -23,17 +23,17 @@ struct SplitK {
   int k_per_split = 0;  // a multiple of the K tile
 };
 
-// With fewer tiles than multiprocessors: enough slices for tiles·splits to reach blocks_per_sm
-// blocks per multiprocessor, at most max_splits, each at least kMinKTiles K tiles long (a shorter
-// slice spends more on its pipeline prologue and the reduction than it saves). With enough tiles,
-// no split.
+// With fewer tiles than blocks_per_sm blocks per multiprocessor: enough slices for tiles·splits
+// to reach that many, at most max_splits, each at least kMinKTiles K tiles long (a shorter slice
+// spends more on its pipeline prologue and the reduction than it saves). With enough tiles, no
+// split.
 template <int BK>
 SplitK plan_split_k(const Problem& p, long tiles, int sms, int blocks_per_sm = 1,
                     int max_splits = 16) {
   constexpr int kMinKTiles = 4;
   const int k_tiles = (p.k + BK - 1) / BK;
-  if (tiles >= sms) return {1, k_tiles * BK};
   const long blocks = long(blocks_per_sm) * sms;
+  if (tiles >= blocks) return {1, k_tiles * BK};
   const int wanted = int(std::min<long>((blocks + tiles - 1) / tiles, max_splits));
   const int splits = std::max(1, std::min(wanted, k_tiles / kMinKTiles));
   const int tiles_per_split = (k_tiles + splits - 1) / splits;
