@@ -9,7 +9,8 @@
 #   large  warptile's LargeTile candidates at 2048³ and 4096³ (NN, TN; NT at 4096³)
 #   tf32   tf32's LargeTile candidates, same sizes
 #   small  warptile's SmallTile candidates, forced onto the small (split-K) path, at the MLP's
-#          M = 256 shapes, each crossed with split-K policies (tune_tiles_main.cu, kPolicies)
+#          larger GEMMs, each crossed with split-K policies and fixed split counts
+#          (tune_tiles_main.cu, kPolicies)
 # (default: all three; estimated under 3 minutes on a 16-core H200 machine, compilation included).
 # TUNE_BUILD_ONLY=1 compiles and links without running (a machine without a GPU).
 set -euo pipefail
@@ -93,8 +94,10 @@ if [[ $sections == *,small,* ]]; then
     -e 's/plan_split_k\([<(]\)/plan_split_k_tune\1/g' \
     -e 's/^  if (tiles >= blocks) return {1, k_tiles \* BK};/  if (tiles >= blocks) return tune_split::record(SplitK{1, k_tiles * BK});/' \
     -e 's/^  return {\(.*\), tiles_per_split \* BK};/  return tune_split::record(SplitK{\1, tiles_per_split * BK});/' \
+    -e 's|^  const long blocks = |  if (tune_split::forced_splits > 0) return tune_split::record(tune_split::force<SplitK>(k_tiles, BK));\n&|' \
     kernels/split_k.cuh >"$work/split_k_tune.cuh"
   for s in tune_split::min_k_tiles tune_split::blocks_per_sm tune_split::max_splits plan_split_k_tune \
+    tune_split::force \
     'record(SplitK{1,' 'record(SplitK{(k_tiles'; do
     must_contain "$work/split_k_tune.cuh" "$s"
   done
@@ -105,11 +108,17 @@ namespace tune_split {
 extern int min_k_tiles;    // plan_split_k's kMinKTiles (shipped: 4)
 extern int max_splits;     // its cap on the split count (shipped by warptile: 8)
 extern int blocks_per_sm;  // blocks wanted per multiprocessor (shipped by warptile: 3)
+extern int forced_splits;  // > 0: this many slices (or fewer, where K is short), planner bypassed
 extern int last_splits;    // the split count of the latest plan
 template <class SplitK>
 SplitK record(SplitK plan) {
   last_splits = plan.splits;
   return plan;
+}
+template <class SplitK>
+SplitK force(int k_tiles, int bk) {
+  const int per_split = (k_tiles + forced_splits - 1) / forced_splits;
+  return SplitK{(k_tiles + per_split - 1) / per_split, per_split * bk};
 }
 }  // namespace tune_split
 H
@@ -138,6 +147,9 @@ sg 64, 128, 16, 32, 64, 8, 8, 3, KcTiles::ReadXMajor
 sh 128, 64, 16, 64, 32, 8, 8, 3, KcTiles::ReadXMajor
 si 32, 64, 16, 32, 32, 8, 4, 3, KcTiles::ReadXMajor
 sj 32, 64, 32, 16, 32, 4, 4, 3, KcTiles::ReadXMajor
+sk 64, 32, 16, 32, 16, 4, 4, 3, KcTiles::ReadXMajor
+sl 64, 64, 16, 32, 32, 8, 4, 4, KcTiles::ReadXMajor
+sm 64, 64, 16, 32, 16, 4, 4, 4, KcTiles::ReadXMajor
 te 64, 64, 32, 32, 32, 8, 4, 4, KcTiles::Transpose
 th 128, 64, 16, 64, 32, 8, 8, 3, KcTiles::Transpose
 ua 64, 64, 32, 32, 32, 8, 4, 3, KcTiles::TransposeAhead

@@ -1,8 +1,8 @@
 // Times the tile candidates that tune_tiles.sh compiled, beside cuBLAS, and reports each one's
 // largest difference from cuBLAS fp32 (a sanity check; the test suite is the correctness proof).
 //   Large (warptile, tf32 LargeTile candidates): 2048³ and 4096³.
-//   Small (warptile SmallTile candidates on the forced small path): the MLP's M = 256 shapes, each
-//   candidate under every split-K policy of kPolicies.
+//   Small (warptile SmallTile candidates on the forced small path): the MLP's larger GEMMs, each
+//   candidate under every split-K policy of kPolicies (planner constants or fixed split counts).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -28,15 +28,24 @@ struct Candidate {
 
 // The split-K policy the small candidates read (tune_split.h), set before each timing.
 namespace tune_split {
-int min_k_tiles = 4, max_splits = 16, blocks_per_sm = 1, last_splits = 0;
+int min_k_tiles = 4, max_splits = 16, blocks_per_sm = 1, forced_splits = 0, last_splits = 0;
 }  // namespace tune_split
 
+// The planner's constants, or (forced_splits > 0) a fixed split count that bypasses it.
 struct Policy {
-  int min_k_tiles, max_splits, blocks_per_sm;
+  int min_k_tiles, max_splits, blocks_per_sm, forced_splits;
+  std::string name() const {
+    return forced_splits > 0 ? "split " + std::to_string(forced_splits)
+                             : std::to_string(min_k_tiles) + "/" + std::to_string(max_splits) +
+                                   "/" + std::to_string(blocks_per_sm);
+  }
 };
-// The first is warptile's as shipped. Up to 8 slices, warptile sums them in a cluster (sm_90).
-constexpr Policy kPolicies[] = {{4, 8, 3},  {4, 16, 2}, {2, 16, 1}, {8, 16, 1},
-                                {1, 16, 1}, {4, 16, 1}, {2, 32, 2}, {2, 8, 4}};
+// The first is warptile's as shipped. Up to 8 slices, warptile sums them in a cluster (sm_90);
+// more go through the workspace and a second kernel.
+constexpr Policy kPolicies[] = {{4, 8, 3, 0}, {2, 8, 4, 0}, {4, 16, 2, 0}, {0, 0, 0, 1},
+                                {0, 0, 0, 2}, {0, 0, 0, 3}, {0, 0, 0, 4},  {0, 0, 0, 5},
+                                {0, 0, 0, 6}, {0, 0, 0, 7}, {0, 0, 0, 8},  {0, 0, 0, 12},
+                                {0, 0, 0, 16}};
 
 // One problem's device buffers, random A and B, and cuBLAS fp32's C for it.
 struct Case {
@@ -121,15 +130,19 @@ static void large_section() {
 static void small_section() {
   std::printf(
       "\n== Small path: warptile SmallTile candidates (small path forced) × split-K policy ==\n"
-      "policy = min K tiles per slice / split cap / blocks wanted per SM (shipped 4/8/3)\n");
+      "policy = min K tiles per slice / split cap / blocks wanted per SM (shipped 4/8/3), or a "
+      "fixed "
+      "split count\n");
   struct Shape {
     int m, n, k;
     Op op_a, op_b;
   };
-  // The MLP's forward (NT), input gradient (NN) and weight gradient (TN) at batch 256.
-  const Shape shapes[] = {{256, 1024, 784, Op::N, Op::T},
-                          {256, 784, 1024, Op::N, Op::N},
-                          {1024, 784, 256, Op::T, Op::N}};
+  // The GEMMs of a training step of the 784-1024-1024-10 MLP at batch 256 that are not tiny:
+  // forward (NT), input gradient (NN) and weight gradient (TN) of each layer.
+  const Shape shapes[] = {{256, 1024, 784, Op::N, Op::T},  {256, 784, 1024, Op::N, Op::N},
+                          {1024, 784, 256, Op::T, Op::N},  {256, 1024, 1024, Op::N, Op::T},
+                          {256, 1024, 1024, Op::N, Op::N}, {1024, 1024, 256, Op::T, Op::N},
+                          {256, 10, 1024, Op::N, Op::T}};
   constexpr int kReps = 20;  // runs per timing sample: these take tens of microseconds
   for (const Shape& s : shapes) {
     Case c(s.op_a, s.op_b, s.m, s.n, s.k);
@@ -149,14 +162,14 @@ static void small_section() {
         tune_split::min_k_tiles = pol.min_k_tiles;
         tune_split::max_splits = pol.max_splits;
         tune_split::blocks_per_sm = pol.blocks_per_sm;
+        tune_split::forced_splits = pol.forced_splits;
         const float ms = median_ms(cand.launch, c.p, kReps);
         const double err = c.max_error();
         char line[160];
         std::snprintf(line, sizeof line,
-                      "  %s %d/%d/%d  splits %2d  %.2f TF  %.1f%% of cublas  maxerr %.2e%s",
-                      cand.name, pol.min_k_tiles, pol.max_splits, pol.blocks_per_sm,
-                      tune_split::last_splits, c.tflops(ms), 100.0 * cublas_ms / ms, err,
-                      err > 1e-3 ? "  WRONG" : "");
+                      "  %s %-8s  splits %2d  %.2f TF  %.1f%% of cublas  maxerr %.2e%s", cand.name,
+                      pol.name().c_str(), tune_split::last_splits, c.tflops(ms),
+                      100.0 * cublas_ms / ms, err, err > 1e-3 ? "  WRONG" : "");
         std::printf("%s\n", line);
         rows.push_back({line, ms});
       }
