@@ -150,6 +150,9 @@ sj 32, 64, 32, 16, 32, 4, 4, 3, KcTiles::ReadXMajor
 sk 64, 32, 16, 32, 16, 4, 4, 3, KcTiles::ReadXMajor
 sl 64, 64, 16, 32, 32, 8, 4, 4, KcTiles::ReadXMajor
 sm 64, 64, 16, 32, 16, 4, 4, 4, KcTiles::ReadXMajor
+so 64, 64, 8, 32, 32, 8, 4, 4, KcTiles::ReadXMajor
+sp 64, 64, 8, 32, 32, 8, 4, 5, KcTiles::ReadXMajor
+sq 64, 64, 8, 32, 16, 4, 4, 4, KcTiles::ReadXMajor
 te 64, 64, 32, 32, 32, 8, 4, 4, KcTiles::Transpose
 th 128, 64, 16, 64, 32, 8, 8, 3, KcTiles::Transpose
 ua 64, 64, 32, 32, 32, 8, 4, 3, KcTiles::TransposeAhead
