@@ -92,7 +92,7 @@ if [[ $sections == *,small,* ]]; then
     -e 's|long(blocks_per_sm) \* sms;|long(tune_split::blocks_per_sm) * sms;|' \
     -e 's|(blocks + tiles - 1) / tiles, max_splits)|(blocks + tiles - 1) / tiles, tune_split::max_splits)|' \
     -e 's/plan_split_k\([<(]\)/plan_split_k_tune\1/g' \
-    -e 's/^  if (tiles >= blocks) return {1, k_tiles \* BK};/  if (tiles >= blocks) return tune_split::record(SplitK{1, k_tiles * BK});/' \
+    -e 's/^  if (tiles >= blocks || balanced) return {1, k_tiles \* BK};/  if (tiles >= blocks || balanced) return tune_split::record(SplitK{1, k_tiles * BK});/' \
     -e 's/^  return {\(.*\), tiles_per_split \* BK};/  return tune_split::record(SplitK{\1, tiles_per_split * BK});/' \
     -e 's|^  const long blocks = |  if (tune_split::forced_splits > 0) return tune_split::record(tune_split::force<SplitK>(k_tiles, BK));\n&|' \
     kernels/split_k.cuh >"$work/split_k_tune.cuh"

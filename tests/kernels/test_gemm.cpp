@@ -3,7 +3,7 @@
 //
 // Test names, as ctest lists them:
 //   Gemm/Correctness.<Kind>/<variant>_<layout>   Kind: EdgeShapes, LeadingDims, Misaligned,
-//                                                AlphaBeta, RandomShapes
+//                                                AlphaBeta, RandomShapes, Deterministic
 //   Gemm/Malformed.<Kind>/<variant>              validation errors (no GPU needed)
 //   Gemm/DevicePointers.HostPointerRejected/<device variant>
 //   GemmReference.*, GemmTolerance.*, GemmDispatch.*   the oracle, the tolerance, the table
@@ -118,6 +118,7 @@ class Correctness : public Parameterised<Param, Correctness> {
   void Misaligned();
   void AlphaBeta();
   void RandomShapes();
+  void Deterministic();
 
  protected:
   const gemm::Variant& variant() const { return gemm::find_variant(GetParam().variant); }
@@ -251,7 +252,7 @@ void Correctness::Misaligned() {
 
 void Correctness::AlphaBeta() {
   // {96, 200, 640}: a few output tiles and a long K, so that warptile splits K across a cluster
-  // of blocks on sm_90 (5 slices) and through the workspace elsewhere.
+  // of blocks on sm_90 (8 slices of 5 K tiles) and through the workspace elsewhere.
   const std::vector<Shape> shapes = {{65, 33, 129}, {256, 10, 1024}, {1, 1, 1},     {31, 64, 7},
                                      {64, 64, 64},  {1537, 1409, 9}, {96, 200, 640}};
   const float ab[][2] = {{1, 0}, {0.5f, 0},  {2, -1.5f}, {1, 1},
@@ -293,6 +294,37 @@ void Correctness::RandomShapes() {
   run_cases("RandomShapes", cases);
 }
 
+void Correctness::Deterministic() {
+  // Shapes that the adaptive variants (06–09) split across K: the MLP's three big GEMMs, its
+  // output layer's forward pass and a long-K case with few tiles. Two runs from the same input
+  // must give the same bits: the slices' partial products are summed in a fixed order.
+  const std::vector<Shape> shapes = {
+      {96, 200, 640}, {256, 784, 1024}, {1024, 784, 256}, {256, 1024, 784}, {256, 10, 1024}};
+  std::vector<Case> cases;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    Case c = base();
+    c.m = shapes[i].m, c.n = shapes[i].n, c.k = shapes[i].k;
+    c.beta = i % 2 ? 0.5f : 0.0f;
+    c.seed = seed_for("Deterministic", c.op_a, c.op_b, i);
+    if (on_host() && c.fma_count() > kHostMaxFma) continue;
+    cases.push_back(gemm_test::finished(c));
+  }
+  const Batch batch(std::move(cases));
+  std::vector<std::string> errors_first, errors_second;
+  const std::vector<float> first = gemm_test::run_batch(variant(), batch, errors_first);
+  const std::vector<float> second = gemm_test::run_batch(variant(), batch, errors_second);
+  for (std::size_t i = 0; i < batch.cases().size(); ++i) {
+    const std::string what = batch.cases()[i].describe();
+    ASSERT_TRUE(errors_first[i].empty() && errors_second[i].empty())
+        << what << ": " << errors_first[i] << errors_second[i];
+    const gemm_test::Placement& at = batch.placements()[i];
+    EXPECT_EQ(0, std::memcmp(first.data() + at.c_begin, second.data() + at.c_begin,
+                             (at.c_end - at.c_begin) * sizeof(float)))
+        << what << ": two runs of variant '" << variant().name << "' differ";
+  }
+  RecordProperty("cases", int(batch.cases().size()));
+}
+
 std::string param_name(const Param& p) {
   return safe_name(p.variant) + "_" + gemm::layout_name(p.op_a, p.op_b);
 }
@@ -303,7 +335,8 @@ const bool correctness_registered = [] {
                              {"LeadingDims", &Correctness::LeadingDims},
                              {"Misaligned", &Correctness::Misaligned},
                              {"AlphaBeta", &Correctness::AlphaBeta},
-                             {"RandomShapes", &Correctness::RandomShapes}},
+                             {"RandomShapes", &Correctness::RandomShapes},
+                             {"Deterministic", &Correctness::Deterministic}},
                             correctness_params(), param_name);
   return true;
 }();
