@@ -1,0 +1,71 @@
+// The split-K planner (kernels/split_k.cuh): host logic, so it runs everywhere, GPU or not.
+//
+// Test names: SplitKPlanner.*
+#include <gtest/gtest.h>
+
+#include "kernels/split_k.cuh"
+
+namespace {
+
+using gemm::detail::plan_split_k;
+using gemm::detail::SplitK;
+
+constexpr int kBk = 16;    // warptile's small tile
+constexpr int kSms = 132;  // an H200
+
+gemm::Problem with_k(int k) {
+  gemm::Problem p;
+  p.m = p.n = 256;  // the planner reads only K; the caller counts the tiles
+  p.k = k;
+  return p;
+}
+
+// warptile's call: 3 blocks per multiprocessor, at most 8 slices (one cluster).
+SplitK warptile_plan(long tiles, int k) { return plan_split_k<kBk>(with_k(k), tiles, kSms, 3, 8); }
+
+TEST(SplitKPlanner, SlicesCoverKInWholeNonEmptyTiles) {
+  for (int k : {1, 15, 16, 17, 63, 64, 256, 640, 784, 1000, 1024, 4096})
+    for (long tiles : {1L, 4L, 52L, 64L, 131L, 132L, 208L, 256L, 395L, 396L, 1000L})
+      for (int blocks_per_sm : {1, 3})
+        for (int max_splits : {8, 16}) {
+          const SplitK plan = plan_split_k<kBk>(with_k(k), tiles, kSms, blocks_per_sm, max_splits);
+          const int k_tiles = (k + kBk - 1) / kBk;
+          SCOPED_TRACE("K = " + std::to_string(k) + ", " + std::to_string(tiles) + " tiles, " +
+                       std::to_string(blocks_per_sm) + " per SM, cap " +
+                       std::to_string(max_splits));
+          EXPECT_GE(plan.splits, 1);
+          EXPECT_LE(plan.splits, max_splits);
+          EXPECT_EQ(plan.k_per_split % kBk, 0);
+          EXPECT_GE(long(plan.splits) * plan.k_per_split, long(k));      // covers K
+          EXPECT_LT(long(plan.splits - 1) * plan.k_per_split, long(k));  // last slice not empty
+          if (plan.splits > 1) EXPECT_GE(plan.k_per_split / kBk, 4);     // kMinKTiles
+          if (plan.splits == 1) EXPECT_EQ(plan.k_per_split, k_tiles * kBk);
+        }
+}
+
+TEST(SplitKPlanner, SplitsOnlyGridsShortOfTheBlocksWanted) {
+  EXPECT_EQ(warptile_plan(396, 4096).splits, 1);  // 3 blocks on each of 132
+  EXPECT_EQ(warptile_plan(1000, 4096).splits, 1);
+  EXPECT_EQ(warptile_plan(395, 4096).splits, 2);
+  EXPECT_EQ(warptile_plan(1, 192).splits, 3);   // 12 K tiles: capped by the 4-K-tile minimum
+  EXPECT_EQ(warptile_plan(1, 48).splits, 1);    // 3 K tiles: too few to split
+  EXPECT_EQ(warptile_plan(1, 4096).splits, 8);  // capped at one cluster
+}
+
+TEST(SplitKPlanner, MlpShapes) {
+  EXPECT_EQ(warptile_plan(64, 784).splits, 7);   // 256×1024×784 NT: 7 slices of 7 K tiles
+  EXPECT_EQ(warptile_plan(52, 1024).splits, 8);  // 256×784×1024 NN
+  EXPECT_EQ(warptile_plan(208, 256).splits, 2);  // 1024×784×256 TN
+}
+
+// 256 tiles on 132 multiprocessors are 1.94 waves: already balanced. Split in 2, each slice of
+// K = 256 would be 8 K tiles; of K = 1024, 32.
+TEST(SplitKPlanner, LeavesBalancedGridsWithShortKUnsplit) {
+  EXPECT_EQ(warptile_plan(256, 256).splits, 1);   // 1024×1024×256 TN
+  EXPECT_EQ(warptile_plan(264, 256).splits, 1);   // two whole waves
+  EXPECT_EQ(warptile_plan(256, 1024).splits, 2);  // 1024³: long slices still pay
+  EXPECT_EQ(warptile_plan(208, 256).splits, 2);   // last wave 76 of 132: unbalanced
+  EXPECT_EQ(warptile_plan(100, 256).splits, 4);   // under one wave
+}
+
+}  // namespace
