@@ -6,9 +6,9 @@
 // so each barrier covers twice the work; every cp.async 16 bytes (cp_async_tile_native): a
 // K-contiguous operand (A with op N, B with op T) is copied as stored and, in the large tile,
 // transposed in shared memory (SmemTile, KcTiles), where possible one K tile ahead of the compute
-// so that the K loop keeps one barrier per tile; and a smaller block tile with split-K
+// so that the K loop keeps one barrier per tile; and smaller block tiles with split-K
 // (split_k.cuh) that the launcher picks when the 128×128 grid would leave multiprocessors idle (the
-// MLP's M = 256 shapes).
+// MLP's M = 256 shapes): 64×64, or 64×32 for an output at most 32 wide.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/launchers.h"
 #include "kernels/pipeline.cuh"
@@ -108,9 +108,12 @@ struct WarpTileConfig {
 // The fastest on the H200 of the shapes scripts/tune/tune_tiles.sh sweeps (docs/KERNELS.md,
 // docs/results/tuning_h200.txt). Large: 4 stages of BK = 16, warp tiles of 64×32, K-contiguous
 // tiles transposed one K tile ahead. Small: 3 stages of BK = 16, the X-major reads, K split for 3
-// blocks per multiprocessor in at most 8 slices (one cluster on sm_90).
+// blocks per multiprocessor in at most 8 slices (one cluster on sm_90). Narrow: the small path for
+// an output at most 32 wide (the MLP's output layer, N = 10), where a 64-wide tile would compute
+// mostly columns that are not there.
 using LargeTile = WarpTileConfig<128, 128, 16, 64, 32, 8, 8, 4, KcTiles::TransposeAhead>;
 using SmallTile = WarpTileConfig<64, 64, 16, 32, 32, 8, 4, 3, KcTiles::ReadXMajor>;
+using NarrowTile = WarpTileConfig<64, 32, 16, 32, 16, 4, 4, 3, KcTiles::ReadXMajor>;
 
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
 // (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
@@ -217,20 +220,27 @@ void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
   });
 }
 
+// The small (or narrow) tile, with K split across blocks until the grid fills the chip.
+template <class Cfg>
+void launch_split(const Problem& p, int sms, cudaStream_t stream) {
+  const long tiles = tile_count<Cfg::kBm, Cfg::kBn>(p);
+  launch_with<Cfg, true>(p, plan_split_k<Cfg::kBk>(p, tiles, sms, 3, kMaxClusterSplits), stream);
+}
+
 }  // namespace
 
-// The large block tile when it gives every multiprocessor a block; otherwise the small one, with
-// K split across blocks until the grid fills the chip.
+// The large block tile when it gives every multiprocessor a block; otherwise the small one, or
+// the narrow one for an output at most its width wide, with K split across blocks.
 void launch_warptile(const Problem& p, cudaStream_t stream) {
   const int sms = multiprocessor_count();
   const long large_tiles = tile_count<LargeTile::kBm, LargeTile::kBn>(p);
   if (large_tiles >= sms) {
     launch_with<LargeTile, false>(p, SplitK{1, p.k}, stream);
-    return;
+  } else if (p.n <= NarrowTile::kBn) {
+    launch_split<NarrowTile>(p, sms, stream);
+  } else {
+    launch_split<SmallTile>(p, sms, stream);
   }
-  const long small_tiles = tile_count<SmallTile::kBm, SmallTile::kBn>(p);
-  launch_with<SmallTile, true>(
-      p, plan_split_k<SmallTile::kBk>(p, small_tiles, sms, 3, kMaxClusterSplits), stream);
 }
 
 }  // namespace gemm::detail
