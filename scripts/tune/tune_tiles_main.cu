@@ -130,9 +130,8 @@ static void large_section() {
 static void small_section() {
   std::printf(
       "\n== Small path: warptile SmallTile candidates (small path forced) × split-K policy ==\n"
-      "policy = min K tiles per slice / split cap / blocks wanted per SM (shipped 4/8/3), or a "
-      "fixed "
-      "split count\n");
+      "policy = min K tiles per slice / split cap / blocks wanted per SM (shipped 4/8/3),\n"
+      "  or split N: a fixed split count\n");
   struct Shape {
     int m, n, k;
     Op op_a, op_b;
