@@ -67,15 +67,19 @@ __device__ __forceinline__ void transpose_staged(float* tile, const float* stage
   });
 }
 
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int Stages_, KcTiles Kc_>
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int Stages_, KcTiles Kc_,
+          bool PipelineFragments_ = false>
 struct WarpTileConfig {
   static constexpr int kBm = BM_, kBn = BN_, kBk = BK_;  // block tile
   static constexpr int kWm = WM_, kWn = WN_;             // warp tile
   static constexpr int kTm = TM_, kTn = TN_;             // thread tile
   static constexpr int kStages = Stages_;
   static constexpr KcTiles kKc = Kc_;
+  static constexpr bool kPipelineFragments = PipelineFragments_;  // see For::kFragmentLoop
   static_assert(kKc != KcTiles::TransposeAhead || kStages >= 3,
                 "transposing one K tile ahead needs three stages (pipelined_k_loop_ahead)");
+  static_assert(!kPipelineFragments || kStages >= 3,
+                "the fragment loop keeps kStages − 1 tiles in flight in kStages − 1 buffers");
   static constexpr int kWarpsM = kBm / kWm, kWarpsN = kBn / kWn;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   // Blocks per multiprocessor the registers must leave room for (__launch_bounds__): thread tiles
@@ -88,17 +92,25 @@ struct WarpTileConfig {
   static_assert(kLanesM * kLanesN == 32, "a warp tile is covered by exactly 32 thread tiles");
   static_assert(kBk % 4 == 0, "K tiles are copied in 16-byte chunks");
 
-  // What depends on the layout (A, B K-contiguous or not): the shared tiles, and the thread tile
-  // that reads them. Per stage A's tile then B's; after the stages, the transposed tiles. A
-  // thread's float4 groups (K-major) sit 4·kLanesM rows and 4·kLanesN columns apart in its warp
-  // tile; its single rows or columns (X-major) kLanesM and kLanesN apart.
+  // What depends on the layout (A, B K-contiguous or not): the shared tiles, the K loop, and the
+  // thread tile that reads them. Per stage A's tile then B's; after the stages, the transposed
+  // tiles. A thread's float4 groups (K-major) sit 4·kLanesM rows and 4·kLanesN columns apart in
+  // its warp tile; its single rows or columns (X-major) kLanesM and kLanesN apart.
   template <bool KCA, bool KCB>
   struct For {
     using TileA = SmemTile<kBk, kBm, KCA, kKc>;
     using TileB = SmemTile<kBk, kBn, KCB, kKc>;
+    static constexpr bool kTransposes = TileA::kTransposed || TileB::kTransposed;
+    // Tiles read as copied, both in one layout (TN, NT), pipeline their fragment reads
+    // (pipelined_k_loop_fragments). With one K-major and one X-major (NN) the 2-k fragment reads
+    // cost more than the pipelining hides (docs/KERNELS.md). That loop refills a buffer one
+    // step earlier, so one buffer fewer keeps as many tiles in flight, and frees shared memory.
+    static constexpr bool kFragmentLoop =
+        kPipelineFragments && !kTransposes && TileA::kLayout == TileB::kLayout;
+    static constexpr int kBuffers = kFragmentLoop ? kStages - 1 : kStages;
     static constexpr int kStageFloats = TileA::kStageFloats + TileB::kStageFloats;
     static constexpr int kSmemBytes =
-        (kStages * kStageFloats + TileA::kTransposedFloats + TileB::kTransposedFloats) *
+        (kBuffers * kStageFloats + TileA::kTransposedFloats + TileB::kTransposedFloats) *
         int(sizeof(float));
     static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
     using Tile = ThreadTile<kTm, kTn, 4 * kLanesM, 4 * kLanesN, TileA::kLayout, TileB::kLayout>;
@@ -107,13 +119,15 @@ struct WarpTileConfig {
 
 // The fastest on the H200 of the shapes scripts/tune/tune_tiles.sh sweeps (docs/KERNELS.md,
 // docs/results/tuning_h200.txt). Large: 4 stages of BK = 16, warp tiles of 64×32, K-contiguous
-// tiles transposed one K tile ahead. Small: 3 stages of BK = 16, the X-major reads, K split for 3
-// blocks per multiprocessor in at most 8 slices (one cluster on sm_90). Narrow: the small path for
-// an output at most 32 wide (the MLP's output layer, N = 10), where a 64-wide tile would compute
-// mostly columns that are not there.
+// tiles transposed one K tile ahead. Small: 3 stages of BK = 16 (2 buffers where the fragment
+// reads are pipelined), the X-major reads, K split for 3 blocks per multiprocessor in at most 8
+// slices (one cluster on sm_90). Narrow: for an output at most 32 wide (the MLP's output layer,
+// N = 10), where a 64-wide tile would compute mostly columns that are not there, and in place of
+// short slices of the small tile (finer_tile_beats_split); pipelining its fragments wins there and
+// loses a little at N = 10 (the sweep's pk against sk).
 using LargeTile = WarpTileConfig<128, 128, 16, 64, 32, 8, 8, 4, KcTiles::TransposeAhead>;
-using SmallTile = WarpTileConfig<64, 64, 16, 32, 32, 8, 4, 3, KcTiles::ReadXMajor>;
-using NarrowTile = WarpTileConfig<64, 32, 16, 32, 16, 4, 4, 3, KcTiles::ReadXMajor>;
+using SmallTile = WarpTileConfig<64, 64, 16, 32, 32, 8, 4, 3, KcTiles::ReadXMajor, true>;
+using NarrowTile = WarpTileConfig<64, 32, 16, 32, 16, 4, 4, 3, KcTiles::ReadXMajor, true>;
 
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
 // (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
@@ -139,7 +153,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   auto a_stage = [&](int stage) { return smem + stage * L::kStageFloats; };
   auto b_stage = [&](int stage) { return a_stage(stage) + TileA::kStageFloats; };
   // The K-major tile that K tile kt is transposed into (one of two when transposed ahead).
-  float* const a_transposed = smem + Cfg::kStages * L::kStageFloats;
+  float* const a_transposed = smem + L::kBuffers * L::kStageFloats;
   float* const b_transposed = a_transposed + TileA::kTransposedFloats;
   auto a_kmajor = [&](int kt) {
     return a_transposed + kt % TileA::kTransposedTiles * TileA::kTransposedTileFloats;
@@ -165,10 +179,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
         TileB::kTransposed ? b_kmajor(kt) : b_stage(stage), row0, col0);
   };
   const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
-  constexpr bool kTransposes = TileA::kTransposed || TileB::kTransposed;
+  constexpr bool kTransposes = L::kTransposes;
   if constexpr (kTransposes && Cfg::kKc == KcTiles::TransposeAhead) {
     pipelined_k_loop_ahead<Cfg::kStages>(k_tiles, load, transpose, multiply);
-  } else {
+  } else if constexpr (!L::kFragmentLoop) {
     pipelined_k_loop<Cfg::kStages>(k_tiles, load, [&](int stage) {
       if constexpr (kTransposes) {
         // The loop's barrier has published this stage and every thread is done with the
@@ -178,6 +192,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       }
       multiply(stage, 0);
     });
+  } else {
+    typename Tile::Fragment fragment[2];
+    auto load_fragment = [&](int stage, int step, int buffer) {
+      Tile::template load_fragment<TileA::kLds, TileB::kLds>(
+          fragment[buffer], a_stage(stage), b_stage(stage), row0, col0, step * Tile::kStepK);
+    };
+    pipelined_k_loop_fragments<L::kBuffers, Cfg::kBk / Tile::kStepK>(
+        k_tiles, load, load_fragment, [&](int buffer) { tile.fma(fragment[buffer]); });
   }
   if constexpr (kClusterSplit) {
     // The block's partial product is staged over the pipeline's shared memory.
@@ -220,23 +242,34 @@ void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
   });
 }
 
-// The small (or narrow) tile, with K split across blocks until the grid fills the chip.
+// The tile's plan: K split across blocks until the grid gives 3 blocks per multiprocessor, in at
+// most one cluster of slices.
+template <class Cfg>
+SplitK split_plan(const Problem& p, int sms) {
+  return plan_split_k<Cfg::kBk>(p, tile_count<Cfg::kBm, Cfg::kBn>(p), sms, 3, kMaxClusterSplits);
+}
+
 template <class Cfg>
 void launch_split(const Problem& p, int sms, cudaStream_t stream) {
-  const long tiles = tile_count<Cfg::kBm, Cfg::kBn>(p);
-  launch_with<Cfg, true>(p, plan_split_k<Cfg::kBk>(p, tiles, sms, 3, kMaxClusterSplits), stream);
+  launch_with<Cfg, true>(p, split_plan<Cfg>(p, sms), stream);
 }
 
 }  // namespace
 
-// The large block tile when it gives every multiprocessor a block; otherwise the small one, or
-// the narrow one for an output at most its width wide, with K split across blocks.
+// The large block tile when it gives every multiprocessor a block. Otherwise the small one, K
+// split across blocks until the grid fills the chip, or the narrow one: for an output at most its
+// width wide, or where it fills the chip unsplit and the small tile's slices would be short.
 void launch_warptile(const Problem& p, cudaStream_t stream) {
   const int sms = multiprocessor_count();
   const long large_tiles = tile_count<LargeTile::kBm, LargeTile::kBn>(p);
   if (large_tiles >= sms) {
     launch_with<LargeTile, false>(p, SplitK{1, p.k}, stream);
-  } else if (p.n <= NarrowTile::kBn) {
+    return;
+  }
+  static_assert(SmallTile::kBk == NarrowTile::kBk, "both plans count K tiles of one size");
+  if (p.n <= NarrowTile::kBn ||
+      finer_tile_beats_split<SmallTile::kBk>(split_plan<SmallTile>(p, sms),
+                                             split_plan<NarrowTile>(p, sms))) {
     launch_split<NarrowTile>(p, sms, stream);
   } else {
     launch_split<SmallTile>(p, sms, stream);

@@ -23,6 +23,10 @@ struct SplitK {
   int k_per_split = 0;  // a multiple of the K tile
 };
 
+// A K slice shorter than this many K tiles spends a large share of its time in its pipeline's
+// prologue and the reduction (plan_split_k, finer_tile_beats_split).
+constexpr int kShortKTiles = 16;
+
 // With fewer tiles than blocks_per_sm blocks per multiprocessor: enough slices for tiles·splits
 // to reach that many, at most max_splits, each at least kMinKTiles K tiles long (a shorter slice
 // spends more on its pipeline prologue and the reduction than it saves). With enough tiles, no
@@ -34,7 +38,6 @@ template <int BK>
 SplitK plan_split_k(const Problem& p, long tiles, int sms, int blocks_per_sm = 1,
                     int max_splits = 16) {
   constexpr int kMinKTiles = 4;
-  constexpr int kShortKTiles = 16;
   const int k_tiles = (p.k + BK - 1) / BK;
   const long blocks = long(blocks_per_sm) * sms;
   const long last_wave = tiles % sms;
@@ -46,6 +49,16 @@ SplitK plan_split_k(const Problem& p, long tiles, int sms, int blocks_per_sm = 1
   const int tiles_per_split = (k_tiles + splits - 1) / splits;
   // Recount: rounding the slice length up can leave the last slices empty.
   return {(k_tiles + tiles_per_split - 1) / tiles_per_split, tiles_per_split * BK};
+}
+
+// Whether a finer tile whose grid fills the chip unsplit (plan `fine`) should replace a coarser
+// tile whose plan splits K into slices shorter than kShortKTiles K tiles of BK: the finer tile
+// reuses each operand load less, but spares the slices' prologues and the reduction
+// (1024×784×256 TN: 64×32 unsplit 88% of cuBLAS, 64×64 in 2 slices 85%,
+// docs/results/tuning_h200.txt).
+template <int BK>
+bool finer_tile_beats_split(const SplitK& coarse, const SplitK& fine) {
+  return coarse.splits > 1 && coarse.k_per_split < kShortKTiles * BK && fine.splits == 1;
 }
 
 // The tile choice of the launchers of 07–09: Large when it gives every multiprocessor a block,

@@ -55,6 +55,37 @@ struct ThreadTile {
     }
   }
 
+  // The operands of kStepK rank-1 updates held in registers, for a K loop that reads the next
+  // step's fragment from shared memory while this one's FMAs run (pipelined_k_loop_fragments):
+  // a[i][s] = A(row(i), k + s), b[j][s] = B(k + s, col(j)). An X-major tile is read a float2 of 2 k
+  // per row, not a float4 of 4: two 8×4 fragments of 4 k would leave no registers for a fourth
+  // block per multiprocessor.
+  static constexpr int kStepK = LA == TileLayout::KMajor && LB == TileLayout::KMajor ? 1 : 2;
+  struct Fragment {
+    float a[TM][kStepK];
+    float b[TN][kStepK];
+  };
+
+  template <int LDA, int LDB>
+  __device__ __forceinline__ static void load_fragment(Fragment& f, const float* a_tile,
+                                                       const float* b_tile, int row0, int col0,
+                                                       int k) {
+    static_assert(LDA % 4 == 0 && LDB % 4 == 0, "fragment reads need 16-byte rows");
+    static_assert(LA == LB, "fragments are pipelined for two tiles in one layout (06_warptile.cu)");
+    load_operand<TM, LA, kRowStep, LDA>(f.a, a_tile, row0, k);
+    load_operand<TN, LB, kColStep, LDB>(f.b, b_tile, col0, k);
+  }
+
+  // acc += the fragment's kStepK rank-1 updates, each acc[i][j] adding its k in order.
+  __device__ __forceinline__ void fma(const Fragment& f) {
+#pragma unroll
+    for (int s = 0; s < kStepK; ++s)
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += f.a[i][s] * f.b[j][s];
+  }
+
   // Writes the tile into a shared BM×BN tile (row stride LD) at the thread's rows and columns,
   // for a reduction across blocks (split_k.cuh).
   template <int LD>
@@ -86,6 +117,33 @@ struct ThreadTile {
   }
 
  private:
+  // One operand's half of a fragment: X = TM (TN) rows (columns) at offsets
+  // (x0 + offset(x), k … k + kStepK − 1) of its tile, as its layout L puts them.
+  template <int X, TileLayout L, int kStep, int LD>
+  __device__ __forceinline__ static void load_operand(float (&dst)[X][kStepK], const float* tile,
+                                                      int x0, int k) {
+    if constexpr (L == TileLayout::KMajor) {
+#pragma unroll
+      for (int s = 0; s < kStepK; ++s)
+#pragma unroll
+        for (int g = 0; g < X / 4; ++g) {
+          const float4 v = *reinterpret_cast<const float4*>(&tile[(k + s) * LD + x0 + g * kStep]);
+          dst[4 * g][s] = v.x;
+          dst[4 * g + 1][s] = v.y;
+          dst[4 * g + 2][s] = v.z;
+          dst[4 * g + 3][s] = v.w;
+        }
+    } else {
+      static_assert(kStepK == 2, "an X-major tile is read a float2 of 2 k at a time");
+#pragma unroll
+      for (int x = 0; x < X; ++x) {
+        const float2 v = *reinterpret_cast<const float2*>(&tile[(x0 + x * (kStep / 4)) * LD + k]);
+        dst[x][0] = v.x;
+        dst[x][1] = v.y;
+      }
+    }
+  }
+
   // Both tiles K-major: per k, TM/4 + TN/4 float4 reads and one rank-1 update.
   template <int BK, int LDA, int LDB>
   __device__ __forceinline__ void multiply_kmajor(const float* a_tile, const float* b_tile,

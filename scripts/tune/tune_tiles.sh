@@ -122,7 +122,8 @@ SplitK force(int k_tiles, int bk) {
 }
 }  // namespace tune_split
 H
-  # name, then the SmallTile template arguments (as above). sa is shipped (and sk as NarrowTile).
+  # name, then the SmallTile template arguments (as above). pa is shipped (and sk as NarrowTile);
+  # the p candidates pipeline their fragment reads where the layout allows (06's kFragmentLoop).
   # NarrowTile is set to the candidate too, so that it is what runs at 256x10x1024; LargeTile as
   # well (only to save compiling one that is never launched), and the small path is forced.
   while read -r name cfg; do
@@ -156,6 +157,11 @@ sm 64, 64, 16, 32, 16, 4, 4, 4, KcTiles::ReadXMajor
 so 64, 64, 8, 32, 32, 8, 4, 4, KcTiles::ReadXMajor
 sp 64, 64, 8, 32, 32, 8, 4, 5, KcTiles::ReadXMajor
 sq 64, 64, 8, 32, 16, 4, 4, 4, KcTiles::ReadXMajor
+pa 64, 64, 16, 32, 32, 8, 4, 3, KcTiles::ReadXMajor, true
+pb 64, 64, 32, 32, 32, 8, 4, 3, KcTiles::ReadXMajor, true
+pf 64, 64, 16, 32, 16, 4, 4, 3, KcTiles::ReadXMajor, true
+pk 64, 32, 16, 32, 16, 4, 4, 3, KcTiles::ReadXMajor, true
+pl 64, 64, 16, 32, 32, 8, 4, 4, KcTiles::ReadXMajor, true
 te 64, 64, 32, 32, 32, 8, 4, 4, KcTiles::Transpose
 th 128, 64, 16, 64, 32, 8, 8, 3, KcTiles::Transpose
 ua 64, 64, 32, 32, 32, 8, 4, 3, KcTiles::TransposeAhead

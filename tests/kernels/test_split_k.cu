@@ -7,6 +7,7 @@
 
 namespace {
 
+using gemm::detail::finer_tile_beats_split;
 using gemm::detail::plan_split_k;
 using gemm::detail::SplitK;
 
@@ -66,6 +67,19 @@ TEST(SplitKPlanner, LeavesBalancedGridsWithShortKUnsplit) {
   EXPECT_EQ(warptile_plan(256, 1024).splits, 2);  // 1024³: long slices still pay
   EXPECT_EQ(warptile_plan(208, 256).splits, 2);   // last wave 76 of 132: unbalanced
   EXPECT_EQ(warptile_plan(100, 256).splits, 4);   // under one wave
+}
+
+// warptile's choice between its 64×64 tile and the 64×32 one (the tile counts of M×N).
+TEST(SplitKPlanner, FinerTileReplacesShortSlices) {
+  auto finer_wins = [](long coarse_tiles, long fine_tiles, int k) {
+    return finer_tile_beats_split<kBk>(warptile_plan(coarse_tiles, k),
+                                       warptile_plan(fine_tiles, k));
+  };
+  EXPECT_TRUE(finer_wins(208, 400, 256));  // 1024×784×256 TN: 2 slices of 8 K tiles, or 400 tiles
+  EXPECT_FALSE(finer_wins(256, 512, 1024));  // 1024³: slices of 32 K tiles pay
+  EXPECT_FALSE(finer_wins(52, 100, 1024));   // 256×784×1024 NN: the finer grid splits too
+  EXPECT_FALSE(finer_wins(256, 512, 256));   // 1024×1024×256 TN: not split in the first place
+  EXPECT_FALSE(finer_wins(16, 32, 256));     // 10×1024×256 TN: both split
 }
 
 }  // namespace
