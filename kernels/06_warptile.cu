@@ -122,12 +122,13 @@ struct WarpTileConfig {
 // tiles transposed one K tile ahead. Small: 3 stages of BK = 16 (2 buffers where the fragment
 // reads are pipelined), the X-major reads, K split for 3 blocks per multiprocessor in at most 8
 // slices (one cluster on sm_90). Narrow: for an output at most 32 wide (the MLP's output layer,
-// N = 10), where a 64-wide tile would compute mostly columns that are not there, and in place of
-// short slices of the small tile (finer_tile_beats_split); pipelining its fragments wins there and
-// loses a little at N = 10 (the sweep's pk against sk).
+// N = 10), where a 64-wide tile would compute mostly columns that are not there. Fine: the same
+// tile with its fragment reads pipelined, in place of short slices of the small tile
+// (finer_tile_beats_split); at N = 10 the pipelining loses (the sweep's pk against sk).
 using LargeTile = WarpTileConfig<128, 128, 16, 64, 32, 8, 8, 4, KcTiles::TransposeAhead>;
 using SmallTile = WarpTileConfig<64, 64, 16, 32, 32, 8, 4, 3, KcTiles::ReadXMajor, true>;
-using NarrowTile = WarpTileConfig<64, 32, 16, 32, 16, 4, 4, 3, KcTiles::ReadXMajor, true>;
+using NarrowTile = WarpTileConfig<64, 32, 16, 32, 16, 4, 4, 3, KcTiles::ReadXMajor>;
+using FineTile = WarpTileConfig<64, 32, 16, 32, 16, 4, 4, 3, KcTiles::ReadXMajor, true>;
 
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
 // (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
@@ -257,8 +258,9 @@ void launch_split(const Problem& p, int sms, cudaStream_t stream) {
 }  // namespace
 
 // The large block tile when it gives every multiprocessor a block. Otherwise the small one, K
-// split across blocks until the grid fills the chip, or the narrow one: for an output at most its
-// width wide, or where it fills the chip unsplit and the small tile's slices would be short.
+// split across blocks until the grid fills the chip; the narrow one for an output at most its
+// width wide; or the fine one where it fills the chip unsplit and the small tile's slices would
+// be short.
 void launch_warptile(const Problem& p, cudaStream_t stream) {
   const int sms = multiprocessor_count();
   const long large_tiles = tile_count<LargeTile::kBm, LargeTile::kBn>(p);
@@ -266,11 +268,12 @@ void launch_warptile(const Problem& p, cudaStream_t stream) {
     launch_with<LargeTile, false>(p, SplitK{1, p.k}, stream);
     return;
   }
-  static_assert(SmallTile::kBk == NarrowTile::kBk, "both plans count K tiles of one size");
-  if (p.n <= NarrowTile::kBn ||
-      finer_tile_beats_split<SmallTile::kBk>(split_plan<SmallTile>(p, sms),
-                                             split_plan<NarrowTile>(p, sms))) {
+  static_assert(SmallTile::kBk == FineTile::kBk, "both plans count K tiles of one size");
+  if (p.n <= NarrowTile::kBn) {
     launch_split<NarrowTile>(p, sms, stream);
+  } else if (finer_tile_beats_split<SmallTile::kBk>(split_plan<SmallTile>(p, sms),
+                                                    split_plan<FineTile>(p, sms))) {
+    launch_split<FineTile>(p, sms, stream);
   } else {
     launch_split<SmallTile>(p, sms, stream);
   }

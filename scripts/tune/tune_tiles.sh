@@ -122,19 +122,22 @@ SplitK force(int k_tiles, int bk) {
 }
 }  // namespace tune_split
 H
-  # name, then the SmallTile template arguments (as above). pa is shipped (and sk as NarrowTile);
-  # the p candidates pipeline their fragment reads where the layout allows (06's kFragmentLoop).
-  # NarrowTile is set to the candidate too, so that it is what runs at 256x10x1024; LargeTile as
-  # well (only to save compiling one that is never launched), and the small path is forced.
+  # name, then the SmallTile template arguments (as above). pa is shipped (sk as NarrowTile, pk as
+  # FineTile); the p candidates pipeline their fragment reads where the layout allows (06's
+  # kFragmentLoop). NarrowTile and FineTile are set to the candidate too, so that it is what runs
+  # at 256x10x1024 and 1024x784x256; LargeTile as well (only to save compiling one that is never
+  # launched), and the small path is forced.
   while read -r name cfg; do
     sed -e "s/^using SmallTile = WarpTileConfig<.*/using SmallTile = WarpTileConfig<$cfg>;/" \
       -e "s/^using NarrowTile = WarpTileConfig<.*/using NarrowTile = WarpTileConfig<$cfg>;/" \
+      -e "s/^using FineTile = WarpTileConfig<.*/using FineTile = WarpTileConfig<$cfg>;/" \
       -e "s/^using LargeTile = WarpTileConfig<.*/using LargeTile = WarpTileConfig<$cfg>;/" \
       -e 's|#include "kernels/split_k.cuh"|#include "split_k_tune.cuh"|' \
       -e 's/plan_split_k</plan_split_k_tune</' \
       -e 's/if (large_tiles >= sms) {/if (false \&\& large_tiles >= sms) {  \/\/ tune: small path only/' \
       -e "s/void launch_warptile(/void launch_$name(/" kernels/06_warptile.cu >"$work/$name.cu"
     for s in "using SmallTile = WarpTileConfig<$cfg>;" "using NarrowTile = WarpTileConfig<$cfg>;" \
+      "using FineTile = WarpTileConfig<$cfg>;" \
       '#include "split_k_tune.cuh"' \
       plan_split_k_tune '(false && large_tiles' "void launch_$name("; do
       must_contain "$work/$name.cu" "$s"
