@@ -8,7 +8,9 @@
 // transposed in shared memory (SmemTile, KcTiles), where possible one K tile ahead of the compute
 // so that the K loop keeps one barrier per tile; and smaller block tiles with split-K
 // (split_k.cuh) that the launcher picks when the 128×128 grid would leave multiprocessors idle (the
-// MLP's M = 256 shapes): 64×64, or 64×32 for an output at most 32 wide.
+// MLP's M = 256 shapes): 64×64, or 64×32 for an output at most 32 wide or in place of short K
+// slices; there TN and NT read each step's fragment during the previous step's FMAs
+// (pipelined_k_loop_fragments).
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/launchers.h"
 #include "kernels/pipeline.cuh"
