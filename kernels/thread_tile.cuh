@@ -57,10 +57,10 @@ struct ThreadTile {
 
   // The operands of kStepK rank-1 updates held in registers, for a K loop that reads the next
   // step's fragment from shared memory while this one's FMAs run (pipelined_k_loop_fragments):
-  // a[i][s] = A(row(i), k + s), b[j][s] = B(k + s, col(j)). An X-major tile is read a float2 of 2 k
-  // per row, not a float4 of 4: two 8×4 fragments of 4 k would leave no registers for a fourth
-  // block per multiprocessor.
-  static constexpr int kStepK = LA == TileLayout::KMajor && LB == TileLayout::KMajor ? 1 : 2;
+  // a[i][s] = A(row(i), k + s), b[j][s] = B(k + s, col(j)). Both tiles are in one layout. K-major
+  // ones are read one k per step; X-major ones a float2 of 2 k per row, not a float4 of 4: two
+  // 8×4 fragments of 4 k would leave no registers for a fourth block per multiprocessor.
+  static constexpr int kStepK = LA == TileLayout::KMajor ? 1 : 2;
   struct Fragment {
     float a[TM][kStepK];
     float b[TN][kStepK];
@@ -118,23 +118,21 @@ struct ThreadTile {
 
  private:
   // One operand's half of a fragment: X = TM (TN) rows (columns) at offsets
-  // (x0 + offset(x), k … k + kStepK − 1) of its tile, as its layout L puts them.
+  // (x0 + offset(x), k … k + kStepK − 1) of its tile, as its layout L (the tiles' one layout)
+  // puts them.
   template <int X, TileLayout L, int kStep, int LD>
   __device__ __forceinline__ static void load_operand(float (&dst)[X][kStepK], const float* tile,
                                                       int x0, int k) {
     if constexpr (L == TileLayout::KMajor) {
 #pragma unroll
-      for (int s = 0; s < kStepK; ++s)
-#pragma unroll
-        for (int g = 0; g < X / 4; ++g) {
-          const float4 v = *reinterpret_cast<const float4*>(&tile[(k + s) * LD + x0 + g * kStep]);
-          dst[4 * g][s] = v.x;
-          dst[4 * g + 1][s] = v.y;
-          dst[4 * g + 2][s] = v.z;
-          dst[4 * g + 3][s] = v.w;
-        }
+      for (int g = 0; g < X / 4; ++g) {
+        const float4 v = *reinterpret_cast<const float4*>(&tile[k * LD + x0 + g * kStep]);
+        dst[4 * g][0] = v.x;
+        dst[4 * g + 1][0] = v.y;
+        dst[4 * g + 2][0] = v.z;
+        dst[4 * g + 3][0] = v.w;
+      }
     } else {
-      static_assert(kStepK == 2, "an X-major tile is read a float2 of 2 k at a time");
 #pragma unroll
       for (int x = 0; x < X; ++x) {
         const float2 v = *reinterpret_cast<const float2*>(&tile[(x0 + x * (kStep / 4)) * LD + k]);
