@@ -252,11 +252,6 @@ SplitK split_plan(const Problem& p, int sms) {
   return plan_split_k<Cfg::kBk>(p, tile_count<Cfg::kBm, Cfg::kBn>(p), sms, 3, kMaxClusterSplits);
 }
 
-template <class Cfg>
-void launch_split(const Problem& p, int sms, cudaStream_t stream) {
-  launch_with<Cfg, true>(p, split_plan<Cfg>(p, sms), stream);
-}
-
 }  // namespace
 
 // The large block tile when it gives every multiprocessor a block. Otherwise the small one, K
@@ -270,14 +265,16 @@ void launch_warptile(const Problem& p, cudaStream_t stream) {
     launch_with<LargeTile, false>(p, SplitK{1, p.k}, stream);
     return;
   }
-  static_assert(SmallTile::kBk == FineTile::kBk, "both plans count K tiles of one size");
   if (p.n <= NarrowTile::kBn) {
-    launch_split<NarrowTile>(p, sms, stream);
-  } else if (finer_tile_beats_split<SmallTile::kBk>(split_plan<SmallTile>(p, sms),
-                                                    split_plan<FineTile>(p, sms))) {
-    launch_split<FineTile>(p, sms, stream);
+    launch_with<NarrowTile, true>(p, split_plan<NarrowTile>(p, sms), stream);
+    return;
+  }
+  static_assert(SmallTile::kBk == FineTile::kBk, "both plans count K tiles of one size");
+  const SplitK small = split_plan<SmallTile>(p, sms), fine = split_plan<FineTile>(p, sms);
+  if (finer_tile_beats_split<SmallTile::kBk>(small, fine)) {
+    launch_with<FineTile, true>(p, fine, stream);
   } else {
-    launch_split<SmallTile>(p, sms, stream);
+    launch_with<SmallTile, true>(p, small, stream);
   }
 }
 

@@ -142,25 +142,15 @@ struct ThreadTile {
     }
   }
 
-  // Both tiles K-major: per k, TM/4 + TN/4 float4 reads and one rank-1 update.
+  // Both tiles K-major: per k, TM/4 + TN/4 float4 reads (a one-k fragment) and one rank-1 update.
   template <int BK, int LDA, int LDB>
   __device__ __forceinline__ void multiply_kmajor(const float* a_tile, const float* b_tile,
                                                   int row0, int col0) {
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
-      float a[TM], b[TN];
-#pragma unroll
-      for (int g = 0; g < TM / 4; ++g)
-        *reinterpret_cast<float4*>(&a[4 * g]) =
-            *reinterpret_cast<const float4*>(&a_tile[kk * LDA + row0 + g * kRowStep]);
-#pragma unroll
-      for (int h = 0; h < TN / 4; ++h)
-        *reinterpret_cast<float4*>(&b[4 * h]) =
-            *reinterpret_cast<const float4*>(&b_tile[kk * LDB + col0 + h * kColStep]);
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+      Fragment f;
+      load_fragment<LDA, LDB>(f, a_tile, b_tile, row0, col0, kk);
+      fma(f);
     }
   }
 
