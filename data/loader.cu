@@ -38,15 +38,30 @@ void build_permutation(uint64_t seed, int epoch, int32_t* perm, int n) {
 // x[r][f] = images[perm[first + r]][f] and y[r] = labels[perm[first + r]], for r < size.
 // images is (count, features), labels and perm are (count), x is (size, features), y is (size).
 // Grid: x covers the features (blockDim.x threads each), y strides over the rows.
-__global__ void gather_rows(const float* __restrict__ images, const int32_t* __restrict__ labels,
-                            const int32_t* __restrict__ perm, int first, int size, int features,
-                            float* __restrict__ x, int32_t* __restrict__ y) {
+__device__ void gather(const float* __restrict__ images, const int32_t* __restrict__ labels,
+                       const int32_t* __restrict__ perm, int first, int size, int features,
+                       float* __restrict__ x, int32_t* __restrict__ y) {
   const int f = blockIdx.x * blockDim.x + threadIdx.x;
   for (int r = blockIdx.y; r < size; r += gridDim.y) {
     const size_t src = static_cast<size_t>(perm[first + r]);
     if (f < features) x[static_cast<size_t>(r) * features + f] = images[src * features + f];
     if (f == 0) y[r] = labels[src];
   }
+}
+
+__global__ void gather_rows(const float* __restrict__ images, const int32_t* __restrict__ labels,
+                            const int32_t* __restrict__ perm, int first, int size, int features,
+                            float* __restrict__ x, int32_t* __restrict__ y) {
+  gather(images, labels, perm, first, size, features, x, y);
+}
+
+// The same for batch (*step mod batches) of size min(batch_size, count − first).
+__global__ void gather_rows_at(const float* __restrict__ images, const int32_t* __restrict__ labels,
+                               const int32_t* __restrict__ perm, const int64_t* __restrict__ step,
+                               int batches, int batch_size, int count, int features,
+                               float* __restrict__ x, int32_t* __restrict__ y) {
+  const int first = static_cast<int>(*step % batches) * batch_size;
+  gather(images, labels, perm, first, min(batch_size, count - first), features, x, y);
 }
 
 }  // namespace
@@ -210,6 +225,28 @@ BatchLoader::Batch BatchLoader::batch(int i) {
   CUDA_CHECK(cudaEventRecord(m.gather_done, m.stream));
   m.gather_pending = true;
   return {m.d_x, m.d_y, size};
+}
+
+BatchLoader::Batch BatchLoader::batch_at(const int64_t* step) {
+  Impl& m = *impl_;
+  if (!m.shuffled) throw Error("BatchLoader: batch_at() called before begin_epoch()");
+  if (step == nullptr) throw Error("BatchLoader: batch_at() of a null step counter");
+  if (m.where == Where::Host) return batch(static_cast<int>(*step % num_batches()));
+  const int rows = buffer().size;
+  const int threads = 256;
+  const dim3 grid((m.features + threads - 1) / threads, std::min(rows, 65535));
+  gather_rows_at<<<grid, threads, 0, m.stream>>>(m.d_images, m.d_labels, m.d_perm, step,
+                                                 num_batches(), m.batch_size, m.count, m.features,
+                                                 m.d_x, m.d_y);
+  CUDA_CHECK_LAUNCH();
+  return {m.d_x, m.d_y, rows};
+}
+
+BatchLoader::Batch BatchLoader::buffer() const {
+  const Impl& m = *impl_;
+  const int rows = std::min(m.batch_size, m.count);
+  if (m.where == Where::Host) return {m.h_x.data(), m.h_y.data(), rows};
+  return {m.d_x, m.d_y, rows};
 }
 
 const float* BatchLoader::all_images() const {

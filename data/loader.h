@@ -56,6 +56,14 @@ class BatchLoader {
   int num_batches() const;
   // Gathers batch i (0 ≤ i < num_batches()) of the current epoch.
   Batch batch(int i);
+  // Gathers batch (*step mod num_batches()) of the current epoch, reading *step where the data
+  // lives (device memory with Where::Device): so a CUDA graph that captured this call gathers the
+  // next batch at each replay. step counts the steps taken since the first epoch, each epoch
+  // having num_batches() of them. Returns the batch buffer, sized for a full batch: the last batch
+  // of an epoch fills only its first rows.
+  Batch batch_at(const int64_t* step);
+  // The batch buffer that batch() and batch_at() fill, sized for a full batch.
+  Batch buffer() const;
 
   // Samples skipped per epoch: count % batch_size with drop_last, else 0.
   int dropped_per_epoch() const;

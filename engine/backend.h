@@ -4,8 +4,9 @@
 // Every matrix is row-major and contiguous. The shape comments are given once, on engine::cuda.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include <cuda_runtime.h>  // __host__ __device__ (empty outside nvcc)
 
+#include <cmath>
 #include <cstdint>
 
 namespace engine {
@@ -18,6 +19,21 @@ struct MetricCounters {
   unsigned long long seen;        // examples counted
   unsigned long long bad_labels;  // labels outside [0, classes): reported as an error on read
 };
+
+// The learning rate of step s (0-based), computed where the optimiser runs, from the step counter
+// in that memory, so that a captured CUDA graph needs no host write between replays.
+//   constant: lr(s) = peak          cosine: lr(s) = peak · ½(1 + cos(π·s/total_steps))
+struct LrSchedule {
+  float peak = 0.0f;
+  int64_t total_steps = 0;  // 0: constant
+};
+
+// The one formula, for both backends and the host's display, in double.
+__host__ __device__ inline float lr_at(const LrSchedule& s, int64_t step) {
+  if (s.total_steps <= 0) return s.peak;
+  const double t = static_cast<double>(step) / static_cast<double>(s.total_steps);
+  return static_cast<float>(s.peak * 0.5 * (1.0 + cos(3.14159265358979323846 * t)));
+}
 
 }  // namespace engine
 
@@ -35,27 +51,28 @@ void relu_forward(const float* x, float* y, int64_t n, cudaStream_t stream);
 // y (the ReLU's output), dy, dx are n:  dx = y > 0 ? dy : 0
 void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaStream_t stream);
 
-// logits and dlogits are rows×classes; labels, row_loss and row_correct are rows.
-//   row_loss[r]    = −log softmax(logits[r])[labels[r]]
-//   row_correct[r] = 1 if the first arg-max of logits[r] is the label, else 0; −1 for a label
-//                    outside [0, classes)
-//   dlogits        = (softmax(logits) − onehot(labels)) · inv_batch; skipped when null
-void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, float* row_loss,
-                  float* row_correct, int rows, int classes, float inv_batch, cudaStream_t stream);
+// logits and dlogits are rows×classes; labels are rows. One kernel:
+//   dlogits = (softmax(logits) − onehot(labels)) · inv_batch; skipped when null
+//   counters += Σ_r −log softmax(logits[r])[labels[r]], the rows whose first arg-max is the label,
+//               rows; a label outside [0, classes) counts in bad_labels instead.
+// The sums are formed in a fixed order, so they are reproducible.
+void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows,
+                  int classes, float inv_batch, MetricCounters* counters, cudaStream_t stream);
 
-// row_loss and row_correct are rows: adds their sums to *counters, always in the same order.
-void accumulate_metrics(const float* row_loss, const float* row_correct, int rows,
-                        MetricCounters* counters, cudaStream_t stream);
-
-// w, g, v are n; v is null without momentum.  PyTorch's SGD:
+// w, g, v are n (all parameters, flat); v is null without momentum; *step is the number of
+// steps taken. PyTorch's SGD with lr = schedule(*step):
 //   g' = g + wd·w;   v = μ·v + g';   w −= lr·v        (without momentum: w −= lr·g')
-void sgd_step(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-              float weight_decay, cudaStream_t stream);
+void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
+              LrSchedule schedule, float momentum, float weight_decay, cudaStream_t stream);
 
-// w, g, m, v are n; c1 = 1 − β1^t and c2 = 1 − β2^t for step t ≥ 1 (computed on the host):
+// w, g, m, v are n (flat); t = *step + 1 ≥ 1, lr = schedule(*step), c1 = 1 − β1^t, c2 = 1 − β2^t:
 //   g' = g + wd·w;  m = β1·m + (1−β1)·g';  v = β2·v + (1−β2)·g'²;  w −= lr·(m/c1) / (√(v/c2) + ε)
-void adam_step(float* w, const float* g, float* m, float* v, int64_t n, float lr, float beta1,
-               float beta2, float eps, float weight_decay, float c1, float c2, cudaStream_t stream);
+void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,
+               LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay,
+               cudaStream_t stream);
+
+// *step += 1, after the step's update.
+void advance_step(int64_t* step, cudaStream_t stream);
 
 // w is n, uniform in (0, 1] as cuRAND makes it:  w = bound·(2w − 1), uniform in (−bound, bound]
 void scale_uniform(float* w, int64_t n, float bound, cudaStream_t stream);
@@ -68,13 +85,11 @@ void add_bias(float* y, const float* b, int rows, int cols);
 void column_sums(const float* dy, float* db, int rows, int cols, float beta);
 void relu_forward(const float* x, float* y, int64_t n);
 void relu_backward(const float* y, const float* dy, float* dx, int64_t n);
-void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, float* row_loss,
-                  float* row_correct, int rows, int classes, float inv_batch);
-void accumulate_metrics(const float* row_loss, const float* row_correct, int rows,
-                        MetricCounters* counters);
-void sgd_step(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-              float weight_decay);
-void adam_step(float* w, const float* g, float* m, float* v, int64_t n, float lr, float beta1,
-               float beta2, float eps, float weight_decay, float c1, float c2);
+void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows,
+                  int classes, float inv_batch, MetricCounters* counters);
+void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
+              LrSchedule schedule, float momentum, float weight_decay);
+void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,
+               LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay);
 
 }  // namespace engine::host

@@ -24,6 +24,10 @@ const gemm::Variant& checked_variant(Device device, const gemm::Variant& v) {
 
 }  // namespace
 
+Context::Context(uint64_t seed)
+    : Context(gemm::cuda_device_available() ? Device::CUDA : Device::CPU,
+              gemm::cuda_device_available() ? "auto" : "cpu", seed) {}
+
 Context::Context(Device device, const std::string& variant_name, uint64_t seed)
     : Context(device, gemm::find_variant(variant_name), seed) {}
 
@@ -70,7 +74,7 @@ curandGenerator_t Context::curand() {
 }
 
 void Context::gemm(const gemm::Problem& p) {
-  if (!in_epoch_) {
+  if (!in_epoch_ || capturing_ || !gemm_timing_) {  // untimed: counted nowhere
     gemm::run(*variant_, p, stream_);
     return;
   }
@@ -138,6 +142,48 @@ EpochTimes Context::end_epoch() {
   t.gemm_s = gemm_ms * 1e-3;
   t.gemm_untimed = calls_ - timed;
   return t;
+}
+
+CudaGraph Context::capture(const std::function<void()>& work) {
+  if (!is_cuda()) throw Error("context: capture needs a cuda context");
+  if (capturing_) throw Error("context: capture inside a capture");
+  // Thread-local mode: other threads' CUDA calls cannot invalidate this capture.
+  CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  capturing_ = true;
+  cudaGraph_t graph = nullptr;
+  try {
+    work();
+  } catch (...) {
+    capturing_ = false;
+    if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+    cudaGetLastError();  // the failed capture's error is the one being thrown
+    throw;
+  }
+  capturing_ = false;
+  CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  CUDA_CHECK(err);
+  return CudaGraph(exec);
+}
+
+CudaGraph& CudaGraph::operator=(CudaGraph&& other) noexcept {
+  if (this != &other) {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    exec_ = other.exec_;
+    other.exec_ = nullptr;
+  }
+  return *this;
+}
+
+CudaGraph::~CudaGraph() {
+  if (exec_) cudaGraphExecDestroy(exec_);  // no throwing from a destructor
+}
+
+void CudaGraph::launch(cudaStream_t stream) const {
+  if (!exec_) throw Error("cuda graph: launch of an empty graph");
+  CUDA_CHECK(cudaGraphLaunch(exec_, stream));
 }
 
 void Context::synchronize() {

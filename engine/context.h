@@ -12,6 +12,11 @@
 // end_epoch() waits for the stream once and sums the GEMM intervals. If an epoch needs more pairs
 // than the pool holds, the extra GEMMs run untimed (counted in EpochTimes::gemm_untimed) and the
 // pool grows at the next begin_epoch(), i.e. only between epochs. On the CPU std::chrono is used.
+// set_gemm_timing(false) leaves the GEMMs unbracketed (a trainer that replays a captured graph
+// measures GEMM time in a separate, profiled pass instead).
+//
+// Capture: capture(work) records what `work` queues on the stream as a CUDA graph instead of
+// running it, and returns it instantiated; CudaGraph::launch replays it with one call.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -19,6 +24,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,8 +41,29 @@ struct EpochTimes {
   int gemm_untimed = 0;  // calls that found the event pool empty (0 once the pool has grown)
 };
 
+// An instantiated CUDA graph (see Context::capture). Move-only; empty when default-constructed.
+class CudaGraph {
+ public:
+  CudaGraph() = default;
+  explicit CudaGraph(cudaGraphExec_t exec) : exec_(exec) {}
+  CudaGraph(CudaGraph&& other) noexcept : exec_(other.exec_) { other.exec_ = nullptr; }
+  CudaGraph& operator=(CudaGraph&& other) noexcept;
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+  ~CudaGraph();
+
+  explicit operator bool() const { return exec_ != nullptr; }
+  void launch(cudaStream_t stream) const;  // queues one replay
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 class Context {
  public:
+  // The GPU when one is usable, with `auto` (per shape, the fastest fp32 kernel of this project
+  // measured there); else the CPU with `cpu` (OpenBLAS).
+  explicit Context(uint64_t seed);
   Context(Device device, const gemm::Variant& variant, uint64_t seed);
   Context(Device device, const std::string& variant_name, uint64_t seed);
   ~Context();
@@ -57,6 +84,12 @@ class Context {
 
   // Makes sure the next epochs can time `calls` GEMMs each. Allocates; call between epochs.
   void reserve_gemm_timers(int calls);
+  void set_gemm_timing(bool on) { gemm_timing_ = on; }
+
+  // CUDA only: runs `work` with the stream in capture mode, so that what it queues is recorded,
+  // not run, and returns the graph. Anything that would allocate or wait inside `work` makes the
+  // capture fail: then the stream is left usable and the error is thrown.
+  CudaGraph capture(const std::function<void()>& work);
 
   void begin_epoch();
   EpochTimes end_epoch();  // waits for the stream once
@@ -76,6 +109,8 @@ class Context {
   std::mt19937_64 host_rng_;
 
   // Timers.
+  bool gemm_timing_ = true;
+  bool capturing_ = false;
   bool in_epoch_ = false;
   int calls_ = 0;                                    // GEMMs run since begin_epoch()
   int most_calls_ = 0;                               // the largest number of GEMMs any epoch needed

@@ -9,3 +9,4 @@
 #include "engine/optim.h"
 #include "engine/tensor.h"
 #include "engine/train.h"
+#include "engine/trainer.h"

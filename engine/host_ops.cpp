@@ -29,8 +29,9 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
 }
 
-void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, float* row_loss,
-                  float* row_correct, int rows, int classes, float inv_batch) {
+void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows,
+                  int classes, float inv_batch, MetricCounters* counters) {
+  double loss = 0.0;
   for (int r = 0; r < rows; ++r) {
     const float* z = logits + static_cast<int64_t>(r) * classes;
     float best = -std::numeric_limits<float>::infinity();
@@ -46,37 +47,36 @@ void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, fl
       for (int j = 0; j < classes; ++j)
         d[j] = (std::exp(z[j] - best) / sum - (j == label ? 1.0f : 0.0f)) * inv_batch;
     }
-    row_loss[r] = valid ? std::log(sum) - (z[label] - best) : std::nanf("");
-    row_correct[r] = valid ? (best_j == label ? 1.0f : 0.0f) : -1.0f;
-  }
-}
-
-void accumulate_metrics(const float* row_loss, const float* row_correct, int rows,
-                        MetricCounters* counters) {
-  double loss = 0.0;
-  for (int r = 0; r < rows; ++r) {
-    loss += row_loss[r];
-    counters->correct += row_correct[r] > 0.5f ? 1 : 0;
-    counters->bad_labels += row_correct[r] < -0.5f ? 1 : 0;
+    if (valid) {
+      loss += std::log(sum) - (z[label] - best);
+      counters->correct += best_j == label ? 1 : 0;
+    } else {
+      counters->bad_labels += 1;
+    }
   }
   counters->loss_sum += loss;
   counters->seen += rows;
 }
 
-void sgd_step(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-              float weight_decay) {
+void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
+              LrSchedule schedule, float momentum, float weight_decay) {
+  const float lr = lr_at(schedule, *step);
   for (int64_t i = 0; i < n; ++i) {
-    float step = g[i] + weight_decay * w[i];
+    float update = g[i] + weight_decay * w[i];
     if (v != nullptr) {
-      step = momentum * v[i] + step;
-      v[i] = step;
+      update = momentum * v[i] + update;
+      v[i] = update;
     }
-    w[i] -= lr * step;
+    w[i] -= lr * update;
   }
 }
 
-void adam_step(float* w, const float* g, float* m, float* v, int64_t n, float lr, float beta1,
-               float beta2, float eps, float weight_decay, float c1, float c2) {
+void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,
+               LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay) {
+  const float lr = lr_at(schedule, *step);
+  const double t = static_cast<double>(*step + 1);
+  const auto c1 = static_cast<float>(1.0 - std::pow(static_cast<double>(beta1), t));
+  const auto c2 = static_cast<float>(1.0 - std::pow(static_cast<double>(beta2), t));
   for (int64_t i = 0; i < n; ++i) {
     const float grad = g[i] + weight_decay * w[i];
     m[i] = beta1 * m[i] + (1.0f - beta1) * grad;

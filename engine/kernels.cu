@@ -67,101 +67,92 @@ __global__ void relu_backward_kernel(const float* y, const float* dy, float* dx,
   GRID_STRIDE_LOOP(i, n) { dx[i] = y[i] > 0.0f ? dy[i] : 0.0f; }
 }
 
-// logits, dlogits are rows×classes; labels, row_loss, row_correct are rows.
-// One warp per row: the lanes stride over the classes, then butterfly shuffles combine them.
+// logits, dlogits are rows×classes; labels are rows. One block of kLossThreads threads: warp w
+// takes rows w, w + kLossWarps, …; its lanes stride over the classes and butterfly shuffles
+// combine them. Each warp sums its rows' losses in row order, then the warps' sums are added in
+// warp order, so the totals are reproducible. One block is enough for a batch of logits (256×10
+// is 10 KB) and lets the metrics be summed without a second kernel or atomics.
 // Stable softmax: subtract the row maximum before exp, so no exp overflows.
-constexpr int kRowsPerBlock = kThreads / kWarp;
+constexpr int kLossThreads = 1024;
+constexpr int kLossWarps = kLossThreads / kWarp;
+static_assert(kLossThreads % kWarp == 0 && kLossThreads <= 1024, "whole warps, one block");
 
-__global__ void softmax_xent_kernel(const float* logits, const int32_t* labels, float* dlogits,
-                                    float* row_loss, float* row_correct, int rows, int classes,
-                                    float inv_batch) {
-  const int lane = threadIdx.x % kWarp;
-  const int r = blockIdx.x * kRowsPerBlock + threadIdx.x / kWarp;
-  if (r >= rows) return;  // the whole warp leaves together, so the full-mask shuffles stay valid
-  const float* z = logits + static_cast<int64_t>(r) * classes;
-
-  // Maximum and its first index (ties go to the smaller index, as in torch.argmax).
-  float best = -INFINITY;
-  int best_j = classes;
-  for (int j = lane; j < classes; j += kWarp)
-    if (z[j] > best) best = z[j], best_j = j;
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    const float other = __shfl_xor_sync(0xffffffffu, best, offset);
-    const int other_j = __shfl_xor_sync(0xffffffffu, best_j, offset);
-    if (other > best || (other == best && other_j < best_j)) best = other, best_j = other_j;
-  }
-
-  float sum = 0.0f;
-  for (int j = lane; j < classes; j += kWarp) sum += expf(z[j] - best);
-  for (int offset = kWarp / 2; offset > 0; offset /= 2)
-    sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-
-  const int label = labels[r];
-  const bool valid = label >= 0 && label < classes;
-  if (dlogits != nullptr) {
-    float* d = dlogits + static_cast<int64_t>(r) * classes;
+__global__ void __launch_bounds__(kLossThreads)
+    softmax_xent_kernel(const float* logits, const int32_t* labels, float* dlogits, int rows,
+                        int classes, float inv_batch, MetricCounters* counters) {
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  double warp_loss = 0.0;  // kept by lane 0
+  unsigned int warp_correct = 0, warp_bad = 0;
+  for (int r = warp; r < rows; r += kLossWarps) {
+    const float* z = logits + static_cast<int64_t>(r) * classes;
+    // Maximum and its first index (ties go to the smaller index, as in torch.argmax).
+    float best = -INFINITY;
+    int best_j = classes;
     for (int j = lane; j < classes; j += kWarp)
-      d[j] = (expf(z[j] - best) / sum - (j == label ? 1.0f : 0.0f)) * inv_batch;
-  }
-  if (lane == 0) {
-    row_loss[r] = valid ? logf(sum) - (z[label] - best) : NAN;
-    row_correct[r] = valid ? (best_j == label ? 1.0f : 0.0f) : -1.0f;
-  }
-}
+      if (z[j] > best) best = z[j], best_j = j;
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+      const float other = __shfl_xor_sync(0xffffffffu, best, offset);
+      const int other_j = __shfl_xor_sync(0xffffffffu, best_j, offset);
+      if (other > best || (other == best && other_j < best_j)) best = other, best_j = other_j;
+    }
+    float sum = 0.0f;
+    for (int j = lane; j < classes; j += kWarp) sum += expf(z[j] - best);
+    for (int offset = kWarp / 2; offset > 0; offset /= 2)
+      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
 
-// row_loss, row_correct are rows; one block of kThreads threads. A tree reduction in shared
-// memory, so the order of additions is fixed and the sums are reproducible.
-static_assert((kThreads & (kThreads - 1)) == 0, "the tree reduction needs a power-of-two block");
-
-__global__ void accumulate_metrics_kernel(const float* row_loss, const float* row_correct, int rows,
-                                          MetricCounters* counters) {
-  __shared__ double loss[kThreads];
-  __shared__ unsigned int correct[kThreads];
-  __shared__ unsigned int bad[kThreads];
-  double l = 0.0;
-  unsigned int c = 0, b = 0;
-  for (int r = threadIdx.x; r < rows; r += kThreads) {
-    l += row_loss[r];
-    c += row_correct[r] > 0.5f ? 1u : 0u;
-    b += row_correct[r] < -0.5f ? 1u : 0u;
+    const int label = labels[r];
+    const bool valid = label >= 0 && label < classes;
+    if (dlogits != nullptr) {
+      float* d = dlogits + static_cast<int64_t>(r) * classes;
+      for (int j = lane; j < classes; j += kWarp)
+        d[j] = (expf(z[j] - best) / sum - (j == label ? 1.0f : 0.0f)) * inv_batch;
+    }
+    if (lane == 0) {
+      if (valid) {
+        warp_loss += logf(sum) - (z[label] - best);
+        warp_correct += best_j == label ? 1u : 0u;
+      } else {
+        ++warp_bad;
+      }
+    }
   }
-  loss[threadIdx.x] = l;
-  correct[threadIdx.x] = c;
-  bad[threadIdx.x] = b;
+  __shared__ double loss[kLossWarps];
+  __shared__ unsigned int correct[kLossWarps], bad[kLossWarps];
+  if (lane == 0) loss[warp] = warp_loss, correct[warp] = warp_correct, bad[warp] = warp_bad;
   __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      loss[threadIdx.x] += loss[threadIdx.x + half];
-      correct[threadIdx.x] += correct[threadIdx.x + half];
-      bad[threadIdx.x] += bad[threadIdx.x + half];
-    }
-    __syncthreads();
-  }
   if (threadIdx.x == 0) {
-    counters->loss_sum += loss[0];
-    counters->correct += correct[0];
+    double l = 0.0;
+    unsigned long long c = 0, b = 0;
+    for (int w = 0; w < kLossWarps; ++w) l += loss[w], c += correct[w], b += bad[w];
+    counters->loss_sum += l;
+    counters->correct += c;
     counters->seen += rows;
-    counters->bad_labels += bad[0];
+    counters->bad_labels += b;
   }
 }
 
-// w, g, v are n.
-__global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-                           float weight_decay) {
+// w, g, v are n; every thread reads the step counter, so it is advanced by a later kernel.
+__global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, const int64_t* step,
+                           LrSchedule schedule, float momentum, float weight_decay) {
+  const float lr = lr_at(schedule, *step);
   GRID_STRIDE_LOOP(i, n) {
-    float step = g[i] + weight_decay * w[i];
+    float update = g[i] + weight_decay * w[i];
     if (v != nullptr) {
-      step = momentum * v[i] + step;
-      v[i] = step;
+      update = momentum * v[i] + update;
+      v[i] = update;
     }
-    w[i] -= lr * step;
+    w[i] -= lr * update;
   }
 }
 
-// w, g, m, v are n.
-__global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_t n, float lr,
-                            float beta1, float beta2, float eps, float weight_decay, float c1,
-                            float c2) {
+// w, g, m, v are n. The bias corrections in double, so that a large t loses nothing.
+__global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_t n,
+                            const int64_t* step, LrSchedule schedule, float beta1, float beta2,
+                            float eps, float weight_decay) {
+  const float lr = lr_at(schedule, *step);
+  const double t = static_cast<double>(*step + 1);
+  const auto c1 = static_cast<float>(1.0 - pow(static_cast<double>(beta1), t));
+  const auto c2 = static_cast<float>(1.0 - pow(static_cast<double>(beta2), t));
   GRID_STRIDE_LOOP(i, n) {
     const float grad = g[i] + weight_decay * w[i];
     const float mi = beta1 * m[i] + (1.0f - beta1) * grad;
@@ -171,6 +162,8 @@ __global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_
     w[i] -= lr * (mi / c1) / (sqrtf(vi / c2) + eps);
   }
 }
+
+__global__ void advance_step_kernel(int64_t* step) { *step += 1; }
 
 // w is n.
 __global__ void scale_uniform_kernel(float* w, int64_t n, float bound) {
@@ -202,31 +195,30 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaSt
   CUDA_CHECK_LAUNCH();
 }
 
-void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, float* row_loss,
-                  float* row_correct, int rows, int classes, float inv_batch, cudaStream_t stream) {
-  const int grid = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  softmax_xent_kernel<<<grid, kThreads, 0, stream>>>(logits, labels, dlogits, row_loss, row_correct,
-                                                     rows, classes, inv_batch);
+void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows,
+                  int classes, float inv_batch, MetricCounters* counters, cudaStream_t stream) {
+  softmax_xent_kernel<<<1, kLossThreads, 0, stream>>>(logits, labels, dlogits, rows, classes,
+                                                      inv_batch, counters);
   CUDA_CHECK_LAUNCH();
 }
 
-void accumulate_metrics(const float* row_loss, const float* row_correct, int rows,
-                        MetricCounters* counters, cudaStream_t stream) {
-  accumulate_metrics_kernel<<<1, kThreads, 0, stream>>>(row_loss, row_correct, rows, counters);
+void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
+              LrSchedule schedule, float momentum, float weight_decay, cudaStream_t stream) {
+  sgd_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, v, n, step, schedule, momentum,
+                                                     weight_decay);
   CUDA_CHECK_LAUNCH();
 }
 
-void sgd_step(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-              float weight_decay, cudaStream_t stream) {
-  sgd_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, v, n, lr, momentum, weight_decay);
-  CUDA_CHECK_LAUNCH();
-}
-
-void adam_step(float* w, const float* g, float* m, float* v, int64_t n, float lr, float beta1,
-               float beta2, float eps, float weight_decay, float c1, float c2,
+void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,
+               LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay,
                cudaStream_t stream) {
-  adam_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, m, v, n, lr, beta1, beta2, eps,
-                                                      weight_decay, c1, c2);
+  adam_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, m, v, n, step, schedule, beta1, beta2,
+                                                      eps, weight_decay);
+  CUDA_CHECK_LAUNCH();
+}
+
+void advance_step(int64_t* step, cudaStream_t stream) {
+  advance_step_kernel<<<1, 1, 0, stream>>>(step);
   CUDA_CHECK_LAUNCH();
 }
 

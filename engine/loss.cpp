@@ -7,30 +7,6 @@
 
 namespace engine {
 
-Labels::Labels(Context& ctx, const std::vector<int32_t>& host)
-    : device_(ctx.device()), size_(static_cast<int>(host.size())) {
-  if (host.empty()) throw Error("labels: no labels given");
-  const size_t bytes = host.size() * sizeof(int32_t);
-  if (device_ == Device::CUDA) {
-    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes));
-    const cudaError_t err = cudaMemcpy(data_, host.data(), bytes, cudaMemcpyHostToDevice);
-    if (err != cudaSuccess) {
-      cudaFree(data_);
-      CUDA_CHECK(err);
-    }
-  } else {
-    data_ = new int32_t[host.size()];
-    std::copy(host.begin(), host.end(), data_);
-  }
-}
-
-Labels::~Labels() {
-  if (device_ == Device::CUDA)
-    cudaFree(data_);  // no throwing from a destructor
-  else
-    delete[] data_;
-}
-
 Metrics::Metrics(Context& ctx) : device_(ctx.device()) {
   if (device_ == Device::CUDA) {
     CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&counters_), sizeof(MetricCounters)));
@@ -81,11 +57,9 @@ void SoftmaxCrossEntropy::prepare(Context& ctx, int max_batch, int classes) {
   max_batch_ = max_batch;
   classes_ = classes;
   dlogits_buf_ = Tensor(ctx.device(), max_batch, classes);
-  row_loss_ = Tensor(ctx.device(), max_batch, 1);
-  row_correct_ = Tensor(ctx.device(), max_batch, 1);
 }
 
-void SoftmaxCrossEntropy::run(Context& ctx, const Tensor& logits, const int32_t* labels,
+void SoftmaxCrossEntropy::run(Context& ctx, const Tensor& logits, const LabelTensor& labels,
                               bool with_grad, Metrics& metrics) {
   if (max_batch_ == 0) throw Error("softmax_cross_entropy: used before prepare()");
   if (logits.cols() != classes_ || logits.rows() > max_batch_ || logits.rows() < 1)
@@ -94,24 +68,17 @@ void SoftmaxCrossEntropy::run(Context& ctx, const Tensor& logits, const int32_t*
   if (metrics.device() != ctx.device())
     throw Error(std::string("softmax_cross_entropy: metrics live on ") +
                 device_name(metrics.device()) + " but the context is " + device_name(ctx.device()));
-  const int batch = logits.rows();
-  if (with_grad) dlogits_ = dlogits_buf_.first_rows(batch);
-  softmax_cross_entropy(ctx, logits, labels, with_grad ? &dlogits_ : nullptr, row_loss_,
-                        row_correct_);
-  if (ctx.is_cuda())
-    cuda::accumulate_metrics(row_loss_.data(), row_correct_.data(), batch, metrics.counters(),
-                             ctx.stream());
-  else
-    host::accumulate_metrics(row_loss_.data(), row_correct_.data(), batch, metrics.counters());
+  if (with_grad) dlogits_ = dlogits_buf_.first_rows(logits.rows());
+  softmax_cross_entropy(ctx, logits, labels, with_grad ? &dlogits_ : nullptr, metrics.counters());
 }
 
 const Tensor& SoftmaxCrossEntropy::forward_backward(Context& ctx, const Tensor& logits,
-                                                    const int32_t* labels, Metrics& metrics) {
+                                                    const LabelTensor& labels, Metrics& metrics) {
   run(ctx, logits, labels, true, metrics);
   return dlogits_;
 }
 
-void SoftmaxCrossEntropy::forward(Context& ctx, const Tensor& logits, const int32_t* labels,
+void SoftmaxCrossEntropy::forward(Context& ctx, const Tensor& logits, const LabelTensor& labels,
                                   Metrics& metrics) {
   run(ctx, logits, labels, false, metrics);
 }

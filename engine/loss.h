@@ -4,35 +4,17 @@
 //   SoftmaxCrossEntropy loss;
 //   loss.prepare(ctx, max_batch, classes); // allocates once
 //   const Tensor& dlogits = loss.forward_backward(ctx, logits, labels, m);   // in the step
+//                                          // labels: an engine::LabelTensor
 //   MetricTotals t = m.read(ctx);          // once per epoch: the one wait
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "engine/backend.h"
 #include "engine/context.h"
 #include "engine/tensor.h"
 
 namespace engine {
-
-// Class labels (int32) in the context's memory, for data that does not come from data::BatchLoader
-// (toy models, tests). Uploaded once, in the constructor.
-class Labels {
- public:
-  Labels(Context& ctx, const std::vector<int32_t>& host);
-  ~Labels();
-  Labels(const Labels&) = delete;
-  Labels& operator=(const Labels&) = delete;
-
-  const int32_t* data() const { return data_; }
-  int size() const { return size_; }
-
- private:
-  Device device_;
-  int32_t* data_ = nullptr;
-  int size_ = 0;
-};
 
 struct MetricTotals {
   double loss_sum = 0.0;
@@ -64,24 +46,24 @@ class Metrics {
 
 class SoftmaxCrossEntropy {
  public:
-  // Allocates dlogits (max_batch×classes) and the per-example scratch. Call outside the step.
+  // Allocates dlogits (max_batch×classes). Call outside the step.
   void prepare(Context& ctx, int max_batch, int classes);
 
-  // logits is B×classes with B ≤ max_batch; labels are B int32 in the context's memory.
-  // Adds the batch's loss, correct count and size to `metrics`, and returns the gradient of the
-  // batch's mean loss w.r.t. the logits (B×classes, a view valid until the next call).
-  const Tensor& forward_backward(Context& ctx, const Tensor& logits, const int32_t* labels,
+  // logits is B×classes with B ≤ max_batch; labels holds at least B labels in the context's
+  // memory. Adds the batch's loss, correct count and size to `metrics`, and returns the gradient
+  // of the batch's mean loss w.r.t. the logits (B×classes, a view valid until the next call).
+  // One kernel on the GPU.
+  const Tensor& forward_backward(Context& ctx, const Tensor& logits, const LabelTensor& labels,
                                  Metrics& metrics);
   // The same without the gradient (evaluation).
-  void forward(Context& ctx, const Tensor& logits, const int32_t* labels, Metrics& metrics);
+  void forward(Context& ctx, const Tensor& logits, const LabelTensor& labels, Metrics& metrics);
 
  private:
-  void run(Context& ctx, const Tensor& logits, const int32_t* labels, bool with_grad,
+  void run(Context& ctx, const Tensor& logits, const LabelTensor& labels, bool with_grad,
            Metrics& metrics);
 
   int max_batch_ = 0, classes_ = 0;
   Tensor dlogits_buf_, dlogits_;  // the buffer, and a view of the current batch's rows
-  Tensor row_loss_, row_correct_;
 };
 
 }  // namespace engine

@@ -51,7 +51,8 @@ const Tensor& Linear::forward(Context& ctx, const Tensor& x) {
   check_input(x, max_batch_, in_, "Linear");
   x_ = x.first_rows(x.rows());  // a read-only view: backward needs x for dW
   y_ = y_buf_.first_rows(x.rows());
-  linear_forward(ctx, x_, weight_.value, bias_.value, y_);
+  linear_forward(ctx, x_, weight_.value, bias_.value, y_,
+                 relu_after_ ? Activation::Relu : Activation::None);
   return y_;
 }
 
@@ -64,7 +65,8 @@ const Tensor& Linear::backward(Context& ctx, const Tensor& dy) {
   } else {
     dx_ = Tensor();
   }
-  linear_backward(ctx, x_, weight_.value, dy, dx, weight_.grad, bias_.grad);
+  linear_backward(ctx, x_, weight_.value, dy, dx, weight_.grad, bias_.grad,
+                  {accumulate_grads(), relu_before_});
   return dx_;
 }
 
@@ -79,13 +81,18 @@ int ReLU::prepare(Context& ctx, int max_batch, int in_features) {
   if (max_batch < 1 || in_features < 1) throw Error("ReLU: max_batch and in_features must be >= 1");
   max_batch_ = max_batch;
   features_ = in_features;
-  y_buf_ = Tensor(ctx.device(), max_batch, in_features);
-  dx_buf_ = needs_input_grad() ? Tensor(ctx.device(), max_batch, in_features) : Tensor();
+  y_buf_ = applied_before_ ? Tensor() : Tensor(ctx.device(), max_batch, in_features);
+  const bool computes_dx = needs_input_grad() && !masked_after_;
+  dx_buf_ = computes_dx ? Tensor(ctx.device(), max_batch, in_features) : Tensor();
   return in_features;
 }
 
 const Tensor& ReLU::forward(Context& ctx, const Tensor& x) {
   check_input(x, max_batch_, features_, "ReLU");
+  if (applied_before_) {
+    y_ = x.first_rows(x.rows());  // already max(·, 0)
+    return y_;
+  }
   y_ = y_buf_.first_rows(x.rows());
   relu_forward(ctx, x, y_);
   return y_;
@@ -95,6 +102,10 @@ const Tensor& ReLU::backward(Context& ctx, const Tensor& dy) {
   if (y_.empty()) throw Error("ReLU: backward before forward");
   if (!needs_input_grad()) {
     dx_ = Tensor();
+    return dx_;
+  }
+  if (masked_after_) {
+    dx_ = dy.first_rows(dy.rows());  // already masked by the Linear after
     return dx_;
   }
   dx_ = dx_buf_.first_rows(y_.rows());
@@ -116,9 +127,30 @@ Module& Sequential::add(std::unique_ptr<Module> module) {
 
 int Sequential::prepare(Context& ctx, int max_batch, int in_features) {
   if (modules_.empty()) throw Error("Sequential: prepare() of an empty network");
+  const auto linear_at = [&](size_t i) {
+    return i < modules_.size() ? dynamic_cast<Linear*>(modules_[i].get()) : nullptr;
+  };
+  const auto relu_at = [&](size_t i) {
+    return i < modules_.size() ? dynamic_cast<ReLU*>(modules_[i].get()) : nullptr;
+  };
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    if (Linear* linear = linear_at(i)) linear->fuse_relu_after(false), linear->fuse_relu_before(false);
+    if (ReLU* relu = relu_at(i)) relu->set_fused(false, false);
+  }
+  if (fuse_)
+    for (size_t i = 0; i + 1 < modules_.size(); ++i) {
+      Linear* before = linear_at(i);
+      ReLU* relu = relu_at(i + 1);
+      if (!before || !relu) continue;
+      Linear* after = linear_at(i + 2);
+      before->fuse_relu_after(true);
+      if (after) after->fuse_relu_before(true);
+      relu->set_fused(true, after != nullptr);
+    }
   int features = in_features;
   for (size_t i = 0; i < modules_.size(); ++i) {
     modules_[i]->set_needs_input_grad(i == 0 ? needs_input_grad() : true);
+    modules_[i]->set_accumulate_grads(accumulate_grads());
     features = modules_[i]->prepare(ctx, max_batch, features);
   }
   prepared_ = true;

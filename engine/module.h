@@ -10,6 +10,11 @@
 //
 // Buffers are allocated once, by prepare(), for the largest batch; forward and backward on a
 // smaller batch use views of their first rows. So a training step allocates nothing.
+//
+// Fusion: prepare() finds each Linear followed by a ReLU. The Linear then writes max(X·Wᵀ + b, 0)
+// from its GEMM's epilogue and the ReLU passes it through; in the backward pass the Linear after
+// that ReLU masks its input gradient in its dx GEMM's epilogue, and the ReLU passes that through
+// too. The arithmetic is the same as unfused, with two fewer passes over memory per pair.
 // A module remembers what its backward needs (Linear: its input; ReLU: its output) from the last
 // forward, so backward must follow the forward of the same batch.
 #pragma once
@@ -57,12 +62,19 @@ class Module {
   void set_needs_input_grad(bool needed) { needs_input_grad_ = needed; }
   bool needs_input_grad() const { return needs_input_grad_; }
 
+  // true (the default, as in PyTorch): backward adds to the parameter gradients, which zero_grad
+  // clears. false: backward overwrites them, so a trainer needs no zeroing pass. A Sequential
+  // hands its setting to its modules in prepare().
+  void set_accumulate_grads(bool accumulate) { accumulate_grads_ = accumulate; }
+  bool accumulate_grads() const { return accumulate_grads_; }
+
  protected:
   // Throws unless prepare() ran and x fits it (rows ≤ max_batch, cols = expected).
   void check_input(const Tensor& x, int max_batch, int cols, const char* who) const;
 
  private:
   bool needs_input_grad_ = true;
+  bool accumulate_grads_ = true;
 };
 
 // Y = X·Wᵀ + b with W out×in, Kaiming-uniform initialised from the context's generator:
@@ -81,9 +93,15 @@ class Linear : public Module {
   Parameter& weight() { return weight_; }
   Parameter& bias() { return bias_; }
 
+  // Set by Sequential::prepare (see Fusion above): apply the following ReLU in the forward GEMM;
+  // mask the input gradient by the input (a ReLU's output) in the dx GEMM.
+  void fuse_relu_after(bool fused) { relu_after_ = fused; }
+  void fuse_relu_before(bool fused) { relu_before_ = fused; }
+
  private:
   int in_, out_;
   int max_batch_ = 0;
+  bool relu_after_ = false, relu_before_ = false;
   Parameter weight_, bias_;
   Tensor x_;            // view of the last forward's input
   Tensor y_buf_, y_;    // output buffer (max_batch×out) and the current batch's view
@@ -97,8 +115,17 @@ class ReLU : public Module {
   const Tensor& backward(Context& ctx, const Tensor& dy) override;
   std::string describe() const override { return "ReLU"; }
 
+  // Set by Sequential::prepare (see Fusion above): the Linear before applies this ReLU, so forward
+  // passes its input through; and, with masked_after, the Linear after masks the gradient, so
+  // backward passes it through too.
+  void set_fused(bool applied_before, bool masked_after) {
+    applied_before_ = applied_before;
+    masked_after_ = masked_after;
+  }
+
  private:
   int max_batch_ = 0, features_ = 0;
+  bool applied_before_ = false, masked_after_ = false;
   Tensor y_buf_, y_;
   Tensor dx_buf_, dx_;
 };
@@ -109,6 +136,9 @@ class ReLU : public Module {
 class Sequential : public Module {
  public:
   Sequential() { set_needs_input_grad(false); }
+
+  // Whether prepare() fuses each Linear → ReLU pair (see Fusion above); on by default.
+  void set_fusion(bool fuse) { fuse_ = fuse; }
 
   // Appends a module built in place and returns it; its parameters get the prefix "<index>.".
   template <class M, class... Args>
@@ -135,6 +165,7 @@ class Sequential : public Module {
  private:
   std::vector<std::unique_ptr<Module>> modules_;
   bool prepared_ = false;
+  bool fuse_ = true;
   Tensor empty_;
 };
 

@@ -12,7 +12,8 @@ namespace engine {
 using detail::require_on;
 using detail::require_shape;
 
-void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) {
+void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                    Activation act) {
   require_on(ctx, x, "linear_forward: x");
   require_on(ctx, w, "linear_forward: w");
   require_on(ctx, b, "linear_forward: b");
@@ -22,7 +23,7 @@ void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor
   require_shape(b, 1, out, "linear_forward: b (1 x out)");
   require_shape(y, batch, out, "linear_forward: y (batch x out)");
 
-  gemm::Problem p;  // y[B×out] = x[B×in] · w[out×in]ᵀ
+  gemm::Problem p;  // y[B×out] = act(x[B×in] · w[out×in]ᵀ + b)
   p.op_a = gemm::Op::N;
   p.op_b = gemm::Op::T;
   p.m = batch, p.n = out, p.k = in;
@@ -30,16 +31,13 @@ void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor
   p.b = w.data(), p.ldb = in;
   p.beta = 0.0f;
   p.c = y.data(), p.ldc = out;
+  p.epilogue = act == Activation::Relu ? gemm::EpilogueOp::BiasRelu : gemm::EpilogueOp::Bias;
+  p.bias = b.data();
   ctx.gemm(p);
-
-  if (ctx.is_cuda())
-    cuda::add_bias(y.data(), b.data(), batch, out, ctx.stream());
-  else
-    host::add_bias(y.data(), b.data(), batch, out);
 }
 
 void linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx,
-                     Tensor& dw, Tensor& db) {
+                     Tensor& dw, Tensor& db, LinearBackwardOptions options) {
   require_on(ctx, x, "linear_backward: x");
   require_on(ctx, w, "linear_backward: w");
   require_on(ctx, dy, "linear_backward: dy");
@@ -50,11 +48,12 @@ void linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tenso
   require_shape(dy, batch, out, "linear_backward: dy (batch x out)");
   require_shape(dw, out, in, "linear_backward: dw (out x in)");
   require_shape(db, 1, out, "linear_backward: db (1 x out)");
+  const float grad_beta = options.accumulate ? 1.0f : 0.0f;
 
   if (dx != nullptr) {
     require_on(ctx, *dx, "linear_backward: dx");
     require_shape(*dx, batch, in, "linear_backward: dx (batch x in)");
-    gemm::Problem p;  // dx[B×in] = dy[B×out] · w[out×in]
+    gemm::Problem p;  // dx[B×in] = dy[B×out] · w[out×in], masked by x > 0 after a ReLU
     p.op_a = gemm::Op::N;
     p.op_b = gemm::Op::N;
     p.m = batch, p.n = in, p.k = out;
@@ -62,23 +61,28 @@ void linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tenso
     p.b = w.data(), p.ldb = in;
     p.beta = 0.0f;
     p.c = dx->data(), p.ldc = in;
+    if (options.relu_before) {
+      p.epilogue = gemm::EpilogueOp::ReluMask;
+      p.mask = x.data();
+      p.ldmask = in;
+    }
     ctx.gemm(p);
   }
 
-  gemm::Problem p;  // dw[out×in] += dy[B×out]ᵀ · x[B×in]
+  gemm::Problem p;  // dw[out×in] (+)= dy[B×out]ᵀ · x[B×in]
   p.op_a = gemm::Op::T;
   p.op_b = gemm::Op::N;
   p.m = out, p.n = in, p.k = batch;
   p.a = dy.data(), p.lda = out;
   p.b = x.data(), p.ldb = in;
-  p.beta = 1.0f;
+  p.beta = grad_beta;
   p.c = dw.data(), p.ldc = in;
   ctx.gemm(p);
 
   if (ctx.is_cuda())
-    cuda::column_sums(dy.data(), db.data(), batch, out, 1.0f, ctx.stream());
+    cuda::column_sums(dy.data(), db.data(), batch, out, grad_beta, ctx.stream());
   else
-    host::column_sums(dy.data(), db.data(), batch, out, 1.0f);
+    host::column_sums(dy.data(), db.data(), batch, out, grad_beta);
 }
 
 void relu_forward(Context& ctx, const Tensor& x, Tensor& y) {
@@ -103,31 +107,18 @@ void relu_backward(Context& ctx, const Tensor& y, const Tensor& dy, Tensor& dx) 
     host::relu_backward(y.data(), dy.data(), dx.data(), y.size());
 }
 
-namespace {
-
-// A labels pointer must be in the memory the context computes in. On the GPU this is checked
-// with cudaPointerGetAttributes, which does not synchronise.
-void require_labels(Context& ctx, const int32_t* labels) {
-  if (labels == nullptr) throw Error("softmax_cross_entropy: labels is a null pointer");
-  if (!ctx.is_cuda()) return;
-  cudaPointerAttributes attr{};
-  CUDA_CHECK(cudaPointerGetAttributes(&attr, labels));
-  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
-    throw Error("softmax_cross_entropy: labels are not in device memory, but the context is cuda");
-}
-
-}  // namespace
-
-void softmax_cross_entropy(Context& ctx, const Tensor& logits, const int32_t* labels,
-                           Tensor* dlogits, Tensor& row_loss, Tensor& row_correct) {
+void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor& labels,
+                           Tensor* dlogits, MetricCounters* counters) {
   require_on(ctx, logits, "softmax_cross_entropy: logits");
-  require_on(ctx, row_loss, "softmax_cross_entropy: row_loss");
-  require_on(ctx, row_correct, "softmax_cross_entropy: row_correct");
-  require_labels(ctx, labels);
   const int batch = logits.rows(), classes = logits.cols();
-  if (row_loss.size() < batch || row_correct.size() < batch)
-    throw Error("softmax_cross_entropy: row_loss (" + row_loss.shape() + ") and row_correct (" +
-                row_correct.shape() + ") need at least " + std::to_string(batch) + " values");
+  if (labels.empty()) throw Error("softmax_cross_entropy: labels is empty");
+  if (labels.device() != ctx.device())
+    throw Error(std::string("softmax_cross_entropy: labels live on ") +
+                device_name(labels.device()) + " but the context is " + device_name(ctx.device()));
+  if (labels.size() < batch)
+    throw Error("softmax_cross_entropy: " + std::to_string(labels.size()) + " labels for " +
+                std::to_string(batch) + " rows of logits");
+  if (counters == nullptr) throw Error("softmax_cross_entropy: counters is a null pointer");
   float* d = nullptr;
   if (dlogits != nullptr) {
     require_on(ctx, *dlogits, "softmax_cross_entropy: dlogits");
@@ -136,11 +127,10 @@ void softmax_cross_entropy(Context& ctx, const Tensor& logits, const int32_t* la
   }
   const float inv_batch = 1.0f / static_cast<float>(batch);
   if (ctx.is_cuda())
-    cuda::softmax_xent(logits.data(), labels, d, row_loss.data(), row_correct.data(), batch,
-                       classes, inv_batch, ctx.stream());
+    cuda::softmax_xent(logits.data(), labels.data(), d, batch, classes, inv_batch, counters,
+                       ctx.stream());
   else
-    host::softmax_xent(logits.data(), labels, d, row_loss.data(), row_correct.data(), batch,
-                       classes, inv_batch);
+    host::softmax_xent(logits.data(), labels.data(), d, batch, classes, inv_batch, counters);
 }
 
 void uniform_init(Context& ctx, Tensor& t, float bound) {

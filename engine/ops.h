@@ -9,37 +9,53 @@
 
 #include <cstdint>
 
+#include "engine/backend.h"
 #include "engine/context.h"
 #include "engine/tensor.h"
 
 namespace engine {
 
-// Linear layer, Y = X·Wᵀ + b.
+// What follows a linear layer's product in its forward pass: nothing, or a ReLU fused into the
+// GEMM's epilogue (gemm.h), so that y = max(X·Wᵀ + b, 0) is written once.
+enum class Activation { None, Relu };
+
+// Linear layer, Y = act(X·Wᵀ + b).
 //   x is B×in, w is out×in (as in PyTorch), b is 1×out, y is B×out.
-//   The product is one NT GEMM (beta = 0); the bias is added by a small kernel.
-void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y);
+//   One NT GEMM whose epilogue adds the bias (and applies the ReLU): no second pass over y.
+void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                    Activation act = Activation::None);
+
+struct LinearBackwardOptions {
+  // true: dw and db accumulate (+=), as in PyTorch, and must be zeroed before the step.
+  // false: they are overwritten (beta = 0), so that a trainer needs no zeroing pass.
+  bool accumulate = true;
+  // x is a ReLU's output and dx should be the gradient before that ReLU: dx is masked where
+  // x ≤ 0, in the dx GEMM's epilogue.
+  bool relu_before = false;
+};
 
 // Its backward, given dy (B×out):
-//   dx  = dy·W      NN GEMM, beta = 0 (overwrites dx, B×in); skipped when dx is null, as for the
-//                   first layer, whose input needs no gradient
-//   dw += dyᵀ·x     TN GEMM, beta = 1 (out×in)
-//   db += Σ_rows dy (1×out)
-// Parameter gradients accumulate, as in PyTorch: zero them (Module::zero_grad) before each step.
+//   dx  = dy·W      NN GEMM, beta = 0 (overwrites dx, B×in), masked by x > 0 with relu_before;
+//                   skipped when dx is null, as for the first layer, whose input needs no
+//                   gradient
+//   dw (+)= dyᵀ·x   TN GEMM (out×in)
+//   db (+)= Σ_rows dy (1×out)
 void linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx,
-                     Tensor& dw, Tensor& db);
+                     Tensor& dw, Tensor& db, LinearBackwardOptions options = {});
 
 // ReLU, y = max(x, 0); x and y have one shape.
 void relu_forward(Context& ctx, const Tensor& x, Tensor& y);
 // dx = dy where y > 0, else 0. Uses the forward's output y (y > 0 exactly where x > 0).
 void relu_backward(Context& ctx, const Tensor& y, const Tensor& dy, Tensor& dx);
 
-// Fused, numerically stable softmax cross-entropy, mean over the batch's true size B.
-//   logits is B×C; labels points to B int32 values in the context's memory (device or host);
-//   row_loss and row_correct are at least B×1 (per-example loss, and 1/0 for a correct/wrong
-//   arg-max, −1 for a label outside [0, C)); dlogits (B×C) receives (softmax − onehot)/B, the
-//   gradient of the mean loss, unless it is null (evaluation).
-void softmax_cross_entropy(Context& ctx, const Tensor& logits, const int32_t* labels,
-                           Tensor* dlogits, Tensor& row_loss, Tensor& row_correct);
+// Fused, numerically stable softmax cross-entropy with its metrics, in one kernel.
+//   logits is B×C; labels holds at least B int32 values in the context's memory; dlogits (B×C)
+//   receives (softmax − onehot)/B, the gradient of the batch's mean loss, unless it is null
+//   (evaluation). The batch's loss sum, correct arg-max count and size are added to *counters
+//   (in the context's memory), in a fixed order, so the sums are reproducible; a label outside
+//   [0, C) is counted in counters->bad_labels instead.
+void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor& labels,
+                           Tensor* dlogits, MetricCounters* counters);
 
 // Fills t uniformly in (−bound, bound] from the context's seeded generator: cuRAND Philox on the
 // GPU (curandGenerateUniform, then a scale kernel), std::mt19937_64 on the CPU.

@@ -2,21 +2,21 @@
 
 #include <cmath>
 
-#include "engine/backend.h"
 #include "engine/checks.h"
+#include "kernels/cuda_check.h"
 
 namespace engine {
 
-Optimizer::Optimizer(std::vector<Parameter*> params, float lr)
-    : params_(std::move(params)), lr_(lr) {
-  for (Parameter* p : params_)
-    if (p == nullptr) throw Error("optimizer: a null parameter");
-}
-
 namespace {
 
+constexpr int64_t kSliceAlign = 64;  // floats: 256 bytes, as cudaMalloc aligns
+
+int64_t aligned_size(int64_t n) { return (n + kSliceAlign - 1) / kSliceAlign * kSliceAlign; }
+
 void require_parameters(Context& ctx, const std::vector<Parameter*>& params, const char* who) {
+  if (params.empty()) throw Error(std::string(who) + ": no parameters to optimise");
   for (Parameter* p : params) {
+    if (p == nullptr) throw Error(std::string(who) + ": a null parameter");
     detail::require_on(ctx, p->value, std::string(who) + ": parameter " + p->name);
     detail::require_on(ctx, p->grad, std::string(who) + ": gradient of " + p->name);
     detail::require_shape(p->grad, p->value.rows(), p->value.cols(),
@@ -24,59 +24,98 @@ void require_parameters(Context& ctx, const std::vector<Parameter*>& params, con
   }
 }
 
+bool finite_and_non_negative(float x) { return std::isfinite(x) && x >= 0.0f; }
+
 }  // namespace
 
-Sgd::Sgd(Context& ctx, std::vector<Parameter*> params, SgdOptions options)
-    : Optimizer(std::move(params), options.lr), options_(options) {
-  if (!(options.lr >= 0.0f) || !(options.momentum >= 0.0f) || !(options.weight_decay >= 0.0f))
-    throw Error("sgd: lr, momentum and weight_decay must be >= 0");
-  require_parameters(ctx, params_, "sgd");
-  if (options.momentum > 0.0f)
-    for (Parameter* p : params_)
-      velocity_.emplace_back(ctx.device(), p->value.rows(), p->value.cols());
+Optimizer::Optimizer(Context& ctx, std::vector<Parameter*> params, LrSchedule schedule,
+                     const char* who)
+    : schedule_(schedule), device_(ctx.device()) {
+  require_parameters(ctx, params, who);
+  if (!(std::isfinite(schedule.peak) && schedule.peak > 0.0f))
+    throw Error(std::string(who) + ": lr must be finite and > 0, got " +
+                std::to_string(schedule.peak));
+  if (schedule.total_steps < 0) throw Error(std::string(who) + ": cosine_steps must be >= 0");
+  int64_t total = 0;
+  for (Parameter* p : params) total += aligned_size(p->value.size());
+  if (total > INT32_MAX) throw Error(std::string(who) + ": more than 2^31 parameter values");
+  values_ = Tensor(ctx.device(), 1, static_cast<int>(total));
+  grads_ = Tensor(ctx.device(), 1, static_cast<int>(total));
+  // Move each parameter (and its gradient) into its slice; the slices' padding stays zero.
+  int64_t offset = 0;
+  for (Parameter* p : params) {
+    const int rows = p->value.rows(), cols = p->value.cols();
+    Tensor value = Tensor::view(device_, values_.data() + offset, rows, cols);
+    Tensor grad = Tensor::view(device_, grads_.data() + offset, rows, cols);
+    value.copy_from(p->value, ctx.stream());
+    grad.copy_from(p->grad, ctx.stream());
+    p->value = std::move(value);
+    p->grad = std::move(grad);
+    offset += aligned_size(rows * static_cast<int64_t>(cols));
+  }
+  if (device_ == Device::CUDA) {
+    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&step_), sizeof(int64_t)));
+    CUDA_CHECK(cudaMemsetAsync(step_, 0, sizeof(int64_t), ctx.stream()));
+  } else {
+    step_ = new int64_t(0);
+  }
 }
 
-void Sgd::step(Context& ctx) {
-  for (size_t i = 0; i < params_.size(); ++i) {
-    Parameter& p = *params_[i];
-    float* v = velocity_.empty() ? nullptr : velocity_[i].data();
-    if (ctx.is_cuda())
-      cuda::sgd_step(p.value.data(), p.grad.data(), v, p.value.size(), lr_, options_.momentum,
-                     options_.weight_decay, ctx.stream());
-    else
-      host::sgd_step(p.value.data(), p.grad.data(), v, p.value.size(), lr_, options_.momentum,
-                     options_.weight_decay);
-  }
+Optimizer::~Optimizer() {
+  if (device_ == Device::CUDA)
+    cudaFree(step_);  // no throwing from a destructor
+  else
+    delete step_;
+}
+
+void Optimizer::step(Context& ctx) {
+  if (ctx.device() != device_) throw Error("optimizer: step with a context on another device");
+  update(ctx);
+  if (ctx.is_cuda())
+    cuda::advance_step(step_, ctx.stream());
+  else
+    ++*step_;
+  ++steps_;
+}
+
+Sgd::Sgd(Context& ctx, std::vector<Parameter*> params, SgdOptions options)
+    : Optimizer(ctx, std::move(params), {options.lr, options.cosine_steps}, "sgd"),
+      options_(options) {
+  if (!finite_and_non_negative(options.momentum) || !finite_and_non_negative(options.weight_decay))
+    throw Error("sgd: momentum and weight_decay must be finite and >= 0");
+  if (options.momentum > 0.0f) velocity_ = Tensor(ctx.device(), 1, values_.cols());
+}
+
+void Sgd::update(Context& ctx) {
+  float* v = velocity_.empty() ? nullptr : velocity_.data();
+  if (ctx.is_cuda())
+    cuda::sgd_step(values_.data(), grads_.data(), v, values_.size(), device_step(), schedule_,
+                   options_.momentum, options_.weight_decay, ctx.stream());
+  else
+    host::sgd_step(values_.data(), grads_.data(), v, values_.size(), device_step(), schedule_,
+                   options_.momentum, options_.weight_decay);
 }
 
 Adam::Adam(Context& ctx, std::vector<Parameter*> params, AdamOptions options)
-    : Optimizer(std::move(params), options.lr), options_(options) {
+    : Optimizer(ctx, std::move(params), {options.lr, options.cosine_steps}, "adam"),
+      options_(options) {
   const AdamOptions& o = options;
-  if (!(o.lr >= 0.0f) || !(o.beta1 >= 0.0f && o.beta1 < 1.0f) ||
-      !(o.beta2 >= 0.0f && o.beta2 < 1.0f) || !(o.eps > 0.0f) || !(o.weight_decay >= 0.0f))
-    throw Error("adam: needs lr >= 0, 0 <= beta1, beta2 < 1, eps > 0, weight_decay >= 0");
-  require_parameters(ctx, params_, "adam");
-  for (Parameter* p : params_) {
-    m_.emplace_back(ctx.device(), p->value.rows(), p->value.cols());
-    v_.emplace_back(ctx.device(), p->value.rows(), p->value.cols());
-  }
+  if (!(o.beta1 >= 0.0f && o.beta1 < 1.0f) || !(o.beta2 >= 0.0f && o.beta2 < 1.0f) ||
+      !(o.eps > 0.0f && std::isfinite(o.eps)) || !finite_and_non_negative(o.weight_decay))
+    throw Error("adam: needs 0 <= beta1, beta2 < 1, finite eps > 0, finite weight_decay >= 0");
+  m_ = Tensor(ctx.device(), 1, values_.cols());
+  v_ = Tensor(ctx.device(), 1, values_.cols());
 }
 
-void Adam::step(Context& ctx) {
-  ++t_;
-  // Bias corrections in double on the host, so that large t loses nothing.
-  const auto c1 = static_cast<float>(1.0 - std::pow(static_cast<double>(options_.beta1), t_));
-  const auto c2 = static_cast<float>(1.0 - std::pow(static_cast<double>(options_.beta2), t_));
+void Adam::update(Context& ctx) {
   const AdamOptions& o = options_;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    Parameter& p = *params_[i];
-    if (ctx.is_cuda())
-      cuda::adam_step(p.value.data(), p.grad.data(), m_[i].data(), v_[i].data(), p.value.size(),
-                      lr_, o.beta1, o.beta2, o.eps, o.weight_decay, c1, c2, ctx.stream());
-    else
-      host::adam_step(p.value.data(), p.grad.data(), m_[i].data(), v_[i].data(), p.value.size(),
-                      lr_, o.beta1, o.beta2, o.eps, o.weight_decay, c1, c2);
-  }
+  if (ctx.is_cuda())
+    cuda::adam_step(values_.data(), grads_.data(), m_.data(), v_.data(), values_.size(),
+                    device_step(), schedule_, o.beta1, o.beta2, o.eps, o.weight_decay,
+                    ctx.stream());
+  else
+    host::adam_step(values_.data(), grads_.data(), m_.data(), v_.data(), values_.size(),
+                    device_step(), schedule_, o.beta1, o.beta2, o.eps, o.weight_decay);
 }
 
 }  // namespace engine

@@ -1,6 +1,11 @@
-// Optimisers: one kernel (GPU) or loop (CPU) per parameter per step. Their state (momentum,
-// Adam's moments) is allocated in the constructor; step() allocates nothing and never waits for
-// the device. Adam's step count lives on the host and reaches the kernel as an argument.
+// Optimisers over one flat parameter buffer and one flat gradient buffer.
+//
+// The constructor moves every parameter it is given into one buffer, and every gradient into
+// another: each Parameter's value and grad become views into them (a 256-byte aligned slice
+// each, so the GEMMs keep their vector loads). step() is then one kernel for all parameters,
+// plus one that advances the step counter. That counter lives in the context's memory, and the
+// learning rate is computed from it where the update runs (LrSchedule), as is Adam's bias
+// correction: a step queued once, as a CUDA graph, replays without any host write.
 //
 // Weight decay is L2, added to the gradient (g + wd·w) as torch.optim.SGD and torch.optim.Adam do;
 // it applies to every parameter it is given.
@@ -9,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/backend.h"
 #include "engine/context.h"
 #include "engine/module.h"
 #include "engine/tensor.h"
@@ -17,32 +23,50 @@ namespace engine {
 
 class Optimizer {
  public:
-  virtual ~Optimizer() = default;
-  virtual void step(Context& ctx) = 0;  // w ← w − update(grad); queued on the stream
-  void set_lr(float lr) { lr_ = lr; }   // for schedules: takes effect at the next step
-  float lr() const { return lr_; }
+  virtual ~Optimizer();
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // w ← w − update(grad) for every parameter, then the step counter + 1; queued, no wait.
+  void step(Context& ctx);
+
+  int64_t steps() const { return steps_; }  // the host's count of the steps queued
+  float lr() const { return lr_at(schedule_, steps_); }  // the rate of the next step
+  const LrSchedule& schedule() const { return schedule_; }
+  // The step counter in the context's memory, read by the update (and by a data loader that
+  // picks the batch of the step on the device).
+  const int64_t* device_step() const { return step_; }
+  int64_t parameter_count() const { return values_.size(); }
 
  protected:
-  Optimizer(std::vector<Parameter*> params, float lr);
-  std::vector<Parameter*> params_;
-  float lr_;
+  Optimizer(Context& ctx, std::vector<Parameter*> params, LrSchedule schedule, const char* who);
+  virtual void update(Context& ctx) = 0;  // one launch over the flat buffers
+
+  Tensor values_, grads_;  // 1 × n, every parameter's slice
+  LrSchedule schedule_;
+
+ private:
+  Device device_;
+  int64_t* step_ = nullptr;  // in the context's memory
+  int64_t steps_ = 0;
 };
 
 struct SgdOptions {
-  float lr = 0.05f;
-  float momentum = 0.9f;  // 0: plain SGD, no velocity buffers
+  float lr = 0.05f;       // the peak rate of the schedule
+  float momentum = 0.9f;  // 0: plain SGD, no velocity buffer
   float weight_decay = 0.0f;
+  int64_t cosine_steps = 0;  // > 0: cosine decay from lr to 0 over this many steps
 };
 
 // v = μ·v + (g + wd·w);  w −= lr·v   (PyTorch's formulation, dampening 0, no Nesterov)
 class Sgd : public Optimizer {
  public:
   Sgd(Context& ctx, std::vector<Parameter*> params, SgdOptions options);
-  void step(Context& ctx) override;
 
  private:
+  void update(Context& ctx) override;
   SgdOptions options_;
-  std::vector<Tensor> velocity_;  // one per parameter; empty without momentum
+  Tensor velocity_;  // flat; empty without momentum
 };
 
 struct AdamOptions {
@@ -51,6 +75,7 @@ struct AdamOptions {
   float beta2 = 0.999f;
   float eps = 1e-8f;
   float weight_decay = 0.0f;
+  int64_t cosine_steps = 0;  // > 0: cosine decay from lr to 0 over this many steps
 };
 
 // Adam with bias correction (Kingma & Ba, 2015):
@@ -58,13 +83,11 @@ struct AdamOptions {
 class Adam : public Optimizer {
  public:
   Adam(Context& ctx, std::vector<Parameter*> params, AdamOptions options);
-  void step(Context& ctx) override;
-  int64_t steps() const { return t_; }
 
  private:
+  void update(Context& ctx) override;
   AdamOptions options_;
-  std::vector<Tensor> m_, v_;
-  int64_t t_ = 0;
+  Tensor m_, v_;  // flat
 };
 
 }  // namespace engine

@@ -171,4 +171,68 @@ void Tensor::copy_from(const Tensor& src, cudaStream_t stream) {
   CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
+// ---------------------------------------------------------------------------------------------
+// LabelTensor
+
+LabelTensor::LabelTensor(Device device, const std::vector<int32_t>& host)
+    : device_(device), size_(static_cast<int>(host.size())) {
+  if (host.empty()) throw Error("labels: no labels given");
+  const size_t bytes = host.size() * sizeof(int32_t);
+  if (device == Device::CUDA) {
+    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes));
+    const cudaError_t err = cudaMemcpy(data_, host.data(), bytes, cudaMemcpyHostToDevice);
+    if (err != cudaSuccess) {
+      cudaFree(data_);
+      CUDA_CHECK(err);
+    }
+  } else {
+    data_ = new int32_t[host.size()];
+    std::memcpy(data_, host.data(), bytes);
+  }
+  owning_ = true;
+}
+
+LabelTensor LabelTensor::view(Device device, const int32_t* data, int size) {
+  if (data == nullptr || size < 1)
+    throw Error("labels: a view needs a pointer and a size >= 1, got " + std::to_string(size));
+  LabelTensor t;
+  t.device_ = device;
+  t.data_ = const_cast<int32_t*>(data);  // never written through: the class has no mutable access
+  t.size_ = size;
+  return t;
+}
+
+LabelTensor LabelTensor::first(int n) const {
+  if (n < 1 || n > size_)
+    throw Error("labels: first(" + std::to_string(n) + ") of " + std::to_string(size_) +
+                " labels");
+  return view(device_, data_, n);
+}
+
+LabelTensor::LabelTensor(LabelTensor&& other) noexcept { *this = std::move(other); }
+
+LabelTensor& LabelTensor::operator=(LabelTensor&& other) noexcept {
+  if (this != &other) {
+    release();
+    device_ = other.device_;
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    owning_ = std::exchange(other.owning_, false);
+  }
+  return *this;
+}
+
+LabelTensor::~LabelTensor() { release(); }
+
+void LabelTensor::release() noexcept {
+  if (owning_ && data_ != nullptr) {
+    if (device_ == Device::CUDA)
+      cudaFree(data_);  // a destructor must not throw
+    else
+      delete[] data_;
+  }
+  data_ = nullptr;
+  owning_ = false;
+}
+
 }  // namespace engine

@@ -86,4 +86,33 @@ class Tensor {
   bool read_only_ = false;
 };
 
+// Class labels: a read-only vector of int32 in device or host memory, owning (uploaded once, from
+// host values) or a view (a data loader's batch buffer). Same rules as Tensor: no hidden copies.
+class LabelTensor {
+ public:
+  LabelTensor() = default;
+  LabelTensor(Device device, const std::vector<int32_t>& host);  // owning; at least one label
+  static LabelTensor view(Device device, const int32_t* data, int size);
+
+  LabelTensor(const LabelTensor&) = delete;
+  LabelTensor& operator=(const LabelTensor&) = delete;
+  LabelTensor(LabelTensor&& other) noexcept;
+  LabelTensor& operator=(LabelTensor&& other) noexcept;
+  ~LabelTensor();
+
+  Device device() const { return device_; }
+  int size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const int32_t* data() const { return data_; }
+  LabelTensor first(int n) const;  // a view of labels [0, n)
+
+ private:
+  void release() noexcept;
+
+  Device device_ = Device::CPU;
+  int32_t* data_ = nullptr;
+  int size_ = 0;
+  bool owning_ = false;
+};
+
 }  // namespace engine

@@ -1,4 +1,6 @@
-// The two steps every classifier trainer repeats. Neither allocates nor waits for the device.
+// The two steps of a classifier, launch by launch, with PyTorch's accumulating gradients (zeroed
+// first). engine::Trainer (trainer.h) is the fused, graph-replayed form. Neither allocates nor
+// waits for the device.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +13,11 @@
 
 namespace engine {
 
-// One optimisation step on a batch: x is B×features, labels are B int32 in the context's memory.
+// One optimisation step on a batch: x is B×features, labels has ≥ B values in the context's
+// memory.
 // zero_grad → forward → softmax cross-entropy (adds to metrics) → backward → optimiser step.
 inline void train_step(Context& ctx, Module& net, SoftmaxCrossEntropy& loss, Optimizer& opt,
-                       const Tensor& x, const int32_t* labels, Metrics& metrics) {
+                       const Tensor& x, const LabelTensor& labels, Metrics& metrics) {
   net.zero_grad(ctx);
   const Tensor& logits = net.forward(ctx, x);
   const Tensor& dlogits = loss.forward_backward(ctx, logits, labels, metrics);
@@ -24,7 +27,7 @@ inline void train_step(Context& ctx, Module& net, SoftmaxCrossEntropy& loss, Opt
 
 // Forward and loss only, for evaluation.
 inline void eval_step(Context& ctx, Module& net, SoftmaxCrossEntropy& loss, const Tensor& x,
-                      const int32_t* labels, Metrics& metrics) {
+                      const LabelTensor& labels, Metrics& metrics) {
   loss.forward(ctx, net.forward(ctx, x), labels, metrics);
 }
 

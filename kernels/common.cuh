@@ -8,6 +8,7 @@
 // op N). Kernels are templated on that one bool per operand, so NN, NT, TN and TT all share code.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -146,18 +147,34 @@ __device__ __forceinline__ void load_tile_vec4(float* tile, const Operand<KC>& o
   });
 }
 
-// C ← alpha·acc + beta·C, bounds-checked. With beta == 0, C is not read.
+// C ← finish(alpha·acc + beta·C), bounds-checked, where finish is the problem's epilogue (gemm.h):
+// nothing, + bias[col], max(· + bias[col], 0), or zeroed where mask[row][col] ≤ 0. With beta == 0,
+// C is not read. Every variant stores through here, so each gets every epilogue in every layout.
 struct Epilogue {
   float* c;
   int ldc;
   int m, n;
   float alpha, beta;
   bool vec4_ok;  // c 16-byte aligned and ldc % 4 == 0
+  EpilogueOp op = EpilogueOp::None;
+  const float* bias = nullptr;  // n values
+  const float* mask = nullptr;  // m×n, row stride ldmask
+  int ldmask = 0;
+
+  // v = alpha·acc + beta·C for the element at (row, col), which is inside.
+  __device__ __forceinline__ float finish(int row, int col, float v) const {
+    switch (op) {
+      case EpilogueOp::Bias: return v + bias[col];
+      case EpilogueOp::BiasRelu: return fmaxf(v + bias[col], 0.0f);
+      case EpilogueOp::ReluMask: return mask[int64_t(row) * ldmask + col] > 0.0f ? v : 0.0f;
+      default: return v;
+    }
+  }
 
   __device__ __forceinline__ void store(int row, int col, float acc) const {
     if (row >= m || col >= n) return;
     float* dst = c + int64_t(row) * ldc + col;
-    *dst = beta == 0.0f ? alpha * acc : alpha * acc + beta * *dst;
+    *dst = finish(row, col, beta == 0.0f ? alpha * acc : alpha * acc + beta * *dst);
   }
   // Four consecutive columns from `col` (a multiple of 4): one float4 where aligned and inside.
   __device__ __forceinline__ void store4(int row, int col, float4 acc) const {
@@ -172,6 +189,12 @@ struct Epilogue {
         out.z += beta * old.z;
         out.w += beta * old.w;
       }
+      if (op != EpilogueOp::None) {
+        out.x = finish(row, col + 0, out.x);
+        out.y = finish(row, col + 1, out.y);
+        out.z = finish(row, col + 2, out.z);
+        out.w = finish(row, col + 3, out.w);
+      }
       *dst = out;
       return;
     }
@@ -183,7 +206,8 @@ struct Epilogue {
 };
 
 inline Epilogue epilogue(const Problem& p) {
-  return {p.c, p.ldc, p.m, p.n, p.alpha, p.beta, aligned16(p.c) && p.ldc % 4 == 0};
+  return {p.c,     p.ldc,      p.m,    p.n,    p.alpha, p.beta, aligned16(p.c) && p.ldc % 4 == 0,
+          p.epilogue, p.bias, p.mask, p.ldmask};
 }
 
 // Number of BM×BN output tiles, for launchers choosing a tile that fills the chip.
@@ -214,6 +238,13 @@ void launch_for_layout(const Problem& p, dim3 grid, dim3 block, cudaStream_t str
   });
   CUDA_CHECK_LAUNCH();
 }
+
+// Scratch memory on `stream`'s device: one grow-only buffer per use, device and stream, so the
+// first call of a shape allocates and later calls do not. Nothing is freed before exit, so a CUDA
+// graph that captured a call keeps valid pointers; capture after one uncaptured call of each
+// shape, since an allocation inside a capture fails.
+enum class WorkspaceUse { SplitK, Cublas };
+float* stream_workspace(WorkspaceUse use, size_t floats, cudaStream_t stream); // split_k.cu
 
 // Multiprocessors of the current device, for launchers that size their tiles to fill the chip.
 inline int multiprocessor_count() {

@@ -58,6 +58,16 @@ std::string layout_name(Op op_a, Op op_b) {
   return std::string(1, static_cast<char>(op_a)) + static_cast<char>(op_b);
 }
 
+const char* epilogue_name(EpilogueOp e) {
+  switch (e) {
+    case EpilogueOp::None: return "none";
+    case EpilogueOp::Bias: return "bias";
+    case EpilogueOp::BiasRelu: return "bias_relu";
+    case EpilogueOp::ReluMask: return "relu_mask";
+  }
+  return "unknown";
+}
+
 namespace {
 
 void require(bool ok, const std::string& what) {
@@ -90,6 +100,19 @@ void validate(const Problem& p) {
   else
     require_ld(p.ldb, p.k, "ldb", "B (N x K, op_b = T)");
   require_ld(p.ldc, p.n, "ldc", "C (M x N)");
+  switch (p.epilogue) {
+    case EpilogueOp::None: break;
+    case EpilogueOp::Bias:
+    case EpilogueOp::BiasRelu:
+      require(p.bias != nullptr,
+              std::string("epilogue ") + epilogue_name(p.epilogue) + " needs a bias (N values)");
+      break;
+    case EpilogueOp::ReluMask:
+      require(p.mask != nullptr, "epilogue relu_mask needs a mask (M x N)");
+      require_ld(p.ldmask, p.n, "ldmask", "the mask (M x N)");
+      break;
+    default: require(false, "epilogue must be one of none, bias, bias_relu, relu_mask");
+  }
 }
 
 namespace {
@@ -112,6 +135,8 @@ void run(const Variant& variant, const Problem& p, cudaStream_t stream) {
     require_device_pointer(p.a, "A", variant.name);
     require_device_pointer(p.b, "B", variant.name);
     require_device_pointer(p.c, "C", variant.name);
+    if (p.bias) require_device_pointer(p.bias, "the bias", variant.name);
+    if (p.mask) require_device_pointer(p.mask, "the mask", variant.name);
   }
   variant.launch(p, stream);
 }

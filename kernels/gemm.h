@@ -10,6 +10,14 @@
 // Any M, N, K ≥ 1, any leading dimension that satisfies the above, any pointer alignment.
 // With beta = 0, C is only written, never read (NaN in C does not leak into the result).
 //
+// An optional epilogue is applied to each v = alpha·(op(A)·op(B))[i][j] + beta·C[i][j] in
+// registers, before the one store of C[i][j]:
+//   Bias       C[i][j] = v + bias[j]                  bias has N values
+//   BiasRelu   C[i][j] = max(v + bias[j], 0)          the stored output is what ReLU's backward
+//                                                     needs (> 0 exactly where the input was)
+//   ReluMask   C[i][j] = mask[i][j] > 0 ? v : 0       mask is M×N, ldmask ≥ N: a ReLU's saved
+//                                                     output, for the input gradient through it
+//
 // A linear layer Y = X·Wᵀ + b (W is out×in) uses three layouts:
 //   forward          Y  = X·Wᵀ    NT
 //   input gradient   dX = dY·W    NN
@@ -33,6 +41,9 @@ class Error : public std::runtime_error {
 
 enum class Op : char { N = 'N', T = 'T' };
 
+// See the epilogues at the top of this file.
+enum class EpilogueOp : char { None, Bias, BiasRelu, ReluMask };
+
 struct Problem {
   Op op_a = Op::N;
   Op op_b = Op::N;
@@ -45,6 +56,10 @@ struct Problem {
   float beta = 0.0f;
   float* c = nullptr;
   int ldc = 0;
+  EpilogueOp epilogue = EpilogueOp::None;
+  const float* bias = nullptr;  // Bias, BiasRelu: N values, any alignment
+  const float* mask = nullptr;  // ReluMask: M×N, row stride ldmask, any alignment
+  int ldmask = 0;
 };
 
 // Where a variant's pointers live.
@@ -74,7 +89,7 @@ const std::vector<Variant>& variants();
 const Variant& find_variant(const std::string& name);
 
 // Throws gemm::Error naming the first violated rule of the contract above (sizes, leading
-// dimensions, null pointers).
+// dimensions, null pointers, an epilogue's missing operand).
 void validate(const Problem& p);
 
 // Why `variant` cannot run on the current device (e.g. wgmma on a GPU other than Hopper), or
@@ -100,5 +115,8 @@ inline bool cuda_device_available() {
 
 // "NN", "NT", "TN" or "TT".
 std::string layout_name(Op op_a, Op op_b);
+
+// "none", "bias", "bias_relu" or "relu_mask".
+const char* epilogue_name(EpilogueOp e);
 
 }  // namespace gemm

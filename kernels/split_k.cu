@@ -1,7 +1,8 @@
 // Workspace and reduction of split-K (split_k.cuh).
+#include <algorithm>
 #include <map>
 #include <mutex>
-#include <utility>
+#include <tuple>
 
 #include "kernels/split_k.cuh"
 
@@ -26,20 +27,21 @@ struct Workspace {
 
 }  // namespace
 
-float* split_k_workspace(size_t floats, cudaStream_t stream) {
+float* stream_workspace(WorkspaceUse use, size_t floats, cudaStream_t stream) {
   static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, Workspace>
-      workspaces;  // freed at exit by the driver
+  static std::map<std::tuple<WorkspaceUse, int, cudaStream_t>, Workspace> workspaces;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   std::lock_guard<std::mutex> lock(mutex);
-  Workspace& ws = workspaces[{device, stream}];
+  Workspace& ws = workspaces[{use, device, stream}];
   if (ws.floats < floats) {
-    if (ws.data) CUDA_CHECK(cudaFree(ws.data));  // synchronises: no kernel still reads it
-    ws.data = nullptr;
-    ws.floats = 0;
-    CUDA_CHECK(cudaMalloc(&ws.data, floats * sizeof(float)));
-    ws.floats = floats;
+    // The outgrown buffer is not freed: a captured CUDA graph may still point at it, and freeing
+    // would synchronise. Growing at least 2× keeps what is left behind below the final size.
+    const size_t grown = std::max(floats, 2 * ws.floats);
+    float* data = nullptr;
+    CUDA_CHECK(cudaMalloc(&data, grown * sizeof(float)));
+    ws.data = data;
+    ws.floats = grown;
   }
   return ws.data;
 }

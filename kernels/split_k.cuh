@@ -151,10 +151,6 @@ void launch_split_k_cluster(void (*kernel)(Params...), dim3 grid, int threads, i
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
 }
 
-// The workspace for `floats` partial results on `stream`'s device: one grow-only buffer per device
-// and stream, so the first call of a shape allocates and later calls do not.
-float* split_k_workspace(size_t floats, cudaStream_t stream);
-
 // C = alpha·Σ_z partial[z] + beta·C, the slices summed in order z = 0, 1, …
 void launch_split_k_reduce(const Problem& p, const float* partials, int splits,
                            cudaStream_t stream);
@@ -167,7 +163,8 @@ void run_split_k(const Problem& p, SplitK plan, cudaStream_t stream, Launch&& la
     launch(epilogue(p), p.k);
     return;
   }
-  float* partials = split_k_workspace(size_t(plan.splits) * p.m * p.n, stream);
+  float* partials =
+      stream_workspace(WorkspaceUse::SplitK, size_t(plan.splits) * p.m * p.n, stream);
   launch(Epilogue{partials, p.n, p.m, p.n, 1.0f, 0.0f, p.n % 4 == 0}, plan.k_per_split);
   launch_split_k_reduce(p, partials, plan.splits, stream);
 }

@@ -7,10 +7,15 @@
 //   train_mlp --compare                every FP32 device variant, same model, same seed
 //   train_mlp --compare cublas_tf32 --results out.json   ... plus the TF32 one, saved as JSON
 //
+// The step: engine::Trainer, which on CUDA captures the whole step (batch gather, forward, loss and
+// metrics, backward, optimiser) once as a CUDA graph and replays it for every full batch;
+// --no-graph runs the same kernels launch by launch, with the same results, bit for bit.
+//
 // Timing: an epoch's time runs from its first shuffle to its last optimiser step, as the device
 // saw it (CUDA events); evaluation of the test set is outside it. Before the first epoch, one
-// untimed training step on a scratch copy of the model loads every kernel and cuBLAS, so the
-// first epoch is not charged for one-time start-up.
+// untimed epoch on a scratch copy of the model, launch by launch with CUDA events around every
+// GEMM, loads every kernel and cuBLAS and measures the GEMM time of an epoch; the GEMM share is
+// that time over the timed epochs' mean, which themselves record no per-GEMM events.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -50,6 +55,7 @@ struct Options {
   std::string device = "auto";
   int train_limit = 0;  // 0: all
   std::string save;
+  bool no_graph = false;
 };
 
 struct EpochLog {
@@ -92,30 +98,38 @@ class ProgressBar {
   bool on_;
 };
 
-std::unique_ptr<engine::Optimizer> make_optimizer(const Options& o, engine::Context& ctx,
-                                                  std::vector<engine::Parameter*> params) {
-  if (o.optimizer == "sgd")
-    return std::make_unique<engine::Sgd>(
-        ctx, params, engine::SgdOptions{o.lr > 0 ? o.lr : 0.1f, o.momentum, o.weight_decay});
-  engine::AdamOptions a;
-  a.lr = o.lr > 0 ? o.lr : 1e-3f;
-  a.weight_decay = o.weight_decay;
-  return std::make_unique<engine::Adam>(ctx, params, a);
+engine::TrainerOptions trainer_options(const Options& o, int classes, int64_t total_steps,
+                                       bool cuda_graph) {
+  engine::TrainerOptions t;
+  t.max_batch = o.batch;
+  t.classes = classes;
+  t.cuda_graph = cuda_graph;
+  if (o.optimizer == "sgd") {
+    t.optimizer = engine::TrainerOptions::Optimizer::Sgd;
+    t.sgd = {o.lr > 0 ? o.lr : 0.1f, o.momentum, o.weight_decay, total_steps};
+  } else {
+    t.optimizer = engine::TrainerOptions::Optimizer::Adam;
+    t.adam.lr = o.lr > 0 ? o.lr : 1e-3f;
+    t.adam.weight_decay = o.weight_decay;
+    t.adam.cosine_steps = total_steps;
+  }
+  return t;
 }
 
-// Accuracy of `mlp` on a whole dataset held by `loader`, in its original order.
-engine::MetricTotals evaluate(engine::Context& ctx, models::MLP& mlp,
-                              engine::SoftmaxCrossEntropy& loss, engine::Metrics& metrics,
-                              const data::BatchLoader& loader) {
-  metrics.reset(ctx);
-  const int n = loader.count(), f = loader.features(), b = loader.batch_size();
-  for (int start = 0; start < n; start += b) {
-    const int size = std::min(b, n - start);
-    const engine::Tensor x = engine::Tensor::view(
-        ctx.device(), loader.all_images() + static_cast<int64_t>(start) * f, size, f);
-    engine::eval_step(ctx, mlp, loss, x, loader.all_labels() + start, metrics);
+// One epoch of steps. The loader gathers each step's batch from the device-side step counter
+// (BatchLoader::batch_at), so that a replayed graph gathers a new batch each time.
+void run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine::Tensor& x,
+               const engine::LabelTensor& y, ProgressBar* bar) {
+  const auto gather = [&loader](cudaStream_t, const int64_t* step) { loader.batch_at(step); };
+  const int batches = loader.num_batches(), b = loader.batch_size();
+  for (int i = 0; i < batches; ++i) {
+    const int size = std::min(b, loader.count() - i * b);
+    if (size == x.rows())
+      trainer.step(x, y, gather);
+    else  // the epoch's last, partial batch: the first rows of the same buffers
+      trainer.step(x.first_rows(size), y.first(size), gather);
+    if (bar) bar->update(i + 1);
   }
-  return metrics.read(ctx);
 }
 
 RunResult train(const Options& o, engine::Device device, const gemm::Variant& variant,
@@ -126,66 +140,75 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   data::BatchLoader train_data(train_set, o.batch, o.seed, where, false, ctx.stream());
   data::BatchLoader test_data(test_set, o.batch, o.seed, where, false, ctx.stream());
   const int features = train_set.features(), classes = train_set.classes;
+  const int batches = train_data.num_batches();
+  const int64_t total_steps = static_cast<int64_t>(o.epochs) * batches;
+  // Every step reads its input from the loader's one batch buffer.
+  const data::BatchLoader::Batch buf = train_data.buffer();
+  const engine::Tensor x = engine::Tensor::view(device, buf.x, buf.size, features);
+  const engine::LabelTensor y = engine::LabelTensor::view(device, buf.y, buf.size);
+  const engine::Tensor test_x =
+      engine::Tensor::view(device, test_data.all_images(), test_data.count(), features);
+  const engine::LabelTensor test_y =
+      engine::LabelTensor::view(device, test_data.all_labels(), test_data.count());
 
   models::MLP mlp(ctx, features, o.hidden, classes);
-  mlp.prepare(ctx, o.batch);
-  engine::SoftmaxCrossEntropy loss;
-  loss.prepare(ctx, o.batch, classes);
-  engine::Metrics train_metrics(ctx), test_metrics(ctx);
-  std::unique_ptr<engine::Optimizer> opt = make_optimizer(o, ctx, mlp.parameters());
-  const int batches = train_data.num_batches();
+  engine::Trainer trainer(ctx, mlp, trainer_options(o, classes, total_steps, !o.no_graph));
 
-  // Untimed warm-up on a scratch model (built after the real one, so the real one's
-  // initialisation does not depend on it). It also tells how many GEMMs a step makes, so the
-  // event pool can be sized for a whole epoch now, outside the timed loop.
-  {
+  // On the GPU: untimed, on a scratch copy of the model (built after the real one, so the real
+  // one's initialisation does not depend on it), launch by launch with every GEMM bracketed by
+  // CUDA events: one epoch that loads every kernel and cuBLAS, and measures an epoch's GEMM time.
+  // The timed epochs then record no events of their own, and the GEMM share is this epoch's GEMM
+  // time over the timed epoch's time. On the CPU each GEMM is timed in place (no overhead).
+  double profiled_gemm_s = -1.0;
+  if (device == engine::Device::CUDA) {
     models::MLP scratch(ctx, features, o.hidden, classes);
-    scratch.prepare(ctx, o.batch);
-    std::unique_ptr<engine::Optimizer> scratch_opt = make_optimizer(o, ctx, scratch.parameters());
+    engine::Trainer profiler(ctx, scratch, trainer_options(o, classes, total_steps, false));
+    const int gemms_per_step = 3 * static_cast<int>(o.hidden.size()) + 2;
+    ctx.reserve_gemm_timers(gemms_per_step * batches);
     train_data.begin_epoch(0);
-    const data::BatchLoader::Batch b = train_data.batch(0);
-    const engine::Tensor x = engine::Tensor::view(device, b.x, b.size, features);
     ctx.begin_epoch();
-    engine::train_step(ctx, scratch, loss, *scratch_opt, x, b.y, train_metrics);
-    const engine::EpochTimes warm = ctx.end_epoch();
-    ctx.reserve_gemm_timers(warm.gemm_calls * batches);
+    run_epoch(profiler, train_data, x, y, nullptr);
+    const engine::EpochTimes t = ctx.end_epoch();
+    if (t.gemm_untimed > 0)
+      throw std::runtime_error("the profiled epoch left " + std::to_string(t.gemm_untimed) +
+                               " GEMMs untimed");
+    profiled_gemm_s = t.gemm_s;
+    ctx.set_gemm_timing(false);
   }
 
   std::cout << "[" << variant.name << "] " << mlp.layer_sizes() << " on "
             << engine::device_name(device) << ", " << train_set.count << " training examples, "
-            << batches << " batches of " << o.batch << ", " << o.optimizer << "\n";
+            << batches << " batches of " << o.batch << ", " << o.optimizer
+            << (device == engine::Device::CUDA
+                    ? (o.no_graph ? ", launch by launch" : ", one CUDA graph per step")
+                    : "")
+            << "\n";
   RunResult result;
   result.variant = variant.name;
-  const double base_lr = opt->lr();
-  const double total_steps = static_cast<double>(o.epochs) * batches;
+  bool graph_noted = false;
   for (int epoch = 1; epoch <= o.epochs; ++epoch) {
-    train_metrics.reset(ctx);
     ctx.begin_epoch();
     train_data.begin_epoch(epoch);
     {
       ProgressBar bar(epoch, batches);
-      for (int i = 0; i < batches; ++i) {
-        // Cosine decay from lr to 0 over the run, per step (host arithmetic only).
-        const double t = ((epoch - 1) * static_cast<double>(batches) + i) / total_steps;
-        opt->set_lr(static_cast<float>(base_lr * 0.5 * (1.0 + std::cos(M_PI * t))));
-        const data::BatchLoader::Batch b = train_data.batch(i);
-        const engine::Tensor x = engine::Tensor::view(device, b.x, b.size, features);
-        engine::train_step(ctx, mlp, loss, *opt, x, b.y, train_metrics);
-        bar.update(i + 1);
-      }
+      run_epoch(trainer, train_data, x, y, &bar);
     }
     const engine::EpochTimes times = ctx.end_epoch();
-    const engine::MetricTotals tr = train_metrics.read(ctx);
-    const engine::MetricTotals te = evaluate(ctx, mlp, loss, test_metrics, test_data);
-    result.epochs.push_back(
-        {tr.mean_loss(), tr.accuracy(), te.accuracy(), times.epoch_s, times.gemm_s});
-    std::printf(
-        "[%s] epoch %2d/%d  loss %.4f  train %6.2f%%  test %6.2f%%  epoch %.3f s  "
-        "gemm %.3f s%s\n",
-        variant.name, epoch, o.epochs, tr.mean_loss(), 100 * tr.accuracy(), 100 * te.accuracy(),
-        times.epoch_s, times.gemm_s, times.gemm_untimed ? "  (some GEMMs untimed)" : "");
+    const engine::MetricTotals tr = trainer.take_metrics();
+    const engine::MetricTotals te = trainer.evaluate(test_x, test_y);
+    if (!trainer.graph_note().empty() && !graph_noted) {
+      std::cout << "[" << variant.name << "] note: " << trainer.graph_note() << "\n";
+      graph_noted = true;
+    }
+    const double gemm_s = profiled_gemm_s >= 0 ? profiled_gemm_s : times.gemm_s;
+    result.epochs.push_back({tr.mean_loss(), tr.accuracy(), te.accuracy(), times.epoch_s, gemm_s});
+    std::printf("[%s] epoch %2d/%d  loss %.6f  train %6.2f%%  test %6.2f%%  epoch %.4f s\n",
+                variant.name, epoch, o.epochs, tr.mean_loss(), 100 * tr.accuracy(),
+                100 * te.accuracy(), times.epoch_s);
     std::fflush(stdout);
   }
+  std::printf("[%s] GEMM time per epoch %.4f s%s\n", variant.name, result.mean_gemm_s(),
+              profiled_gemm_s >= 0 ? " (from a separate, profiled epoch)" : "");
   if (!o.save.empty()) {
     engine::save_checkpoint(ctx, o.save, mlp.parameters());
     std::cout << "saved " << o.save << "\n";
@@ -345,6 +368,9 @@ int main(int argc, char** argv) {
   app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
   app.add_option("--train-limit", o.train_limit, "Use only the first N training examples");
   app.add_option("--save", o.save, "Write the trained parameters to this checkpoint");
+  app.add_flag("--no-graph", o.no_graph,
+               "Run each training step launch by launch instead of replaying one CUDA graph "
+               "(same results, bit for bit; for comparison and debugging)");
   CLI11_PARSE(app, argc, argv);
   o.compare = compare->count() > 0;
   // A bare --compare leaves one empty value behind.

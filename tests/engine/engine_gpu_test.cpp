@@ -2,7 +2,9 @@
 // Sizes are deliberately not tile multiples (batch 37, widths 100 and 70, 10 classes).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -78,9 +80,9 @@ TEST(EngineGpu, TensorTransfersAndViews) {
   // A CPU tensor handed to a CUDA context is an error, not a crash.
   Tensor y(Device::CUDA, 3, 2), x_host(Device::CPU, 3, 2);
   EXPECT_THROW(engine::relu_forward(ctx, x_host, y), engine::Error);
-  std::vector<int32_t> labels = {0, 1, 0};
-  Tensor loss(Device::CUDA, 3, 1), correct(Device::CUDA, 3, 1);
-  EXPECT_THROW(engine::softmax_cross_entropy(ctx, t, labels.data(), nullptr, loss, correct),
+  const engine::LabelTensor host_labels(Device::CPU, {0, 1, 0});
+  engine::Metrics metrics(ctx);
+  EXPECT_THROW(engine::softmax_cross_entropy(ctx, t, host_labels, nullptr, metrics.counters()),
                engine::Error);
 }
 
@@ -103,6 +105,14 @@ TEST(EngineGpu, OpsMatchCpuForEveryVariant) {
   engine::linear_backward(cpu, x, w, dy, &dx, dw, db);
   engine::relu_forward(cpu, y, r);
   engine::relu_backward(cpu, r, dy, dr);
+  // The fused forms: bias + ReLU in the forward epilogue; the input gradient masked by the input
+  // (here max(x, 0), a ReLU's output), gradients overwritten.
+  std::vector<float> xrv = xv;
+  for (float& v : xrv) v = std::max(v, 0.0f);
+  Tensor xr = Tensor::from_host(Device::CPU, batch, in, xrv), yf(Device::CPU, batch, out);
+  Tensor dxm(Device::CPU, batch, in), dwo(Device::CPU, out, in), dbo(Device::CPU, 1, out);
+  engine::linear_forward(cpu, x, w, b, yf, engine::Activation::Relu);
+  engine::linear_backward(cpu, xr, w, dy, &dxm, dwo, dbo, {false, true});
 
   for (const gemm::Variant* v : device_variants())
     for_variant(*v, [&] {
@@ -128,6 +138,16 @@ TEST(EngineGpu, OpsMatchCpuForEveryVariant) {
       expect_close(gdb.download(ctx.stream()), db.download(), 1e-5, "db");
       expect_close(gr.download(ctx.stream()), r.download(), 0.0, "relu");
       expect_close(gdr.download(ctx.stream()), dr.download(), 0.0, "relu backward");
+
+      Tensor gxr = Tensor::from_host(Device::CUDA, batch, in, xrv), gyf(Device::CUDA, batch, out);
+      Tensor gdxm(Device::CUDA, batch, in), gdwo = Tensor::from_host(Device::CUDA, out, in, wv),
+                                            gdbo = Tensor::from_host(Device::CUDA, 1, out, bv);
+      engine::linear_forward(ctx, gx, gw, gb, gyf, engine::Activation::Relu);
+      engine::linear_backward(ctx, gxr, gw, gdy, &gdxm, gdwo, gdbo, {false, true});
+      expect_close(gyf.download(ctx.stream()), yf.download(), tol, "fused bias + ReLU");
+      expect_close(gdxm.download(ctx.stream()), dxm.download(), tol, "dX masked by the input");
+      expect_close(gdwo.download(ctx.stream()), dwo.download(), tol, "dW overwritten");
+      expect_close(gdbo.download(ctx.stream()), dbo.download(), 1e-5, "db overwritten");
     });
 }
 
@@ -172,16 +192,17 @@ TEST(EngineGpu, SoftmaxCrossEntropyAndMetricsMatchCpu) {
   engine::SoftmaxCrossEntropy closs;
   closs.prepare(cpu, 64, classes);
   Tensor z = Tensor::from_host(Device::CPU, batch, classes, zv);
-  const std::vector<float> d_ref = closs.forward_backward(cpu, z, labels.data(), cm).download();
+  const std::vector<float> d_ref =
+      closs.forward_backward(cpu, z, engine::LabelTensor(Device::CPU, labels), cm).download();
   const engine::MetricTotals t_ref = cm.read(cpu);
 
   Context ctx(Device::CUDA, "naive", 1);
   engine::Metrics gm(ctx);
   engine::SoftmaxCrossEntropy gloss;
   gloss.prepare(ctx, 64, classes);
-  engine::Labels glabels(ctx, labels);
+  const engine::LabelTensor glabels(Device::CUDA, labels);
   Tensor gz = Tensor::from_host(Device::CUDA, batch, classes, zv);
-  const Tensor& gd = gloss.forward_backward(ctx, gz, glabels.data(), gm);
+  const Tensor& gd = gloss.forward_backward(ctx, gz, glabels, gm);
   expect_close(gd.download(ctx.stream()), d_ref, 1e-5, "dLogits");
   const engine::MetricTotals t = gm.read(ctx);
   EXPECT_EQ(t.seen, batch);
@@ -189,8 +210,8 @@ TEST(EngineGpu, SoftmaxCrossEntropyAndMetricsMatchCpu) {
   EXPECT_NEAR(t.loss_sum, t_ref.loss_sum, 1e-4 * t_ref.loss_sum);
 
   const std::vector<int32_t> bad(batch, 11);
-  engine::Labels gbad(ctx, bad);
-  gloss.forward(ctx, gz, gbad.data(), gm);
+  const engine::LabelTensor gbad(Device::CUDA, bad);
+  gloss.forward(ctx, gz, gbad, gm);
   EXPECT_THROW(gm.read(ctx), engine::Error);
 }
 
@@ -205,19 +226,75 @@ TEST(EngineGpu, OptimisersMatchCpu) {
       Context ctx(d, dev == 0 ? "cpu" : "naive", 1);
       engine::Parameter p{"p", Tensor::from_host(d, 10, 100, wv),
                           Tensor::from_host(d, 10, 100, gv)};
-      std::unique_ptr<engine::Optimizer> opt;
+      std::unique_ptr<engine::Optimizer> opt;  // cosine schedules, so that lr changes each step
       if (which == 0)
         opt = std::make_unique<engine::Sgd>(ctx, std::vector<engine::Parameter*>{&p},
-                                            engine::SgdOptions{0.1f, 0.9f, 1e-3f});
+                                            engine::SgdOptions{0.1f, 0.9f, 1e-3f, 4});
       else
-        opt =
-            std::make_unique<engine::Adam>(ctx, std::vector<engine::Parameter*>{&p},
-                                           engine::AdamOptions{1e-2f, 0.9f, 0.999f, 1e-8f, 1e-3f});
+        opt = std::make_unique<engine::Adam>(
+            ctx, std::vector<engine::Parameter*>{&p},
+            engine::AdamOptions{1e-2f, 0.9f, 0.999f, 1e-8f, 1e-3f, 4});
       for (int s = 0; s < 3; ++s) opt->step(ctx);
       results[dev] = p.value.download(ctx.stream());
     }
     expect_close(results[1], results[0], 1e-6, which == 0 ? "sgd" : "adam");
   }
+}
+
+// The trainer's two ways, for every device variant and both optimisers: replaying the captured
+// graph and running launch by launch give the same losses and parameters, bit for bit. Batches
+// from two buffers (so the graph is captured again when the input changes) and a partial batch
+// (run launch by launch in both).
+TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
+  GPU_TEST_OR_SKIP();
+  const int batch = 32, in = 50, classes = 10;
+  std::mt19937_64 rng(31);
+  const std::vector<float> xa = random_values(rng, batch * in), xb = random_values(rng, batch * in);
+  std::vector<int32_t> ya(batch), yb(batch);
+  for (int i = 0; i < batch; ++i) ya[i] = (i * 3) % classes, yb[i] = (i * 7 + 1) % classes;
+  for (const gemm::Variant* v : device_variants())
+    for (int adam = 0; adam < 2; ++adam)
+      for_variant(*v, [&] {
+        SCOPED_TRACE(adam ? "adam" : "sgd");
+        std::vector<double> losses[2];
+        std::vector<float> weights[2];
+        for (int graph = 0; graph < 2; ++graph) {
+          Context ctx(Device::CUDA, *v, 5);
+          engine::Sequential net;
+          net.add<engine::Linear>(ctx, in, 64);
+          net.add<engine::ReLU>();
+          net.add<engine::Linear>(ctx, 64, 48);
+          net.add<engine::ReLU>();
+          net.add<engine::Linear>(ctx, 48, classes);
+          engine::TrainerOptions o;
+          o.max_batch = batch;
+          o.classes = classes;
+          o.optimizer = adam ? engine::TrainerOptions::Optimizer::Adam
+                             : engine::TrainerOptions::Optimizer::Sgd;
+          o.sgd = {0.1f, 0.9f, 5e-4f, 12};
+          o.adam.lr = 1e-2f, o.adam.cosine_steps = 12;
+          o.cuda_graph = graph == 1;
+          engine::Trainer trainer(ctx, net, o);
+          const Tensor x_a = Tensor::from_host(Device::CUDA, batch, in, xa);
+          const Tensor x_b = Tensor::from_host(Device::CUDA, batch, in, xb);
+          const engine::LabelTensor y_a(Device::CUDA, ya), y_b(Device::CUDA, yb);
+          for (int s = 0; s < 12; ++s) {
+            if (s == 5)
+              trainer.step(x_a.first_rows(19), y_a.first(19));
+            else if (s < 5)
+              trainer.step(x_a, y_a);
+            else
+              trainer.step(x_b, y_b);
+            losses[graph].push_back(trainer.take_metrics().loss_sum);
+          }
+          EXPECT_EQ(trainer.graph_active(), graph == 1) << trainer.graph_note();
+          EXPECT_EQ(trainer.steps(), 12);
+          weights[graph] = net.parameters()[0]->value.download(ctx.stream());
+        }
+        EXPECT_EQ(losses[0], losses[1]);
+        EXPECT_EQ(weights[0], weights[1]);
+        EXPECT_TRUE(std::isfinite(losses[1].back()));
+      });
 }
 
 TEST(EngineGpu, CurandInitIsSeededAndBounded) {

@@ -137,9 +137,9 @@ TEST(Ops, ShapeErrors) {
                     "y (batch x out)");
   Tensor empty;
   EXPECT_THROW_WITH(engine::relu_forward(ctx, empty, y), engine::Error, "empty");
-  Tensor loss(Device::CPU, 2, 1), correct(Device::CPU, 2, 1);
-  EXPECT_THROW_WITH(engine::softmax_cross_entropy(ctx, y, nullptr, nullptr, loss, correct),
-                    engine::Error, "null");
+  EXPECT_THROW_WITH(
+      engine::softmax_cross_entropy(ctx, y, engine::LabelTensor(), nullptr, nullptr),
+      engine::Error, "labels is empty");
 }
 
 TEST(Ops, UniformInitStaysInBounds) {
@@ -159,12 +159,13 @@ TEST(Loss, MetricsCountAndRejectBadLabels) {
   Context ctx(Device::CPU, "cpu", 1);
   engine::Metrics metrics(ctx);
   engine::SoftmaxCrossEntropy loss;
-  EXPECT_THROW_WITH(loss.forward(ctx, Tensor(Device::CPU, 1, 3), nullptr, metrics), engine::Error,
+  const engine::LabelTensor one(Device::CPU, {0});
+  EXPECT_THROW_WITH(loss.forward(ctx, Tensor(Device::CPU, 1, 3), one, metrics), engine::Error,
                     "before prepare");
   loss.prepare(ctx, 4, 3);
   Tensor logits = Tensor::from_host(Device::CPU, 2, 3, {3, 1, 0, 0, 0, 5});
-  const std::vector<int32_t> labels = {0, 1};  // first right, second wrong
-  const Tensor& d = loss.forward_backward(ctx, logits, labels.data(), metrics);
+  const engine::LabelTensor labels(Device::CPU, {0, 1});  // first right, second wrong
+  const Tensor& d = loss.forward_backward(ctx, logits, labels, metrics);
   EXPECT_EQ(d.rows(), 2);
   engine::MetricTotals t = metrics.read(ctx);
   EXPECT_EQ(t.seen, 2);
@@ -174,11 +175,13 @@ TEST(Loss, MetricsCountAndRejectBadLabels) {
   metrics.reset(ctx);
   EXPECT_EQ(metrics.read(ctx).seen, 0);
 
-  const std::vector<int32_t> bad = {0, 3};
-  loss.forward(ctx, logits, bad.data(), metrics);
+  const engine::LabelTensor bad(Device::CPU, {0, 3});
+  loss.forward(ctx, logits, bad, metrics);
   EXPECT_THROW_WITH(metrics.read(ctx), engine::Error, "outside [0, classes)");
-  EXPECT_THROW_WITH(loss.forward(ctx, Tensor(Device::CPU, 5, 3), labels.data(), metrics),
-                    engine::Error, "prepared for up to 4x3");
+  EXPECT_THROW_WITH(loss.forward(ctx, Tensor(Device::CPU, 5, 3), labels, metrics), engine::Error,
+                    "prepared for up to 4x3");
+  EXPECT_THROW_WITH(loss.forward(ctx, Tensor(Device::CPU, 3, 3), labels, metrics), engine::Error,
+                    "2 labels for 3 rows");
 }
 
 // ---------------------------------------------------------------------------------------------

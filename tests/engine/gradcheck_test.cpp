@@ -129,6 +129,62 @@ TEST(GradCheck, ReLU) {
       "dX");
 }
 
+TEST(GradCheck, LinearWeightGradientsOverwriteWithoutAccumulate) {
+  // accumulate = false (what engine::Trainer uses): beta = 0, so a stale gradient is ignored.
+  Context ctx(Device::CPU, "cpu", 1);
+  std::mt19937_64 rng(15);
+  Tensor x = Tensor::from_host(Device::CPU, 3, 2, random_values(rng, 6, -1, 1));
+  Tensor w = Tensor::from_host(Device::CPU, 4, 2, random_values(rng, 8, -1, 1));
+  Tensor dy = Tensor::from_host(Device::CPU, 3, 4, random_values(rng, 12, -1, 1));
+  Tensor dw(Device::CPU, 4, 2), db(Device::CPU, 1, 4);
+  engine::linear_backward(ctx, x, w, dy, nullptr, dw, db);
+  const std::vector<float> once_w = dw.download(), once_b = db.download();
+  engine::linear_backward(ctx, x, w, dy, nullptr, dw, db, {/*accumulate=*/false, false});
+  EXPECT_EQ(dw.download(), once_w);
+  EXPECT_EQ(db.download(), once_b);
+}
+
+// Linear → ReLU → Linear as Sequential fuses it (bias + ReLU in the first GEMM's epilogue, the
+// ReLU mask in the second layer's dx GEMM), against finite differences of the whole network, and
+// bit for bit against the same network unfused.
+TEST(GradCheck, FusedLinearReluPair) {
+  Context ctx(Device::CPU, "cpu", 1);
+  std::mt19937_64 rng(16);
+  const int batch = 5, in = 6, hidden = 7, out = 4;
+  auto build = [&](engine::Sequential& net, bool fuse) {
+    net.add<engine::Linear>(ctx, in, hidden);
+    net.add<engine::ReLU>();
+    net.add<engine::Linear>(ctx, hidden, out);
+    net.set_needs_input_grad(true);
+    net.set_accumulate_grads(false);
+    net.set_fusion(fuse);
+    net.prepare(ctx, batch);
+  };
+  engine::Sequential fused, plain;
+  build(fused, true);
+  build(plain, false);
+  std::vector<engine::Parameter*> pf = fused.parameters(), pp = plain.parameters();
+  for (size_t i = 0; i < pf.size(); ++i) pp[i]->value.copy_from(pf[i]->value);
+
+  Tensor x = Tensor::from_host(Device::CPU, batch, in, random_values(rng, batch * in, -1, 1));
+  const std::vector<float> r = random_values(rng, batch * out, -1, 1);
+  const Tensor dy = Tensor::from_host(Device::CPU, batch, out, r);
+  const std::vector<float> y_fused = fused.forward(ctx, x).download();
+  const std::vector<float> dx = fused.backward(ctx, dy).download();
+  EXPECT_EQ(y_fused, plain.forward(ctx, x).download());
+  EXPECT_EQ(dx, plain.backward(ctx, dy).download());
+  for (size_t i = 0; i < pf.size(); ++i)
+    EXPECT_EQ(pf[i]->grad.download(), pp[i]->grad.download()) << pf[i]->name;
+
+  const auto loss = [&] { return weighted_sum(fused.forward(ctx, x), r); };
+  const double h = 1e-3;
+  check_gradient(x, dx, h, loss, "dX");
+  for (engine::Parameter* p : pf) {
+    const std::vector<float> g = p->grad.download();
+    check_gradient(p->value, g, h, loss, p->name.c_str());
+  }
+}
+
 // Mean cross-entropy of float logits, in double.
 LossValue mean_cross_entropy(const Tensor& logits, const std::vector<int32_t>& labels) {
   const int rows = logits.rows(), classes = logits.cols();
@@ -153,15 +209,14 @@ TEST(GradCheck, SoftmaxCrossEntropy) {
   Tensor logits =
       Tensor::from_host(Device::CPU, rows, classes, random_values(rng, rows * classes, -3, 3));
   const std::vector<int32_t> labels = {0, 4, 2, 2, 1, 3, 0};
-  Tensor dlogits(Device::CPU, rows, classes), row_loss(Device::CPU, rows, 1),
-      row_correct(Device::CPU, rows, 1);
-  engine::softmax_cross_entropy(ctx, logits, labels.data(), &dlogits, row_loss, row_correct);
+  Tensor dlogits(Device::CPU, rows, classes);
+  engine::MetricCounters counters{};
+  engine::softmax_cross_entropy(ctx, logits, engine::LabelTensor(Device::CPU, labels), &dlogits,
+                                &counters);
 
-  // The per-row losses the op reports match the double-precision ones.
-  const std::vector<float> reported = row_loss.download();
-  double total = 0.0;
-  for (float v : reported) total += v;
-  EXPECT_NEAR(total / rows, mean_cross_entropy(logits, labels).value, 1e-5);
+  // The loss the op reports matches the double-precision one.
+  EXPECT_EQ(counters.seen, static_cast<unsigned long long>(rows));
+  EXPECT_NEAR(counters.loss_sum / rows, mean_cross_entropy(logits, labels).value, 1e-5);
 
   check_gradient(
       logits, dlogits.download(), 1e-2, [&] { return mean_cross_entropy(logits, labels); },
@@ -171,12 +226,12 @@ TEST(GradCheck, SoftmaxCrossEntropy) {
 TEST(GradCheck, SoftmaxIsStableForHugeLogits) {
   Context ctx(Device::CPU, "cpu", 1);
   Tensor logits = Tensor::from_host(Device::CPU, 1, 3, {1000.0f, 999.0f, -1000.0f});
-  const std::vector<int32_t> label = {1};
-  Tensor d(Device::CPU, 1, 3), loss(Device::CPU, 1, 1), correct(Device::CPU, 1, 1);
-  engine::softmax_cross_entropy(ctx, logits, label.data(), &d, loss, correct);
+  Tensor d(Device::CPU, 1, 3);
+  engine::MetricCounters counters{};
+  engine::softmax_cross_entropy(ctx, logits, engine::LabelTensor(Device::CPU, {1}), &d, &counters);
   // softmax = (e/(e+1), 1/(e+1), 0): loss = log(1 + e).
-  EXPECT_NEAR(loss.download()[0], std::log1p(std::exp(1.0)), 1e-5);
-  EXPECT_EQ(correct.download()[0], 0.0f);
+  EXPECT_NEAR(counters.loss_sum, std::log1p(std::exp(1.0)), 1e-5);
+  EXPECT_EQ(counters.correct, 0u);
   const std::vector<float> g = d.download();
   EXPECT_NEAR(g[0], std::exp(1.0) / (std::exp(1.0) + 1), 1e-6);
   EXPECT_NEAR(g[1], 1 / (std::exp(1.0) + 1) - 1, 1e-6);

@@ -45,24 +45,26 @@ TEST(Training, CpuMlpLearnsBlobs) {
   net.add<engine::Linear>(ctx, dims, 32);
   net.add<engine::ReLU>();
   net.add<engine::Linear>(ctx, 32, classes);
-  net.prepare(ctx, test_n);
-  engine::SoftmaxCrossEntropy loss;
-  loss.prepare(ctx, test_n, classes);
-  engine::Sgd sgd(ctx, net.parameters(), {0.05f, 0.9f, 0.0f});
-  engine::Metrics metrics(ctx);
+  engine::TrainerOptions options;
+  options.max_batch = batch;
+  options.classes = classes;
+  options.sgd = {0.05f, 0.9f, 0.0f, 0};
+  engine::Trainer trainer(ctx, net, options);
 
   Tensor x_train = Tensor::from_host(Device::CPU, train_n, dims, train.x);
+  const engine::LabelTensor y_train(Device::CPU, train.y);
   for (int epoch = 0; epoch < 5; ++epoch)
     for (int i = 0; i < train_n / batch; ++i) {
       Tensor xb = Tensor::view(Device::CPU, x_train.data() + i * batch * dims, batch, dims);
-      engine::train_step(ctx, net, loss, sgd, xb, train.y.data() + i * batch, metrics);
+      const engine::LabelTensor yb =
+          engine::LabelTensor::view(Device::CPU, y_train.data() + i * batch, batch);
+      trainer.step(xb, yb);
     }
-  EXPECT_LT(metrics.read(ctx).mean_loss(), 1.0);
+  EXPECT_EQ(trainer.steps(), 5 * (train_n / batch));
+  EXPECT_LT(trainer.take_metrics().mean_loss(), 1.0);
 
-  metrics.reset(ctx);
-  Tensor x_test = Tensor::from_host(Device::CPU, test_n, dims, test.x);
-  engine::eval_step(ctx, net, loss, x_test, test.y.data(), metrics);
-  const engine::MetricTotals t = metrics.read(ctx);
+  const Tensor x_test = Tensor::from_host(Device::CPU, test_n, dims, test.x);
+  const engine::MetricTotals t = trainer.evaluate(x_test, engine::LabelTensor(Device::CPU, test.y));
   EXPECT_EQ(t.seen, test_n);
   EXPECT_GT(t.accuracy(), 0.95) << "loss " << t.mean_loss();
 }

@@ -60,6 +60,11 @@ void fill(const Case& c, const Placement& at, float* buf) {
   for (int r = 0; r < c.rows_b(); ++r)
     for (int col = 0; col < c.ldb; ++col)
       buf[at.b + std::size_t(r) * c.ldb + col] = col < c.cols_b() ? value() : kNaN;
+  for (int j = 0; j < c.n; ++j) buf[at.bias + j] = value();
+  if (c.epilogue == gemm::EpilogueOp::ReluMask)
+    for (int r = 0; r < c.m; ++r)
+      for (int col = 0; col < c.ldmask; ++col)
+        buf[at.mask + std::size_t(r) * c.ldmask + col] = col < c.n ? value() : kNaN;
   std::fill(buf + at.c_begin, buf + at.c_end, sentinel());
   // beta = 0: C must only be written, so NaN poison fails any element left unwritten or read.
   for (int i = 0; i < c.m; ++i)
@@ -82,6 +87,13 @@ gemm::Problem problem(const Case& c, const Placement& at, float* base) {
   p.ldb = c.ldb;
   p.c = base + at.c;
   p.ldc = c.ldc;
+  p.epilogue = c.epilogue;
+  if (c.epilogue == gemm::EpilogueOp::Bias || c.epilogue == gemm::EpilogueOp::BiasRelu)
+    p.bias = base + at.bias;
+  if (c.epilogue == gemm::EpilogueOp::ReluMask) {
+    p.mask = base + at.mask;
+    p.ldmask = c.ldmask;
+  }
   return p;
 }
 
@@ -113,7 +125,11 @@ std::string Case::describe() const {
   std::ostringstream s;
   s << m << "x" << n << "x" << k << " " << gemm::layout_name(op_a, op_b) << " lda=" << lda
     << " ldb=" << ldb << " ldc=" << ldc << " offsets(a,b,c)=(" << off_a << "," << off_b << ","
-    << off_c << ") alpha=" << alpha << " beta=" << beta << " seed=" << seed;
+    << off_c << ") alpha=" << alpha << " beta=" << beta;
+  if (epilogue != gemm::EpilogueOp::None)
+    s << " epilogue=" << gemm::epilogue_name(epilogue) << " ldmask=" << ldmask << " offsets(bias,mask)=("
+      << off_bias << "," << off_mask << ")";
+  s << " seed=" << seed;
   return s.str();
 }
 
@@ -121,6 +137,7 @@ Case finished(Case c) {
   if (c.lda == 0) c.lda = c.cols_a();
   if (c.ldb == 0) c.ldb = c.cols_b();
   if (c.ldc == 0) c.ldc = c.n;
+  if (c.ldmask == 0) c.ldmask = c.n;
   return c;
 }
 
@@ -133,6 +150,10 @@ Batch::Batch(std::vector<Case> cases) : cases_(std::move(cases)), input_(nullptr
     cursor = at.a + std::size_t(c.rows_a()) * c.lda;
     at.b = align_up(cursor) + c.off_b;
     cursor = at.b + std::size_t(c.rows_b()) * c.ldb;
+    at.bias = align_up(cursor) + c.off_bias;
+    cursor = at.bias + std::size_t(c.n);
+    at.mask = align_up(cursor) + c.off_mask;
+    if (c.epilogue == gemm::EpilogueOp::ReluMask) cursor = at.mask + std::size_t(c.m) * c.ldmask;
     at.c_begin = align_up(cursor);
     at.c = align_up(at.c_begin + kGuard) + c.off_c;
     at.c_end = at.c + std::size_t(c.m) * c.ldc + kGuard;
@@ -229,9 +250,25 @@ std::string check_case(const Batch& batch, std::size_t i, const float* output, d
       const std::size_t e = std::size_t(r) * c.n + col;
       const std::size_t x = at.c + std::size_t(r) * c.ldc + col;
       const double c0 = c.beta == 0.0f ? 0.0 : double(in[x]);
-      const double want = double(c.alpha) * dot[e] + double(c.beta) * c0;
-      const double bound =
+      double want = double(c.alpha) * dot[e] + double(c.beta) * c0;
+      double bound =
           tol * (std::fabs(double(c.alpha)) * abs_sum[e] + std::fabs(double(c.beta) * c0)) + kTiny;
+      // The epilogue, in double. ReLU and the mask are 1-Lipschitz, so the bound carries over.
+      const double bias = in[at.bias + col];
+      switch (c.epilogue) {
+        case gemm::EpilogueOp::Bias:
+          want += bias;
+          bound += tol * std::fabs(bias);
+          break;
+        case gemm::EpilogueOp::BiasRelu:
+          want = std::max(want + bias, 0.0);
+          bound += tol * std::fabs(bias);
+          break;
+        case gemm::EpilogueOp::ReluMask:
+          if (!(in[at.mask + std::size_t(r) * c.ldmask + col] > 0.0f)) want = 0.0;
+          break;
+        default: break;
+      }
       const double got = output[x];
       const double ratio = std::isfinite(got) ? std::fabs(got - want) / bound
                                               : std::numeric_limits<double>::infinity();

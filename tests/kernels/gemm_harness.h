@@ -11,7 +11,9 @@
 //
 // After the call, every S must still be bit-identical: a kernel may write only the M×N region.
 // A and B are filled with random values where they hold matrix elements and with NaN in their
-// ld padding, so a kernel that lets padding into a result is caught too.
+// ld padding, so a kernel that lets padding into a result is caught too. The epilogue's bias (N
+// values) and mask (M×N, ldmask; random signs, so about half the outputs are masked) are placed
+// after B in the same way.
 #pragma once
 
 #include <cstddef>
@@ -50,6 +52,9 @@ struct Case {
   int lda = 0, ldb = 0, ldc = 0;        // 0 means tight: the row length
   int off_a = 0, off_b = 0, off_c = 0;  // floats past a 256-byte aligned address
   float alpha = 1.0f, beta = 0.0f;
+  gemm::EpilogueOp epilogue = gemm::EpilogueOp::None;
+  int ldmask = 0;                      // 0 means tight (N); the mask exists for ReluMask only
+  int off_bias = 0, off_mask = 0;      // floats past a 256-byte aligned address
   std::uint64_t seed = 0;
 
   int rows_a() const { return op_a == gemm::Op::N ? m : k; }
@@ -66,6 +71,7 @@ Case finished(Case c);
 // Where one case's operands lie in the batch buffer, in floats from its start.
 struct Placement {
   std::size_t a, b, c;         // the pointers handed to gemm::run
+  std::size_t bias, mask;      // the epilogue's operands (always placed; used when it needs them)
   std::size_t c_begin, c_end;  // the whole C block, guards included
 };
 

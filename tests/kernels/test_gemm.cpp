@@ -3,7 +3,8 @@
 //
 // Test names, as ctest lists them:
 //   Gemm/Correctness.<Kind>/<variant>_<layout>   Kind: EdgeShapes, LeadingDims, Misaligned,
-//                                                AlphaBeta, RandomShapes, Deterministic
+//                                                AlphaBeta, RandomShapes, Deterministic,
+//                                                Epilogues (bias, bias_relu, relu_mask)
 //   Gemm/Malformed.<Kind>/<variant>              validation errors (no GPU needed)
 //   Gemm/DevicePointers.HostPointerRejected/<device variant>
 //   GemmReference.*, GemmTolerance.*, GemmDispatch.*   the oracle, the tolerance, the table
@@ -119,6 +120,7 @@ class Correctness : public Parameterised<Param, Correctness> {
   void AlphaBeta();
   void RandomShapes();
   void Deterministic();
+  void Epilogues();
 
  protected:
   const gemm::Variant& variant() const { return gemm::find_variant(GetParam().variant); }
@@ -294,6 +296,30 @@ void Correctness::RandomShapes() {
   run_cases("RandomShapes", cases);
 }
 
+void Correctness::Epilogues() {
+  // Odd shapes, the MLP's five (split across K by 06–09, so the epilogue runs in the split-K
+  // reduction or the cluster store), and the large-tile paths; each epilogue with beta 0 and 1,
+  // aligned and misaligned bias and mask, tight and padded ldmask.
+  const std::vector<Shape> shapes = {{1, 1, 1},        {7, 5, 4096},     {33, 65, 17},
+                                     {96, 200, 640},   {256, 1024, 784}, {256, 784, 1024},
+                                     {1024, 784, 256}, {256, 10, 1024},  {1537, 1409, 9}};
+  std::vector<Case> cases;
+  for (const Shape& s : shapes)
+    for (gemm::EpilogueOp e :
+         {gemm::EpilogueOp::Bias, gemm::EpilogueOp::BiasRelu, gemm::EpilogueOp::ReluMask})
+      for (int variation = 0; variation < 2; ++variation) {
+        Case c = base();
+        c.m = s.m, c.n = s.n, c.k = s.k;
+        c.epilogue = e;
+        c.beta = variation == 0 ? 0.0f : 1.0f;
+        c.alpha = variation == 0 ? 1.0f : 0.5f;
+        c.off_bias = c.off_mask = variation;  // 0: aligned; 1: misaligned
+        c.ldmask = variation == 0 ? 0 : s.n + 3;
+        cases.push_back(c);
+      }
+  run_cases("Epilogues", cases);
+}
+
 void Correctness::Deterministic() {
   // Shapes that the adaptive variants (06–09) split across K: the MLP's three big GEMMs, its
   // output layer's forward pass and a long-K case with few tiles. Two runs from the same input
@@ -336,7 +362,8 @@ const bool correctness_registered = [] {
                              {"Misaligned", &Correctness::Misaligned},
                              {"AlphaBeta", &Correctness::AlphaBeta},
                              {"RandomShapes", &Correctness::RandomShapes},
-                             {"Deterministic", &Correctness::Deterministic}},
+                             {"Deterministic", &Correctness::Deterministic},
+                             {"Epilogues", &Correctness::Epilogues}},
                             correctness_params(), param_name);
   return true;
 }();
@@ -374,6 +401,7 @@ class Malformed : public Parameterised<std::string, Malformed> {
   void LeadingDimTooSmall();
   void NullPointers();
   void BadOp();
+  void BadEpilogue();
 
  protected:
   // M = 5, N = 6, K = 7 (distinct, so a message names the right one), tight lds, in host
@@ -451,6 +479,21 @@ void Malformed::NullPointers() {
   expect_error(GetParam(), p, {"C is a null pointer"}, "null C");
 }
 
+void Malformed::BadEpilogue() {
+  gemm::Problem p = valid(Op::N, Op::T);
+  p.epilogue = gemm::EpilogueOp::Bias;
+  expect_error(GetParam(), p, {"epilogue bias needs a bias"}, "bias epilogue without a bias");
+  p.epilogue = gemm::EpilogueOp::BiasRelu;
+  expect_error(GetParam(), p, {"epilogue bias_relu needs a bias"}, "bias_relu without a bias");
+  p.epilogue = gemm::EpilogueOp::ReluMask;
+  expect_error(GetParam(), p, {"relu_mask needs a mask"}, "relu_mask without a mask");
+  p.mask = a_.data();
+  p.ldmask = 5;
+  expect_error(GetParam(), p, {"ldmask = 5", "6"}, "relu_mask with ldmask < N");
+  p.epilogue = static_cast<gemm::EpilogueOp>(9);
+  expect_error(GetParam(), p, {"epilogue must be one of"}, "an unknown epilogue");
+}
+
 void Malformed::BadOp() {
   gemm::Problem p = valid(Op::N, Op::N);
   p.op_a = static_cast<Op>('X');
@@ -464,7 +507,8 @@ const bool malformed_registered = [] {
                           {{"BadSizes", &Malformed::BadSizes},
                            {"LeadingDimTooSmall", &Malformed::LeadingDimTooSmall},
                            {"NullPointers", &Malformed::NullPointers},
-                           {"BadOp", &Malformed::BadOp}},
+                           {"BadOp", &Malformed::BadOp},
+                           {"BadEpilogue", &Malformed::BadEpilogue}},
                           variant_names(false), variant_param_name);
   return true;
 }();

@@ -77,7 +77,8 @@ TEST(Mlp, GradientCheckEveryParameter) {
   loss.prepare(ctx, batch, classes);
   engine::Metrics metrics(ctx);
   mlp.zero_grad(ctx);
-  mlp.backward(ctx, loss.forward_backward(ctx, mlp.forward(ctx, x), labels.data(), metrics));
+  const engine::LabelTensor y(ctx.device(), labels);
+  mlp.backward(ctx, loss.forward_backward(ctx, mlp.forward(ctx, x), y, metrics));
 
   const double h = 1e-2, eps32 = std::numeric_limits<float>::epsilon();
   int checked = 0, skipped = 0;
@@ -158,7 +159,7 @@ Snapshot run_step(Context& ctx, int batch, int inputs, const std::vector<int>& h
   engine::SoftmaxCrossEntropy loss;
   loss.prepare(ctx, 64, classes);
   engine::Metrics metrics(ctx);
-  engine::Labels y(ctx, labels);
+  const engine::LabelTensor y(ctx.device(), labels);
   Tensor x = Tensor::from_host(ctx.device(), batch, inputs, xv);
   engine::Sgd sgd(ctx, params, {0.1f, 0.9f, 1e-4f});
 
@@ -166,7 +167,7 @@ Snapshot run_step(Context& ctx, int batch, int inputs, const std::vector<int>& h
   mlp.zero_grad(ctx);
   const Tensor& logits = mlp.forward(ctx, x);
   s.logits = logits.download(ctx.stream());
-  const Tensor& dlogits = loss.forward_backward(ctx, logits, y.data(), metrics);
+  const Tensor& dlogits = loss.forward_backward(ctx, logits, y, metrics);
   s.dlogits = dlogits.download(ctx.stream());
   mlp.backward(ctx, dlogits);
   for (engine::Parameter* p : params) s.grads.push_back(p->grad.download(ctx.stream()));

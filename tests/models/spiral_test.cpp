@@ -25,18 +25,16 @@ TEST(Spiral, CpuClassifierLearnsTheSpiral) {
   const models::SpiralData d = models::make_spiral(100, 3, 0.1f, 2);
   engine::Context ctx(engine::Device::CPU, "cpu", 3);
   models::SpiralClassifier net(ctx, d.classes, 64);
-  net.prepare(ctx, d.count);
-  engine::SoftmaxCrossEntropy loss;
-  loss.prepare(ctx, d.count, d.classes);
-  engine::Adam adam(ctx, net.parameters(), {1e-2f, 0.9f, 0.999f, 1e-8f, 0.0f});
-  engine::Metrics metrics(ctx);
-  engine::Labels y(ctx, d.labels);
-  engine::Tensor x = engine::Tensor::from_host(ctx.device(), d.count, 2, d.points);
-  for (int step = 0; step < 600; ++step) {
-    metrics.reset(ctx);
-    engine::train_step(ctx, net, loss, adam, x, y.data(), metrics);
-  }
-  EXPECT_GT(metrics.read(ctx).accuracy(), 0.95);
+  engine::TrainerOptions options;
+  options.max_batch = d.count;
+  options.classes = d.classes;
+  options.optimizer = engine::TrainerOptions::Optimizer::Adam;
+  options.adam.lr = 1e-2f;
+  engine::Trainer trainer(ctx, net, options);
+  const engine::Tensor x = engine::Tensor::from_host(ctx.device(), d.count, 2, d.points);
+  const engine::LabelTensor y(ctx.device(), d.labels);
+  for (int step = 0; step < 600; ++step) trainer.step(x, y);
+  EXPECT_GT(trainer.evaluate(x, y).accuracy(), 0.95);
 }
 
 }  // namespace

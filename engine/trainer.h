@@ -1,0 +1,101 @@
+// Trainer: the one owner of a classifier's training step — the network, the softmax
+// cross-entropy, the optimiser, the metrics and, on CUDA, the captured graph of the whole step.
+//
+//   engine::Context ctx(seed);                              // the GPU if there is one, else the CPU
+//   models::MLP net(ctx, 784, {1024, 1024}, 10);
+//   engine::TrainerOptions o;
+//   o.max_batch = 256, o.classes = 10, o.sgd.lr = 0.1f;
+//   engine::Trainer trainer(ctx, net, o);                    // prepares everything, once
+//   for (...) trainer.step(x, labels);                       // x: B×784, labels: B (B ≤ 256)
+//   engine::MetricTotals t = trainer.take_metrics();         // the one wait
+//
+// A step is: the optional fill (a data loader's gather) → forward → loss, its gradient and the
+// metrics (one kernel) → backward, which overwrites the gradients (no zeroing pass) → the
+// optimiser over all parameters (one kernel) → the step counter + 1.
+//
+// CUDA graph: on CUDA, with options.cuda_graph, the first full-size step runs launch by launch
+// (it also sizes the GEMM workspaces and loads every kernel), the second is captured, and every
+// later full-size step replays the graph with one launch. What changes between steps is read on
+// the device: the step counter (learning rate, Adam's bias correction, and the batch a `fill`
+// gathers). So x, labels and fill must be the same buffers and function at every full-size step;
+// if x's or labels' pointers change, the step is captured again. A smaller step (an epoch's last,
+// partial batch) runs launch by launch. If the capture fails, the trainer says why in
+// graph_note() and runs every later step launch by launch. Both ways give the same bits.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/context.h"
+#include "engine/loss.h"
+#include "engine/module.h"
+#include "engine/optim.h"
+#include "engine/tensor.h"
+
+namespace engine {
+
+struct TrainerOptions {
+  int max_batch = 0;  // the largest batch step() gets (required)
+  int classes = 0;    // the width of the network's output (required, ≥ 2)
+  enum class Optimizer { Sgd, Adam } optimizer = Optimizer::Sgd;
+  SgdOptions sgd;    // used with Optimizer::Sgd
+  AdamOptions adam;  // used with Optimizer::Adam
+  bool cuda_graph = true;  // CUDA only: replay full-size steps as one graph
+};
+
+class Trainer {
+ public:
+  // Queued before the step's forward pass: writes this step's input into the x and labels given
+  // to step(). device_step is the number of steps taken, in the context's memory; read it there
+  // (not on the host), so that a captured step gathers a new batch at every replay.
+  using Fill = std::function<void(cudaStream_t stream, const int64_t* device_step)>;
+
+  // Prepares net for max_batch, sets it to overwrite its gradients, builds the optimiser (which
+  // moves the parameters into one flat buffer) and the loss. Throws engine::Error on bad options.
+  Trainer(Context& ctx, Module& net, const TrainerOptions& options);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // One optimisation step on x (B×features, 1 ≤ B ≤ max_batch) and labels (≥ B values), both in
+  // the context's memory. Queued; never waits for the device.
+  void step(const Tensor& x, const LabelTensor& labels, const Fill& fill = nullptr);
+
+  // The loss and accuracy of the steps since the last call; waits for the device once.
+  MetricTotals take_metrics();
+  // Loss and accuracy of the network on a whole set (x: N×features, labels: N), in batches of at
+  // most max_batch, in order. Waits for the device once.
+  MetricTotals evaluate(const Tensor& x, const LabelTensor& labels);
+
+  int64_t steps() const { return steps_; }  // steps taken
+  float lr() const { return lr_at(optimizer_->schedule(), steps_); }  // the next step's rate
+  const int64_t* device_step() const { return optimizer_->device_step(); }
+  Optimizer& optimizer() { return *optimizer_; }
+  Module& net() { return net_; }
+  // Whether full-size steps replay a CUDA graph now, and if not, why not ("" when they do, or
+  // before the first capture).
+  bool graph_active() const { return static_cast<bool>(graph_); }
+  const std::string& graph_note() const { return graph_note_; }
+
+ private:
+  void enqueue(const Tensor& x, const LabelTensor& labels, const Fill& fill);
+
+  Context& ctx_;
+  Module& net_;
+  TrainerOptions options_;
+  std::unique_ptr<Optimizer> optimizer_;
+  SoftmaxCrossEntropy loss_;
+  Metrics train_metrics_, eval_metrics_;
+  int64_t steps_ = 0;
+
+  bool use_graph_;
+  bool warmed_up_ = false;  // a full-size step has run uncaptured
+  CudaGraph graph_;
+  const float* graph_x_ = nullptr;  // the buffers the graph was captured with
+  const int32_t* graph_labels_ = nullptr;
+  std::string graph_note_;
+};
+
+}  // namespace engine
