@@ -9,7 +9,10 @@
 #    any test failed or was skipped. The one allowed skip: RealMnist.* when the MNIST files are
 #    absent from MNIST_DIR (a data skip, not a GPU skip; it is named in the summary);
 # 4. runs gemm_bench on its default shapes (validation against cuBLAS included);
-# 5. if train_mlp was built and MNIST is present, runs a short training comparison.
+# 5. if train_mlp was built and MNIST is present, runs a short training comparison, once with the
+#    whole step replayed as one CUDA graph and once launch by launch (--no-graph);
+# 6. where PyTorch is installed, scripts/vs_pytorch.py: our train_mlp beside PyTorch eager and
+#    PyTorch with the whole step in one CUDA graph.
 #
 # Writes at most 8 files to <out-dir>, no sub-folders:
 #   gpu_check.log      every step: commands, nvidia-smi, configure/build, train_mlp output
@@ -19,8 +22,11 @@
 #   gemm_bench.json    the same with device and method
 #   mlp_shapes.json    a second benchmark over the nine GEMMs of an MLP training step (NT, NN, TN)
 #   auto_table.inc     the `auto` variant's table from that run (copy to kernels/auto_table.inc)
-#   train_compare.csv  train_mlp --compare results
-# The benchmark tables themselves are in gpu_check.log.
+#   train_compare.csv  train_mlp --compare results (the CUDA graph)
+#   train_compare_nograph.csv   the same, launch by launch
+#   vs_pytorch.csv, vs_pytorch.json   scripts/vs_pytorch.py
+# (more than 8: a caller that can fetch only 8 should pack the folder). The benchmark tables
+# themselves are in gpu_check.log.
 #
 # Environment:
 #   BUILD_DIR     build folder (default build-gpu)
@@ -30,7 +36,7 @@
 #                 left unbuilt show up in ctest as skipped "<name>_NOT_BUILT" tests, which fail
 #                 the check: restrict CTEST_ARGS accordingly (e.g. "-R Gemm")
 #   MNIST_DIR     MNIST files (default data/mnist)
-#   STEPS         comma-separated subset of build,test,bench,train (default: all four), e.g. to
+#   STEPS         comma-separated subset of build,test,bench,train,vs (default: all five), e.g. to
 #                 split the check across several shorter commands that share BUILD_DIR
 #   CTEST_ARGS    extra ctest arguments (word-split), e.g. "-R Gemm"
 #   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"
@@ -39,6 +45,7 @@
 #   TRAIN_EPOCHS  epochs for the training comparison (default 2)
 #   TRAIN_COMPARE variants added to every fp32 device variant in --compare (default:
 #                 tf32,wgmma,wgmma_ws,cublas_tf32)
+#   VS_ARGS       extra scripts/vs_pytorch.py arguments (word-split), e.g. "--epochs 3"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -53,7 +60,7 @@ build_dir=${BUILD_DIR:-build-gpu}
 case "$build_dir" in /*) ;; *) build_dir="$repo/$build_dir" ;; esac
 mnist_dir=${MNIST_DIR:-data/mnist}
 case "$mnist_dir" in /*) ;; *) mnist_dir="$repo/$mnist_dir" ;; esac
-steps=",${STEPS:-build,test,bench,train},"
+steps=",${STEPS:-build,test,bench,train,vs},"
 jobs=$(nproc)
 
 main_log="$out/gpu_check.log"
@@ -243,12 +250,40 @@ if [[ $steps == *,train,* ]]; then
   elif ! mnist_present; then
     note "train: skipped, MNIST is absent from $mnist_dir (run scripts/fetch_mnist.sh)"
   else
+    for mode in graph nograph; do
+      results=$out/train_compare.csv
+      mode_args=()
+      if [ "$mode" = nograph ]; then
+        results=$out/train_compare_nograph.csv
+        mode_args=(--no-graph)
+      fi
+      start=$SECONDS
+      if run_logged "$main_log" "$train" --compare "${TRAIN_COMPARE:-tf32,wgmma,wgmma_ws,cublas_tf32}" \
+          --epochs "${TRAIN_EPOCHS:-2}" --data-dir "$mnist_dir" --results "$results" "${mode_args[@]}"; then
+        note "train ($mode): ok in $((SECONDS - start)) s ($(basename "$results"))"
+      else
+        fail "train ($mode): train_mlp --compare failed (gpu_check.log)"
+      fi
+    done
+  fi
+fi
+
+# --- 6. Beside PyTorch -------------------------------------------------------------------------
+if [[ $steps == *,vs,* ]]; then
+  if ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+    note "vs: skipped, no PyTorch with CUDA here"
+  elif ! mnist_present; then
+    note "vs: skipped, MNIST is absent from $mnist_dir"
+  else
+    # shellcheck disable=SC2206
+    vs_extra=(${VS_ARGS:-})
     start=$SECONDS
-    if run_logged "$main_log" "$train" --compare "${TRAIN_COMPARE:-tf32,wgmma,wgmma_ws,cublas_tf32}" --epochs "${TRAIN_EPOCHS:-2}" \
-        --data-dir "$mnist_dir" --results "$out/train_compare.csv"; then
-      note "train: ok in $((SECONDS - start)) s (train_compare.csv)"
+    if run_logged "$main_log" env PYTHONUNBUFFERED=1 python3 "$repo/scripts/vs_pytorch.py" \
+        --data-dir "$mnist_dir" --train-mlp "$build_dir/apps/train_mlp/train_mlp" \
+        --csv "$out/vs_pytorch.csv" "${vs_extra[@]}"; then
+      note "vs: ok in $((SECONDS - start)) s (vs_pytorch.csv)"
     else
-      fail "train: train_mlp --compare failed (gpu_check.log)"
+      fail "vs: scripts/vs_pytorch.py failed after $((SECONDS - start)) s (gpu_check.log)"
     fi
   fi
 fi
