@@ -39,9 +39,6 @@ __host__ __device__ inline float lr_at(const LrSchedule& s, int64_t step) {
 
 namespace engine::cuda {
 
-// y is rows×cols, b is cols:  y[r][c] += b[c]
-void add_bias(float* y, const float* b, int rows, int cols, cudaStream_t stream);
-
 // dy is rows×cols, db is cols:  db[c] = beta·db[c] + Σ_r dy[r][c]  (beta = 0: db is only written)
 void column_sums(const float* dy, float* db, int rows, int cols, float beta, cudaStream_t stream);
 
@@ -59,13 +56,13 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaSt
 void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows,
                   int classes, float inv_batch, MetricCounters* counters, cudaStream_t stream);
 
-// w, g, v are n (all parameters, flat); v is null without momentum; *step is the number of
-// steps taken. PyTorch's SGD with lr = schedule(*step):
+// w, g, v are n (all parameters, flat: n % 4 == 0, 16-byte aligned arrays, or gemm::Error); v is
+// null without momentum; *step is the number of steps taken. PyTorch's SGD with lr = schedule(*step):
 //   g' = g + wd·w;   v = μ·v + g';   w −= lr·v        (without momentum: w −= lr·g')
 void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
               LrSchedule schedule, float momentum, float weight_decay, cudaStream_t stream);
 
-// w, g, m, v are n (flat); t = *step + 1 ≥ 1, lr = schedule(*step), c1 = 1 − β1^t, c2 = 1 − β2^t:
+// w, g, m, v are n (flat, as for sgd_step); t = *step + 1 ≥ 1, lr = schedule(*step), c1 = 1 − β1^t, c2 = 1 − β2^t:
 //   g' = g + wd·w;  m = β1·m + (1−β1)·g';  v = β2·v + (1−β2)·g'²;  w −= lr·(m/c1) / (√(v/c2) + ε)
 void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,
                LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay,
@@ -81,7 +78,6 @@ void scale_uniform(float* w, int64_t n, float bound, cudaStream_t stream);
 
 namespace engine::host {
 
-void add_bias(float* y, const float* b, int rows, int cols);
 void column_sums(const float* dy, float* db, int rows, int cols, float beta);
 void relu_forward(const float* x, float* y, int64_t n);
 void relu_backward(const float* y, const float* dy, float* dx, int64_t n);

@@ -74,6 +74,15 @@ curandGenerator_t Context::curand() {
 }
 
 void Context::gemm(const gemm::Problem& p) {
+  if (capturing_ && gemm_timing_) {  // event-record nodes in the graph
+    const int i = graph_calls_++;
+    if (i >= static_cast<int>(gemm_start_.size()))
+      throw Error("context: a timed capture needs more GEMM timers than reserve_gemm_timers gave");
+    CUDA_CHECK(cudaEventRecord(gemm_start_[i], stream_));
+    gemm::run(*variant_, p, stream_);
+    CUDA_CHECK(cudaEventRecord(gemm_stop_[i], stream_));
+    return;
+  }
   if (!in_epoch_ || capturing_ || !gemm_timing_) {  // untimed: counted nowhere
     gemm::run(*variant_, p, stream_);
     return;
@@ -148,13 +157,18 @@ CudaGraph Context::capture(const std::function<void()>& work) {
   if (!is_cuda()) throw Error("context: capture needs a cuda context");
   if (capturing_) throw Error("context: capture inside a capture");
   // Thread-local mode: other threads' CUDA calls cannot invalidate this capture.
+  if (in_epoch_ && gemm_timing_)
+    throw Error("context: capture inside a timed epoch (the graph's timers would overlap the "
+                "epoch's); set_gemm_timing(false) first");
   CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
   capturing_ = true;
+  graph_calls_ = gemm_timing_ ? 0 : -1;
   cudaGraph_t graph = nullptr;
   try {
     work();
   } catch (...) {
     capturing_ = false;
+    graph_calls_ = -1;
     if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
     cudaGetLastError();  // the failed capture's error is the one being thrown
     throw;
@@ -166,6 +180,18 @@ CudaGraph Context::capture(const std::function<void()>& work) {
   cudaGraphDestroy(graph);
   CUDA_CHECK(err);
   return CudaGraph(exec);
+}
+
+double Context::graph_gemm_seconds() {
+  if (graph_calls_ < 0) throw Error("context: no graph was captured with GEMM timing on");
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  double ms_total = 0.0;
+  for (int i = 0; i < graph_calls_; ++i) {
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, gemm_start_[i], gemm_stop_[i]));
+    ms_total += ms;
+  }
+  return ms_total * 1e-3;
 }
 
 CudaGraph& CudaGraph::operator=(CudaGraph&& other) noexcept {

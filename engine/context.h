@@ -12,8 +12,12 @@
 // end_epoch() waits for the stream once and sums the GEMM intervals. If an epoch needs more pairs
 // than the pool holds, the extra GEMMs run untimed (counted in EpochTimes::gemm_untimed) and the
 // pool grows at the next begin_epoch(), i.e. only between epochs. On the CPU std::chrono is used.
-// set_gemm_timing(false) leaves the GEMMs unbracketed (a trainer that replays a captured graph
-// measures GEMM time in a separate, profiled pass instead).
+// set_gemm_timing(false) leaves the GEMMs unbracketed (the timed epochs of a trainer that replays
+// a captured graph; their GEMM time is measured in a separate, profiled pass instead).
+//
+// In a capture, with timing on, each GEMM is bracketed by event-record nodes from the same pool,
+// so every replay of the graph records them; graph_gemm_seconds() reads them once the replay has
+// finished. Inside a graph the kernels run back to back, so these intervals hold no launch gaps.
 //
 // Capture: capture(work) records what `work` queues on the stream as a CUDA graph instead of
 // running it, and returns it instantiated; CudaGraph::launch replays it with one call.
@@ -85,6 +89,9 @@ class Context {
   // Makes sure the next epochs can time `calls` GEMMs each. Allocates; call between epochs.
   void reserve_gemm_timers(int calls);
   void set_gemm_timing(bool on) { gemm_timing_ = on; }
+  // The GEMM time of the last replay of the last graph captured with timing on; waits for the
+  // stream. Throws if that graph was captured without timing, or with too few timers reserved.
+  double graph_gemm_seconds();
 
   // CUDA only: runs `work` with the stream in capture mode, so that what it queues is recorded,
   // not run, and returns the graph. Anything that would allocate or wait inside `work` makes the
@@ -111,6 +118,7 @@ class Context {
   // Timers.
   bool gemm_timing_ = true;
   bool capturing_ = false;
+  int graph_calls_ = -1;  // GEMMs bracketed in the last timed capture; -1: none
   bool in_epoch_ = false;
   int calls_ = 0;                                    // GEMMs run since begin_epoch()
   int most_calls_ = 0;                               // the largest number of GEMMs any epoch needed

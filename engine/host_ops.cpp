@@ -8,11 +8,6 @@
 
 namespace engine::host {
 
-void add_bias(float* y, const float* b, int rows, int cols) {
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) y[static_cast<int64_t>(r) * cols + c] += b[c];
-}
-
 void column_sums(const float* dy, float* db, int rows, int cols, float beta) {
   for (int c = 0; c < cols; ++c) {
     float total = 0.0f;

@@ -1,10 +1,13 @@
-// The engine's own CUDA kernels: the elementwise and reduction parts of the layers, the loss and
-// the optimisers. Every matrix product goes through the GEMM dispatch instead (Context::gemm).
+// The engine's own CUDA kernels: the elementwise and reduction parts of the layers that are not
+// fused into a GEMM's epilogue, the loss and the optimisers. Every matrix product goes through the GEMM dispatch instead (Context::gemm).
 // Each launcher states its shapes in backend.h; the kernels repeat them.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
 
 #include "engine/backend.h"
 #include "kernels/cuda_check.h"
@@ -27,17 +30,11 @@ int blocks_for(int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
-// y is rows×cols, b is cols.
-__global__ void add_bias_kernel(float* y, const float* b, int rows, int cols) {
-  const int64_t n = static_cast<int64_t>(rows) * cols;
-  GRID_STRIDE_LOOP(i, n) { y[i] += b[i % cols]; }
-}
-
 // dy is rows×cols, db is cols. A block owns kColTile columns; its kRowSlices thread rows each sum
 // every kRowSlices-th row (a warp reads kColTile consecutive floats: coalesced), then one thread
 // per column adds the slices in a fixed order, so the result is deterministic.
 constexpr int kColTile = 32;
-constexpr int kRowSlices = 8;
+constexpr int kRowSlices = 32;  // 8 rows per thread at batch 256: a short dependent chain
 static_assert(kColTile == kWarp, "one warp per row slice keeps the loads coalesced");
 static_assert(kColTile * kRowSlices <= 1024, "a block has at most 1024 threads");
 
@@ -131,17 +128,40 @@ __global__ void __launch_bounds__(kLossThreads)
   }
 }
 
+// The optimisers' arrays are the flat buffers of optim.h: n a multiple of 4 and 16-byte aligned,
+// so a thread updates one float4 of every array (its four lanes unrolled, kept in registers).
+constexpr int kLanes = 4;
+
+union Float4 {
+  float4 v;
+  float lane[kLanes];
+};
+
+__device__ __forceinline__ Float4 load4(const float* p, int64_t i) {
+  return {reinterpret_cast<const float4*>(p)[i]};
+}
+__device__ __forceinline__ void store4(float* p, int64_t i, const Float4& x) {
+  reinterpret_cast<float4*>(p)[i] = x.v;
+}
+
 // w, g, v are n; every thread reads the step counter, so it is advanced by a later kernel.
 __global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, const int64_t* step,
                            LrSchedule schedule, float momentum, float weight_decay) {
   const float lr = lr_at(schedule, *step);
-  GRID_STRIDE_LOOP(i, n) {
-    float update = g[i] + weight_decay * w[i];
-    if (v != nullptr) {
-      update = momentum * v[i] + update;
-      v[i] = update;
+  GRID_STRIDE_LOOP(i, n / kLanes) {
+    Float4 wi = load4(w, i), vi = v != nullptr ? load4(v, i) : Float4{};
+    const Float4 gi = load4(g, i);
+#pragma unroll
+    for (int j = 0; j < kLanes; ++j) {
+      float update = gi.lane[j] + weight_decay * wi.lane[j];
+      if (v != nullptr) {
+        update = momentum * vi.lane[j] + update;
+        vi.lane[j] = update;
+      }
+      wi.lane[j] -= lr * update;
     }
-    w[i] -= lr * update;
+    store4(w, i, wi);
+    if (v != nullptr) store4(v, i, vi);
   }
 }
 
@@ -153,13 +173,19 @@ __global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_
   const double t = static_cast<double>(*step + 1);
   const auto c1 = static_cast<float>(1.0 - pow(static_cast<double>(beta1), t));
   const auto c2 = static_cast<float>(1.0 - pow(static_cast<double>(beta2), t));
-  GRID_STRIDE_LOOP(i, n) {
-    const float grad = g[i] + weight_decay * w[i];
-    const float mi = beta1 * m[i] + (1.0f - beta1) * grad;
-    const float vi = beta2 * v[i] + (1.0f - beta2) * grad * grad;
-    m[i] = mi;
-    v[i] = vi;
-    w[i] -= lr * (mi / c1) / (sqrtf(vi / c2) + eps);
+  GRID_STRIDE_LOOP(i, n / kLanes) {
+    Float4 wi = load4(w, i), mi = load4(m, i), vi = load4(v, i);
+    const Float4 gi = load4(g, i);
+#pragma unroll
+    for (int j = 0; j < kLanes; ++j) {
+      const float grad = gi.lane[j] + weight_decay * wi.lane[j];
+      mi.lane[j] = beta1 * mi.lane[j] + (1.0f - beta1) * grad;
+      vi.lane[j] = beta2 * vi.lane[j] + (1.0f - beta2) * grad * grad;
+      wi.lane[j] -= lr * (mi.lane[j] / c1) / (sqrtf(vi.lane[j] / c2) + eps);
+    }
+    store4(w, i, wi);
+    store4(m, i, mi);
+    store4(v, i, vi);
   }
 }
 
@@ -171,12 +197,6 @@ __global__ void scale_uniform_kernel(float* w, int64_t n, float bound) {
 }
 
 }  // namespace
-
-void add_bias(float* y, const float* b, int rows, int cols, cudaStream_t stream) {
-  add_bias_kernel<<<blocks_for(static_cast<int64_t>(rows) * cols), kThreads, 0, stream>>>(
-      y, b, rows, cols);
-  CUDA_CHECK_LAUNCH();
-}
 
 void column_sums(const float* dy, float* db, int rows, int cols, float beta, cudaStream_t stream) {
   const dim3 block(kColTile, kRowSlices);
@@ -202,9 +222,23 @@ void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, in
   CUDA_CHECK_LAUNCH();
 }
 
+namespace {
+
+// The float4 kernels' precondition, which optim.h's flat buffers meet.
+void require_flat(int64_t n, std::initializer_list<const float*> arrays) {
+  bool ok = n % kLanes == 0;
+  for (const float* p : arrays) ok = ok && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  if (!ok)
+    throw gemm::Error("optimiser kernels need n % 4 == 0 and 16-byte aligned arrays, got n = " +
+                      std::to_string(n));
+}
+
+}  // namespace
+
 void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
               LrSchedule schedule, float momentum, float weight_decay, cudaStream_t stream) {
-  sgd_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, v, n, step, schedule, momentum,
+  require_flat(n, {w, g, v});
+  sgd_kernel<<<blocks_for(n / kLanes), kThreads, 0, stream>>>(w, g, v, n, step, schedule, momentum,
                                                      weight_decay);
   CUDA_CHECK_LAUNCH();
 }
@@ -212,7 +246,8 @@ void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step
 void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,
                LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay,
                cudaStream_t stream) {
-  adam_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, m, v, n, step, schedule, beta1, beta2,
+  require_flat(n, {w, g, m, v});
+  adam_kernel<<<blocks_for(n / kLanes), kThreads, 0, stream>>>(w, g, m, v, n, step, schedule, beta1, beta2,
                                                       eps, weight_decay);
   CUDA_CHECK_LAUNCH();
 }

@@ -10,7 +10,11 @@
 #include <cublasLt.h>
 #include <cublas_v2.h>
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
@@ -81,13 +85,17 @@ void apply_epilogue(const Problem& p, cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-// Owns the cuBLASLt descriptors of one call.
-struct LtCall {
+// The cuBLASLt descriptors and algorithm of one problem shape, built once: descriptor creation
+// and the heuristic query cost more host time than a small GEMM takes on the device.
+struct LtPlan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  ~LtCall() {
-    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatmulAlgo_t algo{};
+  bool found = false;  // false: the heuristic offered no algorithm
+  LtPlan() = default;
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+  ~LtPlan() {
     if (c) cublasLtMatrixLayoutDestroy(c);
     if (b) cublasLtMatrixLayoutDestroy(b);
     if (a) cublasLtMatrixLayoutDestroy(a);
@@ -95,20 +103,25 @@ struct LtCall {
   }
 };
 
-// Bias or bias + ReLU fused by cuBLASLt. Returns false, having launched nothing, when its
-// heuristic offers no algorithm for this problem.
-bool lt_matmul_bias(const Problem& p, cudaStream_t stream, cublasComputeType_t compute) {
-  cublasLtHandle_t lt =
-      handle_for_current_device<cublasLtHandle_t, cublasLtCreate, cublasLtDestroy>(
-          "cublasLtCreate");
-  LtCall call;
-  cublas_check(cublasLtMatmulDescCreate(&call.desc, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+// Everything the plan depends on: shape, layout, leading dimensions, epilogue, arithmetic, and
+// the pointers' alignments (an algorithm may require 16-byte aligned operands).
+using LtKey = std::tuple<int, int, int, char, char, int, int, int, int, int, int, int, int>;
+
+int alignment(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  return a % 16 == 0 ? 16 : a % 8 == 0 ? 8 : a % 4 == 0 ? 4 : 1;
+}
+
+void build_lt_plan(LtPlan& plan, cublasLtHandle_t lt, const Problem& p,
+                   cublasComputeType_t compute) {
+  cublas_check(cublasLtMatmulDescCreate(&plan.desc, compute, CUDA_R_32F),
+               "cublasLtMatmulDescCreate");
   // Column-major view: Cᵀ (N×M) = op(B)ᵀ (N×K) · op(A)ᵀ (K×M); the first operand is our B.
   const cublasOperation_t op_first = to_cublas(p.op_b), op_second = to_cublas(p.op_a);
   const cublasLtEpilogue_t epi = p.epilogue == EpilogueOp::BiasRelu ? CUBLASLT_EPILOGUE_RELU_BIAS
                                                                      : CUBLASLT_EPILOGUE_BIAS;
   auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* value, size_t size) {
-    cublas_check(cublasLtMatmulDescSetAttribute(call.desc, attr, value, size),
+    cublas_check(cublasLtMatmulDescSetAttribute(plan.desc, attr, value, size),
                  "cublasLtMatmulDescSetAttribute");
   };
   set(CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof op_first);
@@ -117,27 +130,59 @@ bool lt_matmul_bias(const Problem& p, cudaStream_t stream, cublasComputeType_t c
   set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias, sizeof p.bias);
   // As stored, column-major: our B is (op_b = N) N×K or (T) K×N; our A is (N) K×M or (T) M×K.
   const bool b_n = p.op_b == Op::N, a_n = p.op_a == Op::N;
-  cublas_check(cublasLtMatrixLayoutCreate(&call.a, CUDA_R_32F, b_n ? p.n : p.k, b_n ? p.k : p.n,
+  cublas_check(cublasLtMatrixLayoutCreate(&plan.a, CUDA_R_32F, b_n ? p.n : p.k, b_n ? p.k : p.n,
                                           p.ldb),
                "cublasLtMatrixLayoutCreate");
-  cublas_check(cublasLtMatrixLayoutCreate(&call.b, CUDA_R_32F, a_n ? p.k : p.m, a_n ? p.m : p.k,
+  cublas_check(cublasLtMatrixLayoutCreate(&plan.b, CUDA_R_32F, a_n ? p.k : p.m, a_n ? p.m : p.k,
                                           p.lda),
                "cublasLtMatrixLayoutCreate");
-  cublas_check(cublasLtMatrixLayoutCreate(&call.c, CUDA_R_32F, p.n, p.m, p.ldc),
+  cublas_check(cublasLtMatrixLayoutCreate(&plan.c, CUDA_R_32F, p.n, p.m, p.ldc),
                "cublasLtMatrixLayoutCreate");
-  cublas_check(cublasLtMatmulPreferenceCreate(&call.pref), "cublasLtMatmulPreferenceCreate");
+  cublasLtMatmulPreference_t pref = nullptr;
+  cublas_check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
   const size_t ws_bytes = kWorkspaceBytes;
-  cublas_check(cublasLtMatmulPreferenceSetAttribute(
-                   call.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes),
-               "cublasLtMatmulPreferenceSetAttribute");
+  cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes);
   cublasLtMatmulHeuristicResult_t found{};
   int count = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      lt, call.desc, call.a, call.b, call.c, call.c, call.pref, 1, &found, &count);
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED || count == 0) return false;
+  if (status == CUBLAS_STATUS_SUCCESS)
+    status = cublasLtMatmulAlgoGetHeuristic(lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref,
+                                            1, &found, &count);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && count == 0))
+    return;
   cublas_check(status, "cublasLtMatmulAlgoGetHeuristic");
-  cublas_check(cublasLtMatmul(lt, call.desc, &p.alpha, p.b, call.a, p.a, call.b, &p.beta, p.c,
-                              call.c, p.c, call.c, &found.algo, workspace(stream), ws_bytes,
+  plan.algo = found.algo;
+  plan.found = true;
+}
+
+// Bias or bias + ReLU fused by cuBLASLt. Returns false, having launched nothing, when its
+// heuristic offers no algorithm for this problem.
+bool lt_matmul_bias(const Problem& p, cudaStream_t stream, cublasComputeType_t compute) {
+  cublasLtHandle_t lt =
+      handle_for_current_device<cublasLtHandle_t, cublasLtCreate, cublasLtDestroy>(
+          "cublasLtCreate");
+  thread_local std::map<std::pair<cublasLtHandle_t, LtKey>, LtPlan> plans;
+  const LtKey key{p.m,           p.n,           p.k,           char(p.op_a),
+                  char(p.op_b),  p.lda,         p.ldb,         p.ldc,
+                  int(p.epilogue), int(compute), alignment(p.a), alignment(p.b),
+                  alignment(p.c) * 32 + alignment(p.bias)};
+  const auto [it, inserted] = plans.try_emplace({lt, key});
+  if (inserted) {
+    try {
+      build_lt_plan(it->second, lt, p, compute);
+    } catch (...) {
+      plans.erase(it);
+      throw;
+    }
+  }
+  const LtPlan& plan = it->second;
+  if (!plan.found) return false;
+  cublas_check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                              &p.bias, sizeof p.bias),
+               "cublasLtMatmulDescSetAttribute");
+  cublas_check(cublasLtMatmul(lt, plan.desc, &p.alpha, p.b, plan.a, p.a, plan.b, &p.beta, p.c,
+                              plan.c, p.c, plan.c, &plan.algo, workspace(stream), kWorkspaceBytes,
                               stream),
                "cublasLtMatmul");
   return true;
