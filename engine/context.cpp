@@ -74,13 +74,14 @@ curandGenerator_t Context::curand() {
 }
 
 void Context::gemm(const gemm::Problem& p) {
-  if (capturing_ && gemm_timing_) {  // event-record nodes in the graph
+  if (capturing_ && graph_calls_ >= 0) {  // event-record nodes in the graph
     const int i = graph_calls_++;
     if (i >= static_cast<int>(gemm_start_.size()))
       throw Error("context: a timed capture needs more GEMM timers than reserve_gemm_timers gave");
-    CUDA_CHECK(cudaEventRecord(gemm_start_[i], stream_));
+    // External: a real record node, not the capture's internal cross-stream dependency.
+    CUDA_CHECK(cudaEventRecordWithFlags(gemm_start_[i], stream_, cudaEventRecordExternal));
     gemm::run(*variant_, p, stream_);
-    CUDA_CHECK(cudaEventRecord(gemm_stop_[i], stream_));
+    CUDA_CHECK(cudaEventRecordWithFlags(gemm_stop_[i], stream_, cudaEventRecordExternal));
     return;
   }
   if (!in_epoch_ || capturing_ || !gemm_timing_) {  // untimed: counted nowhere
@@ -157,12 +158,12 @@ CudaGraph Context::capture(const std::function<void()>& work) {
   if (!is_cuda()) throw Error("context: capture needs a cuda context");
   if (capturing_) throw Error("context: capture inside a capture");
   // Thread-local mode: other threads' CUDA calls cannot invalidate this capture.
-  if (in_epoch_ && gemm_timing_)
-    throw Error("context: capture inside a timed epoch (the graph's timers would overlap the "
-                "epoch's); set_gemm_timing(false) first");
+  if (graph_gemm_timing_ && in_epoch_ && gemm_timing_)
+    throw Error("context: a timed capture inside a timed epoch (the graph's timers would overlap "
+                "the epoch's); set_gemm_timing(false) first");
   CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
   capturing_ = true;
-  graph_calls_ = gemm_timing_ ? 0 : -1;
+  graph_calls_ = graph_gemm_timing_ ? 0 : -1;
   cudaGraph_t graph = nullptr;
   try {
     work();
@@ -188,7 +189,12 @@ double Context::graph_gemm_seconds() {
   double ms_total = 0.0;
   for (int i = 0; i < graph_calls_; ++i) {
     float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, gemm_start_[i], gemm_stop_[i]));
+    const cudaError_t err = cudaEventElapsedTime(&ms, gemm_start_[i], gemm_stop_[i]);
+    if (err != cudaSuccess) {
+      cudaGetLastError();  // not sticky: clear it, so that the next checked call does not see it
+      throw Error(std::string("context: the GEMM events inside the graph cannot be timed (") +
+                  cudaGetErrorString(err) + ")");
+    }
     ms_total += ms;
   }
   return ms_total * 1e-3;

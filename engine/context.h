@@ -15,9 +15,10 @@
 // set_gemm_timing(false) leaves the GEMMs unbracketed (the timed epochs of a trainer that replays
 // a captured graph; their GEMM time is measured in a separate, profiled pass instead).
 //
-// In a capture, with timing on, each GEMM is bracketed by event-record nodes from the same pool,
-// so every replay of the graph records them; graph_gemm_seconds() reads them once the replay has
-// finished. Inside a graph the kernels run back to back, so these intervals hold no launch gaps.
+// In a capture with set_graph_gemm_timing(true), each GEMM is bracketed by event-record nodes from
+// the same pool, so every replay of the graph records them; graph_gemm_seconds() reads them once
+// the replay has finished. Inside a graph the kernels run back to back, so these intervals hold
+// no launch gaps.
 //
 // Capture: capture(work) records what `work` queues on the stream as a CUDA graph instead of
 // running it, and returns it instantiated; CudaGraph::launch replays it with one call.
@@ -89,8 +90,11 @@ class Context {
   // Makes sure the next epochs can time `calls` GEMMs each. Allocates; call between epochs.
   void reserve_gemm_timers(int calls);
   void set_gemm_timing(bool on) { gemm_timing_ = on; }
-  // The GEMM time of the last replay of the last graph captured with timing on; waits for the
-  // stream. Throws if that graph was captured without timing, or with too few timers reserved.
+  // Whether later captures bracket their GEMMs with event nodes (off by default).
+  void set_graph_gemm_timing(bool on) { graph_gemm_timing_ = on; }
+  // The GEMM time of the last replay of the last graph captured with graph GEMM timing on; waits
+  // for the stream. Throws engine::Error if there is none, or if the driver cannot time events
+  // recorded inside a graph.
   double graph_gemm_seconds();
 
   // CUDA only: runs `work` with the stream in capture mode, so that what it queues is recorded,
@@ -117,6 +121,7 @@ class Context {
 
   // Timers.
   bool gemm_timing_ = true;
+  bool graph_gemm_timing_ = false;
   bool capturing_ = false;
   int graph_calls_ = -1;  // GEMMs bracketed in the last timed capture; -1: none
   bool in_epoch_ = false;

@@ -132,6 +132,49 @@ void run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine
   }
 }
 
+// The GEMM time of one epoch, measured on a scratch copy of the model (built after the real one,
+// so the real one's initialisation does not depend on it); it also loads every kernel and cuBLAS
+// before the timed epochs. The step is captured with CUDA event nodes around every GEMM and the
+// intervals are read after each replay (a wait per step, which only this pass makes); an epoch's
+// GEMM time is the mean replayed step's times the epoch's batches (the partial one counted by its
+// share of rows). Without a graph (--no-graph, a capture that failed, or a driver that cannot time
+// events in a graph) the GEMMs are timed one by one with events around each launch, which
+// include launch gaps.
+double profile_gemm_seconds(const Options& o, engine::Context& ctx, data::BatchLoader& loader,
+                            const engine::Tensor& x, const engine::LabelTensor& y, int features,
+                            int classes, int64_t total_steps, const char* variant) {
+  const int gemms_per_step = 3 * static_cast<int>(o.hidden.size()) + 2;
+  ctx.reserve_gemm_timers(gemms_per_step * loader.num_batches());
+  const auto gather = [&loader](cudaStream_t, const int64_t* step) { loader.batch_at(step); };
+  if (!o.no_graph) {
+    models::MLP scratch(ctx, features, o.hidden, classes);
+    engine::Trainer profiler(ctx, scratch, trainer_options(o, classes, total_steps, true));
+    ctx.set_graph_gemm_timing(true);
+    loader.begin_epoch(0);
+    double replayed_s = 0.0;
+    int replays = 0;
+    try {
+      for (int i = 0; i < loader.count() / o.batch; ++i) {  // the full batches
+        profiler.step(x, y, gather);
+        if (!profiler.graph_active()) continue;
+        replayed_s += ctx.graph_gemm_seconds();  // waits for the replay
+        ++replays;
+      }
+    } catch (const engine::Error& e) {
+      std::cout << "[" << variant << "] note: " << e.what() << "; timing GEMMs one by one\n";
+      replays = 0;
+    }
+    ctx.set_graph_gemm_timing(false);
+    if (replays > 0) return replayed_s / replays * loader.count() / o.batch;
+  }
+  models::MLP scratch(ctx, features, o.hidden, classes);
+  engine::Trainer profiler(ctx, scratch, trainer_options(o, classes, total_steps, false));
+  loader.begin_epoch(0);
+  ctx.begin_epoch();
+  run_epoch(profiler, loader, x, y, nullptr);
+  return ctx.end_epoch().gemm_s;
+}
+
 RunResult train(const Options& o, engine::Device device, const gemm::Variant& variant,
                 const data::Dataset& train_set, const data::Dataset& test_set) {
   engine::Context ctx(device, variant, o.seed);
@@ -154,40 +197,12 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   models::MLP mlp(ctx, features, o.hidden, classes);
   engine::Trainer trainer(ctx, mlp, trainer_options(o, classes, total_steps, !o.no_graph));
 
-  // On the GPU, before the timed epochs: one untimed epoch on a scratch copy of the model (built
-  // after the real one, so the real one's initialisation does not depend on it). It loads every
-  // kernel and cuBLAS, and measures the GEMM time: its step is captured with CUDA event nodes
-  // around every GEMM, and the intervals are read after each replay (a wait per step, which only
-  // this pass makes). An epoch's GEMM time is then the mean replayed step's, times the epoch's
-  // batches (the partial one counted by its share of rows). The timed epochs record no per-GEMM
-  // events. Without a graph (--no-graph, or a capture that failed), the GEMM time comes from
-  // events around each GEMM launched one by one, which include launch gaps.
-  // On the CPU each GEMM is timed in place (no overhead).
+  // On the GPU, before the timed epochs: an untimed, profiled epoch (profile_gemm_seconds). The
+  // timed epochs then record no per-GEMM events. On the CPU each GEMM is timed in place.
   double profiled_gemm_s = -1.0;
   if (device == engine::Device::CUDA) {
-    models::MLP scratch(ctx, features, o.hidden, classes);
-    engine::Trainer profiler(ctx, scratch, trainer_options(o, classes, total_steps, !o.no_graph));
-    const int gemms_per_step = 3 * static_cast<int>(o.hidden.size()) + 2;
-    ctx.reserve_gemm_timers(gemms_per_step * batches);
-    train_data.begin_epoch(0);
-    const auto gather = [&](cudaStream_t, const int64_t* step) { train_data.batch_at(step); };
-    const int full_batches = train_data.count() / o.batch;
-    double replayed_gemm_s = 0.0;
-    int replays = 0;
-    for (int i = 0; i < full_batches; ++i) {
-      profiler.step(x, y, gather);
-      if (!profiler.graph_active()) continue;
-      replayed_gemm_s += ctx.graph_gemm_seconds();  // waits for the replay
-      ++replays;
-    }
-    if (replays > 0) {
-      profiled_gemm_s = replayed_gemm_s / replays * train_data.count() / o.batch;
-    } else {  // launch by launch
-      train_data.begin_epoch(0);
-      ctx.begin_epoch();
-      run_epoch(profiler, train_data, x, y, nullptr);
-      profiled_gemm_s = ctx.end_epoch().gemm_s;
-    }
+    profiled_gemm_s = profile_gemm_seconds(o, ctx, train_data, x, y, features, classes,
+                                           total_steps, variant.name);
     ctx.set_gemm_timing(false);
   }
 
