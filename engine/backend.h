@@ -53,16 +53,18 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaSt
 //   counters += Σ_r −log softmax(logits[r])[labels[r]], the rows whose first arg-max is the label,
 //               rows; a label outside [0, classes) counts in bad_labels instead.
 // The sums are formed in a fixed order, so they are reproducible.
-void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows,
-                  int classes, float inv_batch, MetricCounters* counters, cudaStream_t stream);
+void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
+                  float inv_batch, MetricCounters* counters, cudaStream_t stream);
 
 // w, g, v are n (all parameters, flat: n % 4 == 0, 16-byte aligned arrays, or gemm::Error); v is
-// null without momentum; *step is the number of steps taken. PyTorch's SGD with lr = schedule(*step):
+// null without momentum; *step is the number of steps taken. PyTorch's SGD with lr =
+// schedule(*step):
 //   g' = g + wd·w;   v = μ·v + g';   w −= lr·v        (without momentum: w −= lr·g')
 void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
               LrSchedule schedule, float momentum, float weight_decay, cudaStream_t stream);
 
-// w, g, m, v are n (flat, as for sgd_step); t = *step + 1 ≥ 1, lr = schedule(*step), c1 = 1 − β1^t, c2 = 1 − β2^t:
+// w, g, m, v are n (flat, as for sgd_step); t = *step + 1 ≥ 1, lr = schedule(*step), c1 = 1 − β1^t,
+// c2 = 1 − β2^t:
 //   g' = g + wd·w;  m = β1·m + (1−β1)·g';  v = β2·v + (1−β2)·g'²;  w −= lr·(m/c1) / (√(v/c2) + ε)
 void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,
                LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay,
@@ -81,8 +83,8 @@ namespace engine::host {
 void column_sums(const float* dy, float* db, int rows, int cols, float beta);
 void relu_forward(const float* x, float* y, int64_t n);
 void relu_backward(const float* y, const float* dy, float* dx, int64_t n);
-void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows,
-                  int classes, float inv_batch, MetricCounters* counters);
+void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
+                  float inv_batch, MetricCounters* counters);
 void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
               LrSchedule schedule, float momentum, float weight_decay);
 void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,

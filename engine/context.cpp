@@ -159,8 +159,9 @@ CudaGraph Context::capture(const std::function<void()>& work) {
   if (capturing_) throw Error("context: capture inside a capture");
   // Thread-local mode: other threads' CUDA calls cannot invalidate this capture.
   if (graph_gemm_timing_ && in_epoch_ && gemm_timing_)
-    throw Error("context: a timed capture inside a timed epoch (the graph's timers would overlap "
-                "the epoch's); set_gemm_timing(false) first");
+    throw Error(
+        "context: a timed capture inside a timed epoch (the graph's timers would overlap "
+        "the epoch's); set_gemm_timing(false) first");
   CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
   capturing_ = true;
   graph_calls_ = graph_gemm_timing_ ? 0 : -1;

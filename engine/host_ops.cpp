@@ -24,8 +24,8 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
 }
 
-void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows,
-                  int classes, float inv_batch, MetricCounters* counters) {
+void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
+                  float inv_batch, MetricCounters* counters) {
   double loss = 0.0;
   for (int r = 0; r < rows; ++r) {
     const float* z = logits + static_cast<int64_t>(r) * classes;

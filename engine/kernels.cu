@@ -1,6 +1,7 @@
 // The engine's own CUDA kernels: the elementwise and reduction parts of the layers that are not
-// fused into a GEMM's epilogue, the loss and the optimisers. Every matrix product goes through the GEMM dispatch instead (Context::gemm).
-// Each launcher states its shapes in backend.h; the kernels repeat them.
+// fused into a GEMM's epilogue, the loss and the optimisers. Every matrix product goes through the
+// GEMM dispatch instead (Context::gemm). Each launcher states its shapes in backend.h; the kernels
+// repeat them.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -215,8 +216,8 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaSt
   CUDA_CHECK_LAUNCH();
 }
 
-void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows,
-                  int classes, float inv_batch, MetricCounters* counters, cudaStream_t stream) {
+void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
+                  float inv_batch, MetricCounters* counters, cudaStream_t stream) {
   softmax_xent_kernel<<<1, kLossThreads, 0, stream>>>(logits, labels, dlogits, rows, classes,
                                                       inv_batch, counters);
   CUDA_CHECK_LAUNCH();
@@ -239,7 +240,7 @@ void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step
               LrSchedule schedule, float momentum, float weight_decay, cudaStream_t stream) {
   require_flat(n, {w, g, v});
   sgd_kernel<<<blocks_for(n / kLanes), kThreads, 0, stream>>>(w, g, v, n, step, schedule, momentum,
-                                                     weight_decay);
+                                                              weight_decay);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -247,8 +248,8 @@ void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const in
                LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay,
                cudaStream_t stream) {
   require_flat(n, {w, g, m, v});
-  adam_kernel<<<blocks_for(n / kLanes), kThreads, 0, stream>>>(w, g, m, v, n, step, schedule, beta1, beta2,
-                                                      eps, weight_decay);
+  adam_kernel<<<blocks_for(n / kLanes), kThreads, 0, stream>>>(w, g, m, v, n, step, schedule, beta1,
+                                                               beta2, eps, weight_decay);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -134,7 +134,8 @@ int Sequential::prepare(Context& ctx, int max_batch, int in_features) {
     return i < modules_.size() ? dynamic_cast<ReLU*>(modules_[i].get()) : nullptr;
   };
   for (size_t i = 0; i < modules_.size(); ++i) {
-    if (Linear* linear = linear_at(i)) linear->fuse_relu_after(false), linear->fuse_relu_before(false);
+    if (Linear* linear = linear_at(i))
+      linear->fuse_relu_after(false), linear->fuse_relu_before(false);
     if (ReLU* relu = relu_at(i)) relu->set_fused(false, false);
   }
   if (fuse_)

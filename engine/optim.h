@@ -30,7 +30,7 @@ class Optimizer {
   // w ← w − update(grad) for every parameter, then the step counter + 1; queued, no wait.
   void step(Context& ctx);
 
-  int64_t steps() const { return steps_; }  // the host's count of the steps queued
+  int64_t steps() const { return steps_; }               // the host's count of the steps queued
   float lr() const { return lr_at(schedule_, steps_); }  // the rate of the next step
   const LrSchedule& schedule() const { return schedule_; }
   // The step counter in the context's memory, read by the update (and by a data loader that

@@ -204,8 +204,7 @@ LabelTensor LabelTensor::view(Device device, const int32_t* data, int size) {
 
 LabelTensor LabelTensor::first(int n) const {
   if (n < 1 || n > size_)
-    throw Error("labels: first(" + std::to_string(n) + ") of " + std::to_string(size_) +
-                " labels");
+    throw Error("labels: first(" + std::to_string(n) + ") of " + std::to_string(size_) + " labels");
   return view(device_, data_, n);
 }
 

@@ -21,8 +21,8 @@ Module& prepared(Context& ctx, Module& net, const TrainerOptions& o) {
   net.set_accumulate_grads(false);
   const int out = net.prepare(ctx, o.max_batch, in);
   if (out != o.classes)
-    throw Error("trainer: the network has " + std::to_string(out) + " outputs, but classes = " +
-                std::to_string(o.classes));
+    throw Error("trainer: the network has " + std::to_string(out) +
+                " outputs, but classes = " + std::to_string(o.classes));
   return net;
 }
 

@@ -1,13 +1,13 @@
 // Trainer: the one owner of a classifier's training step — the network, the softmax
 // cross-entropy, the optimiser, the metrics and, on CUDA, the captured graph of the whole step.
 //
-//   engine::Context ctx(seed);                              // the GPU if there is one, else the CPU
+//   engine::Context ctx(seed);                        // the GPU if there is one, else the CPU
 //   models::MLP net(ctx, 784, {1024, 1024}, 10);
 //   engine::TrainerOptions o;
 //   o.max_batch = 256, o.classes = 10, o.sgd.lr = 0.1f;
-//   engine::Trainer trainer(ctx, net, o);                    // prepares everything, once
-//   for (...) trainer.step(x, labels);                       // x: B×784, labels: B (B ≤ 256)
-//   engine::MetricTotals t = trainer.take_metrics();         // the one wait
+//   engine::Trainer trainer(ctx, net, o);              // prepares everything, once
+//   for (...) trainer.step(x, labels);                 // x: B×784, labels: B (B ≤ 256)
+//   engine::MetricTotals t = trainer.take_metrics();   // the one wait
 //
 // A step is: the optional fill (a data loader's gather) → forward → loss, its gradient and the
 // metrics (one kernel) → backward, which overwrites the gradients (no zeroing pass) → the
@@ -40,8 +40,8 @@ struct TrainerOptions {
   int max_batch = 0;  // the largest batch step() gets (required)
   int classes = 0;    // the width of the network's output (required, ≥ 2)
   enum class Optimizer { Sgd, Adam } optimizer = Optimizer::Sgd;
-  SgdOptions sgd;    // used with Optimizer::Sgd
-  AdamOptions adam;  // used with Optimizer::Adam
+  SgdOptions sgd;          // used with Optimizer::Sgd
+  AdamOptions adam;        // used with Optimizer::Adam
   bool cuda_graph = true;  // CUDA only: replay full-size steps as one graph
 };
 
@@ -69,7 +69,7 @@ class Trainer {
   // most max_batch, in order. Waits for the device once.
   MetricTotals evaluate(const Tensor& x, const LabelTensor& labels);
 
-  int64_t steps() const { return steps_; }  // steps taken
+  int64_t steps() const { return steps_; }                            // steps taken
   float lr() const { return lr_at(optimizer_->schedule(), steps_); }  // the next step's rate
   const int64_t* device_step() const { return optimizer_->device_step(); }
   Optimizer& optimizer() { return *optimizer_; }

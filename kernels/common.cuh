@@ -164,10 +164,14 @@ struct Epilogue {
   // v = alpha·acc + beta·C for the element at (row, col), which is inside.
   __device__ __forceinline__ float finish(int row, int col, float v) const {
     switch (op) {
-      case EpilogueOp::Bias: return v + bias[col];
-      case EpilogueOp::BiasRelu: return fmaxf(v + bias[col], 0.0f);
-      case EpilogueOp::ReluMask: return mask[int64_t(row) * ldmask + col] > 0.0f ? v : 0.0f;
-      default: return v;
+      case EpilogueOp::Bias:
+        return v + bias[col];
+      case EpilogueOp::BiasRelu:
+        return fmaxf(v + bias[col], 0.0f);
+      case EpilogueOp::ReluMask:
+        return mask[int64_t(row) * ldmask + col] > 0.0f ? v : 0.0f;
+      default:
+        return v;
     }
   }
 
@@ -206,7 +210,7 @@ struct Epilogue {
 };
 
 inline Epilogue epilogue(const Problem& p) {
-  return {p.c,     p.ldc,      p.m,    p.n,    p.alpha, p.beta, aligned16(p.c) && p.ldc % 4 == 0,
+  return {p.c,        p.ldc,  p.m,    p.n,     p.alpha, p.beta, aligned16(p.c) && p.ldc % 4 == 0,
           p.epilogue, p.bias, p.mask, p.ldmask};
 }
 
@@ -244,7 +248,7 @@ void launch_for_layout(const Problem& p, dim3 grid, dim3 block, cudaStream_t str
 // graph that captured a call keeps valid pointers; capture after one uncaptured call of each
 // shape, since an allocation inside a capture fails.
 enum class WorkspaceUse { SplitK, Cublas };
-float* stream_workspace(WorkspaceUse use, size_t floats, cudaStream_t stream); // split_k.cu
+float* stream_workspace(WorkspaceUse use, size_t floats, cudaStream_t stream);  // split_k.cu
 
 // Multiprocessors of the current device, for launchers that size their tiles to fill the chip.
 inline int multiprocessor_count() {

@@ -22,12 +22,17 @@ void launch_cpu(const Problem& p, cudaStream_t /*stream*/) {
     float* row = p.c + static_cast<long>(i) * p.ldc;
     for (int j = 0; j < p.n; ++j) {
       switch (p.epilogue) {
-        case EpilogueOp::Bias: row[j] += p.bias[j]; break;
-        case EpilogueOp::BiasRelu: row[j] = std::max(row[j] + p.bias[j], 0.0f); break;
+        case EpilogueOp::Bias:
+          row[j] += p.bias[j];
+          break;
+        case EpilogueOp::BiasRelu:
+          row[j] = std::max(row[j] + p.bias[j], 0.0f);
+          break;
         case EpilogueOp::ReluMask:
           if (!(p.mask[static_cast<long>(i) * p.ldmask + j] > 0.0f)) row[j] = 0.0f;
           break;
-        default: break;
+        default:
+          break;
       }
     }
   }

@@ -59,8 +59,8 @@ void* workspace(cudaStream_t stream) {
 cublasOperation_t to_cublas(Op op) { return op == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
 
 void gemm_ex(const Problem& p, cudaStream_t stream, cublasComputeType_t compute) {
-  cublasHandle_t h = handle_for_current_device<cublasHandle_t, cublasCreate, cublasDestroy>(
-      "cublasCreate");
+  cublasHandle_t h =
+      handle_for_current_device<cublasHandle_t, cublasCreate, cublasDestroy>("cublasCreate");
   cublas_check(cublasSetStream(h, stream), "cublasSetStream");
   cublas_check(cublasSetWorkspace(h, workspace(stream), kWorkspaceBytes), "cublasSetWorkspace");
   cublas_check(cublasGemmEx(h, to_cublas(p.op_b), to_cublas(p.op_a), p.n, p.m, p.k, &p.alpha, p.b,
@@ -118,8 +118,8 @@ void build_lt_plan(LtPlan& plan, cublasLtHandle_t lt, const Problem& p,
                "cublasLtMatmulDescCreate");
   // Column-major view: Cᵀ (N×M) = op(B)ᵀ (N×K) · op(A)ᵀ (K×M); the first operand is our B.
   const cublasOperation_t op_first = to_cublas(p.op_b), op_second = to_cublas(p.op_a);
-  const cublasLtEpilogue_t epi = p.epilogue == EpilogueOp::BiasRelu ? CUBLASLT_EPILOGUE_RELU_BIAS
-                                                                     : CUBLASLT_EPILOGUE_BIAS;
+  const cublasLtEpilogue_t epi =
+      p.epilogue == EpilogueOp::BiasRelu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
   auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* value, size_t size) {
     cublas_check(cublasLtMatmulDescSetAttribute(plan.desc, attr, value, size),
                  "cublasLtMatmulDescSetAttribute");
@@ -130,12 +130,12 @@ void build_lt_plan(LtPlan& plan, cublasLtHandle_t lt, const Problem& p,
   set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias, sizeof p.bias);
   // As stored, column-major: our B is (op_b = N) N×K or (T) K×N; our A is (N) K×M or (T) M×K.
   const bool b_n = p.op_b == Op::N, a_n = p.op_a == Op::N;
-  cublas_check(cublasLtMatrixLayoutCreate(&plan.a, CUDA_R_32F, b_n ? p.n : p.k, b_n ? p.k : p.n,
-                                          p.ldb),
-               "cublasLtMatrixLayoutCreate");
-  cublas_check(cublasLtMatrixLayoutCreate(&plan.b, CUDA_R_32F, a_n ? p.k : p.m, a_n ? p.m : p.k,
-                                          p.lda),
-               "cublasLtMatrixLayoutCreate");
+  cublas_check(
+      cublasLtMatrixLayoutCreate(&plan.a, CUDA_R_32F, b_n ? p.n : p.k, b_n ? p.k : p.n, p.ldb),
+      "cublasLtMatrixLayoutCreate");
+  cublas_check(
+      cublasLtMatrixLayoutCreate(&plan.b, CUDA_R_32F, a_n ? p.k : p.m, a_n ? p.m : p.k, p.lda),
+      "cublasLtMatrixLayoutCreate");
   cublas_check(cublasLtMatrixLayoutCreate(&plan.c, CUDA_R_32F, p.n, p.m, p.ldc),
                "cublasLtMatrixLayoutCreate");
   cublasLtMatmulPreference_t pref = nullptr;
@@ -146,8 +146,8 @@ void build_lt_plan(LtPlan& plan, cublasLtHandle_t lt, const Problem& p,
   cublasLtMatmulHeuristicResult_t found{};
   int count = 0;
   if (status == CUBLAS_STATUS_SUCCESS)
-    status = cublasLtMatmulAlgoGetHeuristic(lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref,
-                                            1, &found, &count);
+    status = cublasLtMatmulAlgoGetHeuristic(lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, 1,
+                                            &found, &count);
   cublasLtMatmulPreferenceDestroy(pref);
   if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && count == 0))
     return;
@@ -163,9 +163,18 @@ bool lt_matmul_bias(const Problem& p, cudaStream_t stream, cublasComputeType_t c
       handle_for_current_device<cublasLtHandle_t, cublasLtCreate, cublasLtDestroy>(
           "cublasLtCreate");
   thread_local std::map<std::pair<cublasLtHandle_t, LtKey>, LtPlan> plans;
-  const LtKey key{p.m,           p.n,           p.k,           char(p.op_a),
-                  char(p.op_b),  p.lda,         p.ldb,         p.ldc,
-                  int(p.epilogue), int(compute), alignment(p.a), alignment(p.b),
+  const LtKey key{p.m,
+                  p.n,
+                  p.k,
+                  char(p.op_a),
+                  char(p.op_b),
+                  p.lda,
+                  p.ldb,
+                  p.ldc,
+                  int(p.epilogue),
+                  int(compute),
+                  alignment(p.a),
+                  alignment(p.b),
                   alignment(p.c) * 32 + alignment(p.bias)};
   const auto [it, inserted] = plans.try_emplace({lt, key});
   if (inserted) {
@@ -178,20 +187,19 @@ bool lt_matmul_bias(const Problem& p, cudaStream_t stream, cublasComputeType_t c
   }
   const LtPlan& plan = it->second;
   if (!plan.found) return false;
-  cublas_check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                              &p.bias, sizeof p.bias),
+  cublas_check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias,
+                                              sizeof p.bias),
                "cublasLtMatmulDescSetAttribute");
-  cublas_check(cublasLtMatmul(lt, plan.desc, &p.alpha, p.b, plan.a, p.a, plan.b, &p.beta, p.c,
-                              plan.c, p.c, plan.c, &plan.algo, workspace(stream), kWorkspaceBytes,
-                              stream),
-               "cublasLtMatmul");
+  cublas_check(
+      cublasLtMatmul(lt, plan.desc, &p.alpha, p.b, plan.a, p.a, plan.b, &p.beta, p.c, plan.c, p.c,
+                     plan.c, &plan.algo, workspace(stream), kWorkspaceBytes, stream),
+      "cublasLtMatmul");
   return true;
 }
 
 void launch(const Problem& p, cudaStream_t stream, cublasComputeType_t gemm_ex_compute,
             cublasComputeType_t lt_compute) {
-  const bool fused_bias =
-      p.epilogue == EpilogueOp::Bias || p.epilogue == EpilogueOp::BiasRelu;
+  const bool fused_bias = p.epilogue == EpilogueOp::Bias || p.epilogue == EpilogueOp::BiasRelu;
   if (fused_bias && lt_matmul_bias(p, stream, lt_compute)) return;
   gemm_ex(p, stream, gemm_ex_compute);
   if (p.epilogue != EpilogueOp::None) apply_epilogue(p, stream);

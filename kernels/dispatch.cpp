@@ -60,10 +60,14 @@ std::string layout_name(Op op_a, Op op_b) {
 
 const char* epilogue_name(EpilogueOp e) {
   switch (e) {
-    case EpilogueOp::None: return "none";
-    case EpilogueOp::Bias: return "bias";
-    case EpilogueOp::BiasRelu: return "bias_relu";
-    case EpilogueOp::ReluMask: return "relu_mask";
+    case EpilogueOp::None:
+      return "none";
+    case EpilogueOp::Bias:
+      return "bias";
+    case EpilogueOp::BiasRelu:
+      return "bias_relu";
+    case EpilogueOp::ReluMask:
+      return "relu_mask";
   }
   return "unknown";
 }
@@ -101,7 +105,8 @@ void validate(const Problem& p) {
     require_ld(p.ldb, p.k, "ldb", "B (N x K, op_b = T)");
   require_ld(p.ldc, p.n, "ldc", "C (M x N)");
   switch (p.epilogue) {
-    case EpilogueOp::None: break;
+    case EpilogueOp::None:
+      break;
     case EpilogueOp::Bias:
     case EpilogueOp::BiasRelu:
       require(p.bias != nullptr,
@@ -111,7 +116,8 @@ void validate(const Problem& p) {
       require(p.mask != nullptr, "epilogue relu_mask needs a mask (M x N)");
       require_ld(p.ldmask, p.n, "ldmask", "the mask (M x N)");
       break;
-    default: require(false, "epilogue must be one of none, bias, bias_relu, relu_mask");
+    default:
+      require(false, "epilogue must be one of none, bias, bias_relu, relu_mask");
   }
 }
 

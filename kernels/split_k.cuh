@@ -163,8 +163,7 @@ void run_split_k(const Problem& p, SplitK plan, cudaStream_t stream, Launch&& la
     launch(epilogue(p), p.k);
     return;
   }
-  float* partials =
-      stream_workspace(WorkspaceUse::SplitK, size_t(plan.splits) * p.m * p.n, stream);
+  float* partials = stream_workspace(WorkspaceUse::SplitK, size_t(plan.splits) * p.m * p.n, stream);
   launch(Epilogue{partials, p.n, p.m, p.n, 1.0f, 0.0f, p.n % 4 == 0}, plan.k_per_split);
   launch_split_k_reduce(p, partials, plan.splits, stream);
 }

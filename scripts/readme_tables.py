@@ -5,7 +5,10 @@ Tables go between marker comments (<!-- NAME:begin --> ... <!-- NAME:end -->), s
 replaces them in place. Standard library only.
   squares  TFLOP/s of every variant on square NN GEMMs, and % of cuBLAS fp32 at 4096³
   mlp      TFLOP/s on the MLP's own GEMM shapes (M = 256 and the weight gradient)
-  train    train_mlp --compare: seconds per epoch, GEMM share, speedup over naive, accuracy
+  train    train_mlp --compare: seconds per epoch (one CUDA graph per step, and launch by
+           launch from train_compare_nograph.csv of the same run), GEMM share, speedup over
+           naive, accuracy
+  vs       scripts/vs_pytorch.py: s per epoch beside PyTorch eager and PyTorch's CUDA graph
 """
 import argparse
 import csv
@@ -63,15 +66,37 @@ def mlp_table(results, variants):
     return head + "\n".join(rows) + "\n"
 
 
-def train_table(path):
+def read_csv(path):
     with open(path) as f:
-        rows = list(csv.DictReader(f))
-    out = "| variant | s / epoch | GEMM share | speedup over naive | test accuracy |\n"
-    out += "|---|--:|--:|--:|--:|\n"
+        return list(csv.DictReader(f))
+
+
+def train_table(path, nograph_path):
+    rows = read_csv(path)
+    nograph = {r["variant"]: r for r in read_csv(nograph_path)} if os.path.exists(nograph_path) else {}
+    out = ("| variant | s / epoch | launch by launch | GEMM share | speedup over naive "
+           "| test accuracy |\n")
+    out += "|---|--:|--:|--:|--:|--:|\n"
     for r in rows:
-        out += "| %s | %.3f | %.0f%% | %.2f× | %.2f%% |\n" % (
-            r["variant"], float(r["s_per_epoch"]), 100 * float(r["gemm_share"]),
-            float(r["speedup_vs_naive"]), 100 * float(r["final_test_acc"]))
+        plain = nograph.get(r["variant"])
+        out += "| %s | %.4f | %s | %.0f%% | %.2f× | %.2f%% |\n" % (
+            r["variant"], float(r["s_per_epoch"]),
+            "%.4f" % float(plain["s_per_epoch"]) if plain else "",
+            100 * float(r["gemm_share"]), float(r["speedup_vs_naive"]),
+            100 * float(r["final_test_acc"]))
+    return out
+
+
+def vs_table(path):
+    out = ("| model | batch | precision | system | variant | ms / epoch | vs PyTorch graph "
+           "| test accuracy |\n")
+    out += "|---|--:|---|---|---|--:|--:|--:|\n"
+    for r in read_csv(path):
+        ms = "%.1f" % (1e3 * float(r["s_per_epoch"])) if r["s_per_epoch"] else r["note"]
+        ratio = "%.2f" % float(r["ratio_to_pytorch_graph"]) if r["ratio_to_pytorch_graph"] else ""
+        out += "| %s | %s | %s | %s | %s | %s | %s | %s%% |\n" % (
+            r["model"], r["batch"], r["precision"], r["system"], r["variant"], ms, ratio,
+            r["test_acc"])
     return out
 
 
@@ -92,7 +117,10 @@ def main():
         text = f.read()
     text = replace_block(text, "squares", squares_table(results, variants))
     text = replace_block(text, "mlp", mlp_table(results, variants))
-    text = replace_block(text, "train", train_table(os.path.join(args.results, "train_compare.csv")))
+    text = replace_block(text, "train",
+                         train_table(os.path.join(args.results, "train_compare.csv"),
+                                     os.path.join(args.results, "train_compare_nograph.csv")))
+    text = replace_block(text, "vs", vs_table(os.path.join(args.results, "vs_pytorch.csv")))
     with open(args.readme, "w") as f:
         f.write(text)
     print("readme_tables.py: updated", os.path.relpath(args.readme))

@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "data/loader.h"
-#include "kernels/cuda_check.h"
 #include "data/mnist.h"
 #include "engine/engine.h"
+#include "kernels/cuda_check.h"
 #include "models/mlp.h"
 
 namespace {
@@ -202,8 +202,8 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   // timed epochs then record no per-GEMM events. On the CPU each GEMM is timed in place.
   double profiled_gemm_s = -1.0;
   if (device == engine::Device::CUDA) {
-    profiled_gemm_s = profile_gemm_seconds(o, ctx, train_data, x, y, features, classes,
-                                           total_steps, variant.name);
+    profiled_gemm_s = profile_gemm_seconds(o, ctx, train_data, x, y, features, classes, total_steps,
+                                           variant.name);
     ctx.set_gemm_timing(false);
   }
 

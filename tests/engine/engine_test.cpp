@@ -137,9 +137,8 @@ TEST(Ops, ShapeErrors) {
                     "y (batch x out)");
   Tensor empty;
   EXPECT_THROW_WITH(engine::relu_forward(ctx, empty, y), engine::Error, "empty");
-  EXPECT_THROW_WITH(
-      engine::softmax_cross_entropy(ctx, y, engine::LabelTensor(), nullptr, nullptr),
-      engine::Error, "labels is empty");
+  EXPECT_THROW_WITH(engine::softmax_cross_entropy(ctx, y, engine::LabelTensor(), nullptr, nullptr),
+                    engine::Error, "labels is empty");
 }
 
 TEST(Ops, UniformInitStaysInBounds) {

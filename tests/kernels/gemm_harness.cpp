@@ -127,8 +127,8 @@ std::string Case::describe() const {
     << " ldb=" << ldb << " ldc=" << ldc << " offsets(a,b,c)=(" << off_a << "," << off_b << ","
     << off_c << ") alpha=" << alpha << " beta=" << beta;
   if (epilogue != gemm::EpilogueOp::None)
-    s << " epilogue=" << gemm::epilogue_name(epilogue) << " ldmask=" << ldmask << " offsets(bias,mask)=("
-      << off_bias << "," << off_mask << ")";
+    s << " epilogue=" << gemm::epilogue_name(epilogue) << " ldmask=" << ldmask
+      << " offsets(bias,mask)=(" << off_bias << "," << off_mask << ")";
   s << " seed=" << seed;
   return s.str();
 }
@@ -267,7 +267,8 @@ std::string check_case(const Batch& batch, std::size_t i, const float* output, d
         case gemm::EpilogueOp::ReluMask:
           if (!(in[at.mask + std::size_t(r) * c.ldmask + col] > 0.0f)) want = 0.0;
           break;
-        default: break;
+        default:
+          break;
       }
       const double got = output[x];
       const double ratio = std::isfinite(got) ? std::fabs(got - want) / bound

@@ -53,8 +53,8 @@ struct Case {
   int off_a = 0, off_b = 0, off_c = 0;  // floats past a 256-byte aligned address
   float alpha = 1.0f, beta = 0.0f;
   gemm::EpilogueOp epilogue = gemm::EpilogueOp::None;
-  int ldmask = 0;                      // 0 means tight (N); the mask exists for ReluMask only
-  int off_bias = 0, off_mask = 0;      // floats past a 256-byte aligned address
+  int ldmask = 0;                  // 0 means tight (N); the mask exists for ReluMask only
+  int off_bias = 0, off_mask = 0;  // floats past a 256-byte aligned address
   std::uint64_t seed = 0;
 
   int rows_a() const { return op_a == gemm::Op::N ? m : k; }
