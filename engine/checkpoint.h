@@ -1,30 +1,50 @@
-// Checkpoints: the parameters of a model, by name and shape, in one binary file.
+// Checkpoints in the safetensors format, which PyTorch (safetensors.torch.load_file) and other
+// tools read:
+//   8 bytes   N, the JSON header's length (unsigned, little-endian)
+//   N bytes   the header: {"__metadata__": {string: string, ...},
+//                          "<name>": {"dtype": "F32", "shape": [...], "data_offsets": [b, e]}, ...}
+//   the data  each tensor's values, row-major little-endian float32, at [b, e) of this part
 //
-// Format (every integer little-endian; floats as IEEE-754 binary32, little-endian):
-//   8 bytes   magic "GMLPCKPT"
-//   uint32    version (1)
-//   uint32    number of parameters
-//   per parameter:
-//     uint32  name length, then the name's bytes (e.g. "0.weight")
-//     int32   rows, int32 cols
-//     rows·cols floats, row-major
-//   uint64    FNV-1a hash of every byte above (detects corruption and truncation)
+// A model's checkpoint holds its parameters under their engine names, which are PyTorch's
+// nn.Sequential names ("0.weight", "0.bias", "2.weight", ...); a 1×n bias is stored with shape
+// [n], as nn.Linear has it. Its metadata is free-form strings (train_mlp writes layer sizes,
+// dataset, variant, epoch, seed and the optimiser's hyper-parameters). The optimiser's state (its
+// flat buffers and step count) goes to a second file, optimizer_state_path(path).
 //
-// save_checkpoint writes `path.tmp` and renames it over `path`, so a crash never leaves a
-// half-written checkpoint under the real name. load_checkpoint reads into parameters that already
-// exist (build the same model first) and checks everything: magic, version, hash, the number of
-// parameters, each name and shape. Both throw engine::Error naming the file and the problem.
+// Writing: to `path.tmp` in the same folder (a stale one from a killed save is replaced), flushed
+// to disk, then renamed over `path`, so a crash never leaves a half-written file under the real
+// name. Reading checks the header's length, its JSON, every tensor's dtype, shape and offsets
+// (inside the data, no overlap, nothing left over) and that every value is finite, and reads
+// the whole file before touching any tensor. Errors are engine::Error naming the file and, where
+// there is one, the tensor.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "engine/context.h"
 #include "engine/module.h"
+#include "engine/optim.h"
 
 namespace engine {
 
-void save_checkpoint(Context& ctx, const std::string& path, const std::vector<Parameter*>& params);
-void load_checkpoint(Context& ctx, const std::string& path, const std::vector<Parameter*>& params);
+using Metadata = std::map<std::string, std::string>;
+
+void save_checkpoint(Context& ctx, const std::string& path, const std::vector<Parameter*>& params,
+                     const Metadata& metadata = {});
+// Loads every parameter (the model must be built with the same names and shapes; the file must
+// hold exactly those tensors) and returns the metadata.
+Metadata load_checkpoint(Context& ctx, const std::string& path,
+                         const std::vector<Parameter*>& params);
+// The metadata alone (e.g. to build the right model before loading).
+Metadata read_checkpoint_metadata(const std::string& path);
+
+// "<path without .safetensors>.optim.safetensors".
+std::string optimizer_state_path(const std::string& path);
+// The optimiser's state buffers and step count, so that a resumed run continues exactly.
+void save_optimizer_state(Context& ctx, const std::string& path, Optimizer& opt,
+                          const Metadata& metadata = {});
+Metadata load_optimizer_state(Context& ctx, const std::string& path, Optimizer& opt);
 
 }  // namespace engine

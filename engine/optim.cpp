@@ -78,12 +78,27 @@ void Optimizer::step(Context& ctx) {
   ++steps_;
 }
 
+void Optimizer::set_steps(Context& ctx, int64_t steps) {
+  if (steps < 0) throw Error("optimizer: a negative step count");
+  if (ctx.device() != device_) throw Error("optimizer: set_steps with a context on another device");
+  if (device_ == Device::CUDA)
+    CUDA_CHECK(cudaMemcpy(step_, &steps, sizeof steps, cudaMemcpyHostToDevice));
+  else
+    *step_ = steps;
+  steps_ = steps;
+}
+
 Sgd::Sgd(Context& ctx, std::vector<Parameter*> params, SgdOptions options)
     : Optimizer(ctx, std::move(params), {options.lr, options.cosine_steps}, "sgd"),
       options_(options) {
   if (!finite_and_non_negative(options.momentum) || !finite_and_non_negative(options.weight_decay))
     throw Error("sgd: momentum and weight_decay must be finite and >= 0");
   if (options.momentum > 0.0f) velocity_ = Tensor(ctx.device(), 1, values_.cols());
+}
+
+std::vector<std::pair<std::string, Tensor*>> Sgd::state() {
+  if (velocity_.empty()) return {};
+  return {{"momentum_buffer", &velocity_}};
 }
 
 void Sgd::update(Context& ctx) {
@@ -105,6 +120,10 @@ Adam::Adam(Context& ctx, std::vector<Parameter*> params, AdamOptions options)
     throw Error("adam: needs 0 <= beta1, beta2 < 1, finite eps > 0, finite weight_decay >= 0");
   m_ = Tensor(ctx.device(), 1, values_.cols());
   v_ = Tensor(ctx.device(), 1, values_.cols());
+}
+
+std::vector<std::pair<std::string, Tensor*>> Adam::state() {
+  return {{"exp_avg", &m_}, {"exp_avg_sq", &v_}};
 }
 
 void Adam::update(Context& ctx) {

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/backend.h"
@@ -38,6 +40,12 @@ class Optimizer {
   const int64_t* device_step() const { return step_; }
   int64_t parameter_count() const { return values_.size(); }
 
+  // The state a resumed run needs besides the parameters: the named flat buffers (PyTorch's
+  // names: momentum_buffer; exp_avg, exp_avg_sq) and the step count.
+  virtual std::vector<std::pair<std::string, Tensor*>> state() = 0;
+  // Sets the step count, on the host and in the context's memory (waits for the copy).
+  void set_steps(Context& ctx, int64_t steps);
+
  protected:
   Optimizer(Context& ctx, std::vector<Parameter*> params, LrSchedule schedule, const char* who);
   virtual void update(Context& ctx) = 0;  // one launch over the flat buffers
@@ -62,6 +70,7 @@ struct SgdOptions {
 class Sgd : public Optimizer {
  public:
   Sgd(Context& ctx, std::vector<Parameter*> params, SgdOptions options);
+  std::vector<std::pair<std::string, Tensor*>> state() override;
 
  private:
   void update(Context& ctx) override;
@@ -83,6 +92,7 @@ struct AdamOptions {
 class Adam : public Optimizer {
  public:
   Adam(Context& ctx, std::vector<Parameter*> params, AdamOptions options);
+  std::vector<std::pair<std::string, Tensor*>> state() override;
 
  private:
   void update(Context& ctx) override;

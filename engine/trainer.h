@@ -69,7 +69,9 @@ class Trainer {
   // most max_batch, in order. Waits for the device once.
   MetricTotals evaluate(const Tensor& x, const LabelTensor& labels);
 
-  int64_t steps() const { return steps_; }                            // steps taken
+  int64_t steps() const { return steps_; }  // steps taken
+  // Resuming: the optimiser's step count (load_optimizer_state sets it) becomes the trainer's.
+  void resume_from_optimizer() { steps_ = optimizer_->steps(); }
   float lr() const { return lr_at(optimizer_->schedule(), steps_); }  // the next step's rate
   const int64_t* device_step() const { return optimizer_->device_step(); }
   Optimizer& optimizer() { return *optimizer_; }

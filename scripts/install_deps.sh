@@ -4,7 +4,8 @@
 # GPU; NVIDIA's installer puts it in /usr/local/cuda, Debian's package is nvidia-cuda-toolkit.
 set -euo pipefail
 
-packages=(cmake g++ make pkg-config libopenblas-dev libstb-dev libcli11-dev libgtest-dev zlib1g-dev)
+packages=(cmake g++ make pkg-config libopenblas-dev libstb-dev libcli11-dev libgtest-dev zlib1g-dev
+          nlohmann-json3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -26,6 +26,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,8 +56,38 @@ struct Options {
   std::string device = "auto";
   int train_limit = 0;  // 0: all
   std::string save;
+  std::string resume;
+  std::string eval;
   bool no_graph = false;
+  std::string schedule = "cosine";
+  std::set<std::string> given;  // the flags given on the command line, e.g. "--hidden"
 };
+
+// What a checkpoint's metadata records of the run that wrote it.
+engine::Metadata run_metadata(const Options& o, const std::string& layers, const char* variant,
+                              int epoch) {
+  auto number = [](double v) {
+    std::ostringstream s;
+    s << std::setprecision(9) << v;
+    return s.str();
+  };
+  std::string hidden;
+  for (int h : o.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
+  return {{"format", "gemm-mlp checkpoint 1"},
+          {"layers", layers},
+          {"hidden", hidden},
+          {"dataset", "mnist"},
+          {"variant", variant},
+          {"epoch", std::to_string(epoch)},
+          {"epochs", std::to_string(o.epochs)},
+          {"batch", std::to_string(o.batch)},
+          {"seed", std::to_string(o.seed)},
+          {"optimizer", o.optimizer},
+          {"lr", number(o.lr > 0 ? o.lr : o.optimizer == "sgd" ? 0.1f : 1e-3f)},
+          {"momentum", number(o.momentum)},
+          {"weight_decay", number(o.weight_decay)},
+          {"schedule", o.schedule}};
+}
 
 struct EpochLog {
   double loss, train_acc, test_acc, epoch_s, gemm_s;
@@ -100,6 +131,7 @@ class ProgressBar {
 
 engine::TrainerOptions trainer_options(const Options& o, int classes, int64_t total_steps,
                                        bool cuda_graph) {
+  if (o.schedule == "constant") total_steps = 0;
   engine::TrainerOptions t;
   t.max_batch = o.batch;
   t.classes = classes;
@@ -197,6 +229,18 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
 
   models::MLP mlp(ctx, features, o.hidden, classes);
   engine::Trainer trainer(ctx, mlp, trainer_options(o, classes, total_steps, !o.no_graph));
+  int first_epoch = 1;
+  if (!o.resume.empty()) {  // parameters, optimiser state and step count: the run continues
+    const engine::Metadata m = engine::load_checkpoint(ctx, o.resume, mlp.parameters());
+    engine::load_optimizer_state(ctx, engine::optimizer_state_path(o.resume), trainer.optimizer());
+    trainer.resume_from_optimizer();
+    first_epoch = std::stoi(m.at("epoch")) + 1;
+    if (trainer.steps() != static_cast<int64_t>(first_epoch - 1) * batches)
+      throw std::runtime_error("--resume: " + o.resume + " was saved after " +
+                               std::to_string(trainer.steps()) + " steps, not at the end of epoch " +
+                               m.at("epoch") + " of " + std::to_string(batches) + " steps");
+    std::cout << "resumed from " << o.resume << " after epoch " << first_epoch - 1 << "\n";
+  }
 
   // On the GPU, before the timed epochs: an untimed, profiled epoch (profile_gemm_seconds). The
   // timed epochs then record no per-GEMM events. On the CPU each GEMM is timed in place.
@@ -217,7 +261,7 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   RunResult result;
   result.variant = variant.name;
   bool graph_noted = false;
-  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+  for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     ctx.begin_epoch();
     train_data.begin_epoch(epoch);
     {
@@ -237,13 +281,18 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
                 variant.name, epoch, o.epochs, tr.mean_loss(), 100 * tr.accuracy(),
                 100 * te.accuracy(), times.epoch_s);
     std::fflush(stdout);
+    if (!o.save.empty()) {  // after every epoch, so that an interrupted run can be resumed
+      const engine::Metadata m = run_metadata(o, mlp.layer_sizes(), variant.name, epoch);
+      engine::save_checkpoint(ctx, o.save, mlp.parameters(), m);
+      engine::save_optimizer_state(ctx, engine::optimizer_state_path(o.save), trainer.optimizer(),
+                                   m);
+    }
   }
   std::printf("[%s] GEMM time per epoch %.4f s%s\n", variant.name, result.mean_gemm_s(),
               profiled_gemm_s >= 0 ? " (measured in a separate, profiled epoch)" : "");
-  if (!o.save.empty()) {
-    engine::save_checkpoint(ctx, o.save, mlp.parameters());
-    std::cout << "saved " << o.save << "\n";
-  }
+  if (!o.save.empty())
+    std::cout << "saved " << o.save << " (and its optimiser state, "
+              << engine::optimizer_state_path(o.save) << ")\n";
   return result;
 }
 
@@ -297,8 +346,90 @@ void write_results(const std::string& path, const std::vector<RunResult>& runs) 
   if (!f) throw std::runtime_error("writing results to " + path + " failed");
 }
 
-int run(const Options& o) {
+// A file the run will write: its folder must exist and be writable, checked before any work.
+void require_writable(const std::string& flag, const std::string& path) {
+  if (path.empty()) throw std::runtime_error(flag + " needs a file name, got ''");
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw std::runtime_error(flag + " " + path + ": the folder " + dir +
+                             " does not exist or is not writable");
+}
+
+// --resume and --eval take the model and the run's settings from the checkpoint; a flag given on
+// the command line must agree with it.
+void adopt_checkpoint(Options& o, const std::string& flag, const std::string& path) {
+  const engine::Metadata m = engine::read_checkpoint_metadata(path);
+  auto get = [&](const char* key) {
+    const auto it = m.find(key);
+    if (it == m.end())
+      throw std::runtime_error(flag + " " + path + ": its metadata has no '" + key +
+                               "' (not written by train_mlp?)");
+    return it->second;
+  };
+  auto adopt = [&](const char* option, const char* key, auto& field, auto parse) {
+    const auto value = parse(get(key));
+    if (o.given.count(option) && field != value)
+      throw std::runtime_error(flag + " " + path + ": the checkpoint has " + key + " " +
+                               get(key) + ", which " + option + " contradicts");
+    field = value;
+  };
+  const auto to_int = [](const std::string& v) { return std::stoi(v); };
+  const auto to_float = [](const std::string& v) { return std::stof(v); };
+  const auto to_u64 = [](const std::string& v) { return static_cast<uint64_t>(std::stoull(v)); };
+  const auto same = [](const std::string& v) { return v; };
+  const auto to_sizes = [](const std::string& v) {
+    std::vector<int> sizes;
+    std::stringstream in(v);
+    for (std::string part; std::getline(in, part, ',');) sizes.push_back(std::stoi(part));
+    return sizes;
+  };
+  adopt("--hidden", "hidden", o.hidden, to_sizes);
+  adopt("--batch", "batch", o.batch, to_int);
+  adopt("--seed", "seed", o.seed, to_u64);
+  adopt("--optimizer", "optimizer", o.optimizer, same);
+  adopt("--lr", "lr", o.lr, to_float);
+  adopt("--momentum", "momentum", o.momentum, to_float);
+  adopt("--weight-decay", "weight_decay", o.weight_decay, to_float);
+  adopt("--schedule", "schedule", o.schedule, same);
+  if (!o.given.count("--epochs")) o.epochs = to_int(get("epochs"));
+}
+
+// --eval: the checkpoint's test loss and accuracy.
+int evaluate_checkpoint(const Options& o, engine::Device device) {
+  const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);
+  engine::Context ctx(device, device == engine::Device::CUDA ? "auto" : "cpu", o.seed);
+  models::MLP mlp(ctx, test_set.features(), o.hidden, test_set.classes);
+  engine::TrainerOptions t = trainer_options(o, test_set.classes, 0, false);
+  engine::Trainer trainer(ctx, mlp, t);
+  engine::load_checkpoint(ctx, o.eval, mlp.parameters());
+  const auto where = device == engine::Device::CUDA ? data::BatchLoader::Where::Device
+                                                    : data::BatchLoader::Where::Host;
+  data::BatchLoader test_data(test_set, o.batch, o.seed, where, false, ctx.stream());
+  const engine::MetricTotals te = trainer.evaluate(
+      engine::Tensor::view(device, test_data.all_images(), test_data.count(),
+                           test_set.features()),
+      engine::LabelTensor::view(device, test_data.all_labels(), test_data.count()));
+  std::printf("%s (%s): test loss %.4f  test accuracy %.2f%% (%lld images)\n", o.eval.c_str(),
+              mlp.layer_sizes().c_str(), te.mean_loss(), 100 * te.accuracy(),
+              static_cast<long long>(te.seen));
+  return 0;
+}
+
+int run(Options o) {
+  if (!o.resume.empty() && !o.eval.empty())
+    throw std::runtime_error("--resume and --eval cannot be combined");
+  if (!o.resume.empty()) adopt_checkpoint(o, "--resume", o.resume);
+  if (!o.eval.empty()) adopt_checkpoint(o, "--eval", o.eval);
+  if (o.given.count("--save")) require_writable("--save", o.save);
+  if (o.given.count("--results")) require_writable("--results", o.results);
   if (o.epochs < 1 || o.batch < 1) throw std::runtime_error("--epochs and --batch must be >= 1");
+  if (o.schedule != "cosine" && o.schedule != "constant")
+    throw std::runtime_error("--schedule must be cosine or constant, got '" + o.schedule + "'");
+  if (!(std::isfinite(o.lr) && o.lr >= 0.0f))
+    throw std::runtime_error("--lr must be a finite number > 0");
+  if (o.given.count("--lr") && o.lr == 0.0f)
+    throw std::runtime_error("--lr must be > 0, got 0");
   if (o.optimizer != "sgd" && o.optimizer != "adam")
     throw std::runtime_error("--optimizer must be sgd or adam, got '" + o.optimizer + "'");
 
@@ -316,6 +447,7 @@ int run(const Options& o) {
     throw std::runtime_error("--device must be auto, cpu or cuda, got '" + o.device + "'");
   }
   const bool cuda = device == engine::Device::CUDA;
+  if (!o.eval.empty()) return evaluate_checkpoint(o, device);
 
   // The variants to run. TF32 variants are never picked implicitly: only when named.
   std::vector<const gemm::Variant*> variants;
@@ -390,6 +522,10 @@ int main(int argc, char** argv) {
   app.add_option("--lr", o.lr,
                  "Peak learning rate, decayed to 0 by a cosine over the run "
                  "(default 0.1 for sgd, 1e-3 for adam)");
+  app.add_option("--schedule", o.schedule,
+                 "cosine (decay to 0 over --epochs) or constant (then a run of N epochs resumed "
+                 "for M more equals one of N + M)")
+      ->capture_default_str();
   app.add_option("--optimizer", o.optimizer, "sgd or adam")->capture_default_str();
   app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
   app.add_option("--weight-decay", o.weight_decay, "L2 weight decay")->capture_default_str();
@@ -398,7 +534,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
   app.add_option("--train-limit", o.train_limit, "Use only the first N training examples");
-  app.add_option("--save", o.save, "Write the trained parameters to this checkpoint");
+  app.add_option("--save", o.save,
+                 "After every epoch, write the parameters to this safetensors checkpoint (and the "
+                 "optimiser state beside it, as NAME.optim.safetensors)");
+  app.add_option("--resume", o.resume,
+                 "Continue the run saved in this checkpoint, to --epochs (default: the run's own)");
+  app.add_option("--eval", o.eval, "Print the test loss and accuracy of this checkpoint, and exit");
   app.add_flag("--no-graph", o.no_graph,
                "Run each training step launch by launch instead of replaying one CUDA graph "
                "(same results, bit for bit; for comparison and debugging)");
@@ -407,6 +548,8 @@ int main(int argc, char** argv) {
   // A bare --compare leaves one empty value behind.
   o.compare_extra.erase(std::remove(o.compare_extra.begin(), o.compare_extra.end(), ""),
                         o.compare_extra.end());
+  for (const CLI::Option* opt : app.get_options())
+    if (opt->count() > 0) o.given.insert(opt->get_name());
 
   try {
     return run(o);
