@@ -1,4 +1,4 @@
-// One image file (PNG, JPEG, BMP, … anything stb_image reads) as a network input.
+// One image file (PNG, JPEG, PGM, BMP, … anything stb_image reads) as a network input.
 #pragma once
 
 #include <string>
@@ -8,11 +8,22 @@ namespace data {
 
 // Returns rows·cols floats, row-major, normalised like the MNIST dataset (data/mnist.h).
 // The image is converted to grayscale (colour by luma, transparent pixels count as black),
-// resized to rows × cols (area averaging when shrinking, bilinear when enlarging, each axis on
-// its own) and normalised. The caller must give a white (or light) digit on a black background,
-// as in MNIST: a dark digit on white paper must be inverted first, or it reads as noise.
+// resized to rows × cols with stb_image_resize (per axis: a box filter, i.e. area averaging,
+// when shrinking; a triangle filter, i.e. bilinear, when enlarging; edges clamped) and
+// normalised. No inversion: the caller gives a light digit on a dark background, as in MNIST.
 // Throws data::Error naming the file when it is missing or cannot be decoded, or when rows or
 // cols is not positive.
 std::vector<float> load_digit_image(const std::string& path, int rows, int cols);
+
+// How the digit is drawn: Auto decides by the image's border (a light border is paper, so the
+// digit is dark on light and gets inverted).
+enum class Polarity { Auto, LightOnDark, DarkOnLight };
+
+// A digit photographed or drawn anywhere in an image, prepared as MNIST's digits were: grayscale,
+// inverted when dark on light, cropped to the ink's bounding box (pixels above a quarter of the
+// brightest), scaled so that its longer side fills 20/28 of the output, centred by its centre of
+// mass in rows × cols, and normalised. Same errors as load_digit_image.
+std::vector<float> load_digit_like_mnist(const std::string& path, int rows, int cols,
+                                         Polarity polarity = Polarity::Auto);
 
 }  // namespace data

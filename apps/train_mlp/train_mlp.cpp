@@ -83,7 +83,9 @@ engine::Metadata run_metadata(const Options& o, const std::string& layers, const
           {"batch", std::to_string(o.batch)},
           {"seed", std::to_string(o.seed)},
           {"optimizer", o.optimizer},
-          {"lr", number(o.lr > 0 ? o.lr : o.optimizer == "sgd" ? 0.1f : 1e-3f)},
+          {"lr", number(o.lr > 0               ? o.lr
+                        : o.optimizer == "sgd" ? 0.1f
+                                               : 1e-3f)},
           {"momentum", number(o.momentum)},
           {"weight_decay", number(o.weight_decay)},
           {"schedule", o.schedule}};
@@ -237,8 +239,9 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
     first_epoch = std::stoi(m.at("epoch")) + 1;
     if (trainer.steps() != static_cast<int64_t>(first_epoch - 1) * batches)
       throw std::runtime_error("--resume: " + o.resume + " was saved after " +
-                               std::to_string(trainer.steps()) + " steps, not at the end of epoch " +
-                               m.at("epoch") + " of " + std::to_string(batches) + " steps");
+                               std::to_string(trainer.steps()) +
+                               " steps, not at the end of epoch " + m.at("epoch") + " of " +
+                               std::to_string(batches) + " steps");
     std::cout << "resumed from " << o.resume << " after epoch " << first_epoch - 1 << "\n";
   }
 
@@ -350,7 +353,8 @@ void write_results(const std::string& path, const std::vector<RunResult>& runs) 
 void require_writable(const std::string& flag, const std::string& path) {
   if (path.empty()) throw std::runtime_error(flag + " needs a file name, got ''");
   const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
+  const std::string dir =
+      slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
   if (::access(dir.c_str(), W_OK) != 0)
     throw std::runtime_error(flag + " " + path + ": the folder " + dir +
                              " does not exist or is not writable");
@@ -370,8 +374,8 @@ void adopt_checkpoint(Options& o, const std::string& flag, const std::string& pa
   auto adopt = [&](const char* option, const char* key, auto& field, auto parse) {
     const auto value = parse(get(key));
     if (o.given.count(option) && field != value)
-      throw std::runtime_error(flag + " " + path + ": the checkpoint has " + key + " " +
-                               get(key) + ", which " + option + " contradicts");
+      throw std::runtime_error(flag + " " + path + ": the checkpoint has " + key + " " + get(key) +
+                               ", which " + option + " contradicts");
     field = value;
   };
   const auto to_int = [](const std::string& v) { return std::stoi(v); };
@@ -407,8 +411,7 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
                                                     : data::BatchLoader::Where::Host;
   data::BatchLoader test_data(test_set, o.batch, o.seed, where, false, ctx.stream());
   const engine::MetricTotals te = trainer.evaluate(
-      engine::Tensor::view(device, test_data.all_images(), test_data.count(),
-                           test_set.features()),
+      engine::Tensor::view(device, test_data.all_images(), test_data.count(), test_set.features()),
       engine::LabelTensor::view(device, test_data.all_labels(), test_data.count()));
   std::printf("%s (%s): test loss %.4f  test accuracy %.2f%% (%lld images)\n", o.eval.c_str(),
               mlp.layer_sizes().c_str(), te.mean_loss(), 100 * te.accuracy(),
@@ -428,8 +431,7 @@ int run(Options o) {
     throw std::runtime_error("--schedule must be cosine or constant, got '" + o.schedule + "'");
   if (!(std::isfinite(o.lr) && o.lr >= 0.0f))
     throw std::runtime_error("--lr must be a finite number > 0");
-  if (o.given.count("--lr") && o.lr == 0.0f)
-    throw std::runtime_error("--lr must be > 0, got 0");
+  if (o.given.count("--lr") && o.lr == 0.0f) throw std::runtime_error("--lr must be > 0, got 0");
   if (o.optimizer != "sgd" && o.optimizer != "adam")
     throw std::runtime_error("--optimizer must be sgd or adam, got '" + o.optimizer + "'");
 

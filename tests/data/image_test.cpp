@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb_image_write.h>
 
@@ -109,6 +111,59 @@ TEST(Image, RejectsNonPositiveSize) {
   const std::string path = write_png(dir, "d.png", 1, 1, 1, {1});
   expect_mentions(error_of([&] { load_digit_image(path, 0, 28); }), {path, "0x28", "positive"});
   expect_mentions(error_of([&] { load_digit_image(path, 28, -1); }), {path, "28x-1"});
+}
+
+// A 60×40 picture of a "digit" (a 10×20 bar, off centre), dark on light or light on dark, as a
+// phone photo or a drawing would give it.
+std::string write_bar(const TempDir& dir, const std::string& name, bool dark_on_light) {
+  const int w = 60, h = 40;
+  Bytes px(static_cast<size_t>(w) * h, dark_on_light ? 250 : 5);
+  for (int y = 5; y < 25; ++y)
+    for (int x = 40; x < 50; ++x) px[static_cast<size_t>(y) * w + x] = dark_on_light ? 10 : 245;
+  return write_png(dir, name, w, h, 1, px);
+}
+
+// Where the ink of a prepared 28×28 digit lies: its bounding box and centre of mass.
+struct Ink {
+  int width = 0, height = 0;
+  double cx = 0, cy = 0;
+};
+
+Ink ink_of(const std::vector<float>& digit) {
+  const float background = data::normalise_pixel(0);
+  int top = 28, bottom = -1, left = 28, right = -1;
+  double mass = 0, mx = 0, my = 0;
+  for (int y = 0; y < 28; ++y)
+    for (int x = 0; x < 28; ++x) {
+      const float v = digit[y * 28 + x] - background;
+      if (v > 0.5f)
+        top = std::min(top, y), bottom = std::max(bottom, y), left = std::min(left, x),
+        right = std::max(right, x);
+      mass += v, mx += v * (x + 0.5), my += v * (y + 0.5);
+    }
+  return {right - left + 1, bottom - top + 1, mx / mass, my / mass};
+}
+
+TEST(Image, MnistPreparationCropsScalesAndCentres) {
+  TempDir dir;
+  const std::vector<float> light =
+      data::load_digit_like_mnist(write_bar(dir, "l.png", false), 28, 28);
+  const std::vector<float> dark =
+      data::load_digit_like_mnist(write_bar(dir, "d.png", true), 28, 28);
+  // Auto polarity: the dark-on-light picture is inverted, so both give nearly the same digit.
+  ASSERT_EQ(light.size(), 784u);
+  for (size_t i = 0; i < light.size(); ++i) EXPECT_NEAR(light[i], dark[i], 0.1) << "at " << i;
+  // The bar, 20 rows tall (the longer side fills 20 of 28) and 10 wide, centred.
+  const Ink ink = ink_of(light);
+  EXPECT_EQ(ink.height, 20);
+  EXPECT_EQ(ink.width, 10);
+  EXPECT_NEAR(ink.cx, 14.0, 0.6);
+  EXPECT_NEAR(ink.cy, 14.0, 0.6);
+  // Forced the wrong way, the light paper is the ink: the whole 60×40 picture, 20 wide, 13 tall.
+  const Ink paper = ink_of(data::load_digit_like_mnist(write_bar(dir, "d2.png", true), 28, 28,
+                                                       data::Polarity::LightOnDark));
+  EXPECT_EQ(paper.width, 20);
+  EXPECT_EQ(paper.height, 13);
 }
 
 }  // namespace

@@ -20,15 +20,15 @@ using engine::Context;
 using engine::Device;
 using engine::Tensor;
 
-#define EXPECT_THROW_WITH(stmt, needle)                                                   \
-  do {                                                                                    \
-    try {                                                                                 \
-      stmt;                                                                               \
-      ADD_FAILURE() << #stmt << ": no engine::Error";                                     \
-    } catch (const engine::Error& e) {                                                    \
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)                    \
-          << #stmt << ": message lacks \"" << (needle) << "\"; got: " << e.what();        \
-    }                                                                                     \
+#define EXPECT_THROW_WITH(stmt, needle)                                            \
+  do {                                                                             \
+    try {                                                                          \
+      stmt;                                                                        \
+      ADD_FAILURE() << #stmt << ": no engine::Error";                              \
+    } catch (const engine::Error& e) {                                             \
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)             \
+          << #stmt << ": message lacks \"" << (needle) << "\"; got: " << e.what(); \
+    }                                                                              \
   } while (0)
 
 class Checkpoint : public ::testing::Test {
@@ -58,7 +58,8 @@ class Checkpoint : public ::testing::Test {
     uint64_t n = 0;
     for (int i = 0; i < 8; ++i) n |= uint64_t(static_cast<unsigned char>(good[i])) << (8 * i);
     std::string out;
-    for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(uint64_t(header.size()) >> (8 * i)));
+    for (int i = 0; i < 8; ++i)
+      out.push_back(static_cast<char>(uint64_t(header.size()) >> (8 * i)));
     return out + header + good.substr(8 + n);
   }
   std::string header() const {
@@ -104,8 +105,9 @@ TEST_F(Checkpoint, ErrorsNameTheFileAndTheTensor) {
   EXPECT_THROW_WITH(engine::load_checkpoint(ctx, ::testing::TempDir(), net.parameters()),
                     "is a directory");
   EXPECT_THROW_WITH(engine::save_checkpoint(ctx, "", net.parameters()), "empty path");
-  EXPECT_THROW_WITH(engine::save_checkpoint(ctx, "/nonexistent-dir/x.safetensors", net.parameters()),
-                    "cannot create");
+  EXPECT_THROW_WITH(
+      engine::save_checkpoint(ctx, "/nonexistent-dir/x.safetensors", net.parameters()),
+      "cannot create");
   engine::save_checkpoint(ctx, path_, net.parameters());
   EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, other_shape.parameters()),
                     "tensor '0.weight' has shape [4,3], the model expects [5,3]");
@@ -119,8 +121,7 @@ TEST_F(Checkpoint, ErrorsNameTheFileAndTheTensor) {
   write_bytes(good.substr(0, 5));
   EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), "shorter than");
   write_bytes(std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8) + good.substr(8));
-  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()),
-                    "does not fit the file");
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), "does not fit the file");
   write_bytes(with_header(good, std::string(h.size(), '{')));
   EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), "not valid JSON");
   std::string f16 = h;
@@ -162,8 +163,8 @@ TEST_F(Checkpoint, ResumedRunContinuesExactly) {
         net.add<engine::Linear>(ctx, 16, classes);
         engine::TrainerOptions o;
         o.max_batch = batch, o.classes = classes;
-        o.optimizer = adam ? engine::TrainerOptions::Optimizer::Adam
-                           : engine::TrainerOptions::Optimizer::Sgd;
+        o.optimizer =
+            adam ? engine::TrainerOptions::Optimizer::Adam : engine::TrainerOptions::Optimizer::Sgd;
         o.sgd = {0.1f, 0.9f, 1e-3f, cosine_steps};
         o.adam.lr = 1e-2f, o.adam.cosine_steps = cosine_steps;
         engine::Trainer trainer(ctx, net, o);
@@ -203,7 +204,8 @@ TEST_F(Checkpoint, OptimizerStateErrors) {
   EXPECT_THROW_WITH(engine::load_optimizer_state(ctx, path_, sgd), "no 'step'");
   engine::save_optimizer_state(ctx, path_, sgd);
   engine::Adam adam(ctx, net.parameters(), {});
-  EXPECT_THROW_WITH(engine::load_optimizer_state(ctx, path_, adam), "tensor 'momentum_buffer' is not");
+  EXPECT_THROW_WITH(engine::load_optimizer_state(ctx, path_, adam),
+                    "tensor 'momentum_buffer' is not");
   EXPECT_EQ(engine::optimizer_state_path("a/m.safetensors"), "a/m.optim.safetensors");
   EXPECT_EQ(engine::optimizer_state_path("m.bin"), "m.bin.optim.safetensors");
 }

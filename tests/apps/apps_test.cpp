@@ -1,0 +1,109 @@
+// The apps as a user runs them: predict on an image with a saved model, and the errors of bad
+// flags and files, each a message and a non-zero exit. The binaries' paths come from CMake.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb_image_write.h>
+
+#include "engine/engine.h"
+#include "models/mlp.h"
+
+namespace {
+
+struct Result {
+  int status;
+  std::string output;  // stdout and stderr
+};
+
+Result run(const std::string& command) {
+  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+#define EXPECT_FAILS_WITH(command, needle)                                                \
+  do {                                                                                    \
+    const Result r = run(command);                                                        \
+    EXPECT_NE(r.status, 0) << (command) << "\n" << r.output;                              \
+    EXPECT_NE(r.output.find(needle), std::string::npos) << (command) << "\n" << r.output; \
+  } while (0)
+
+const std::string kPredict = PREDICT_BINARY;
+const std::string kTrain = TRAIN_MLP_BINARY;
+const std::string kTmp = ::testing::TempDir();
+
+// ctest runs each test as its own process, in parallel: files are named after the test.
+std::string test_file(const std::string& suffix) {
+  return kTmp + "apps_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + suffix;
+}
+
+// An untrained 784-16-10 model saved as train_mlp saves it (layer sizes in the metadata).
+std::string save_model() {
+  const std::string path = test_file(".safetensors");
+  engine::Context ctx(engine::Device::CPU, "cpu", 3);
+  models::MLP mlp(ctx, 784, {16}, 10);
+  engine::save_checkpoint(ctx, path, mlp.parameters(), {{"layers", mlp.layer_sizes()}});
+  return path;
+}
+
+// A 50×40 dark-on-light picture with a bar in it.
+std::string save_image() {
+  const std::string path = test_file(".png");
+  std::vector<unsigned char> px(50 * 40, 230);
+  for (int y = 8; y < 32; ++y)
+    for (int x = 20; x < 26; ++x) px[y * 50 + x] = 20;
+  stbi_write_png(path.c_str(), 50, 40, 1, px.data(), 50);
+  return path;
+}
+
+TEST(Predict, PrintsTheTopClassesOfEachImage) {
+  const std::string model = save_model(), image = save_image();
+  const Result r =
+      run(kPredict + " --device cpu --top 3 --model " + model + " " + image + " " + image);
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Two lines, "<image>: c (p%), c (p%), c (p%)".
+  size_t lines = 0, at = 0;
+  while ((at = r.output.find(image + ":", at)) != std::string::npos) ++lines, ++at;
+  EXPECT_EQ(lines, 2u) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '%'), 6) << r.output;
+}
+
+TEST(Predict, BadInputIsAnErrorNamingIt) {
+  const std::string model = save_model(), image = save_image();
+  EXPECT_FAILS_WITH(kPredict + " --model " + kTmp + "missing.safetensors " + image,
+                    "missing.safetensors: cannot open");
+  EXPECT_FAILS_WITH(kPredict + " --device cpu --model " + model + " " + kTmp + "missing.png",
+                    "missing.png: cannot open");
+  EXPECT_FAILS_WITH(kPredict + " --device cpu --model " + model + " " + model,
+                    "cannot decode image");
+  EXPECT_FAILS_WITH(kPredict + " --device tpu --model " + model + " " + image,
+                    "--device must be auto, cpu or cuda");
+  EXPECT_FAILS_WITH(kPredict + " --model " + kTmp + " " + image, "is a directory");
+  EXPECT_FAILS_WITH(kPredict + " " + image, "--model is required");
+}
+
+TEST(TrainMlp, BadFlagsAreErrorsBeforeAnyWork) {
+  EXPECT_FAILS_WITH(kTrain + " --save ''", "--save needs a file name");
+  EXPECT_FAILS_WITH(kTrain + " --save /nonexistent-dir/m.safetensors",
+                    "the folder /nonexistent-dir does not exist or is not writable");
+  EXPECT_FAILS_WITH(kTrain + " --results /nonexistent-dir/r.csv", "/nonexistent-dir");
+  EXPECT_FAILS_WITH(kTrain + " --schedule step", "--schedule must be cosine or constant");
+  EXPECT_FAILS_WITH(kTrain + " --lr 0", "--lr must be > 0");
+  EXPECT_FAILS_WITH(kTrain + " --lr nan", "--lr");
+  EXPECT_FAILS_WITH(kTrain + " --resume " + kTmp + "missing.safetensors", "cannot open");
+  EXPECT_FAILS_WITH(kTrain + " --eval " + kTmp, "is a directory");
+  const std::string model = save_model();  // metadata without train_mlp's run settings
+  EXPECT_FAILS_WITH(kTrain + " --eval " + model, "has no 'hidden'");
+}
+
+}  // namespace
