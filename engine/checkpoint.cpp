@@ -83,6 +83,12 @@ void save(Context& ctx, const std::string& path, const std::vector<Entry>& tenso
     if (header.contains(e.name))
       throw Error("checkpoint " + path + ": two tensors named " + e.name);
     const std::vector<float> values = e.tensor->download(ctx.stream());
+    for (size_t i = 0; i < values.size(); ++i)
+      if (!std::isfinite(values[i]))
+        throw Error("checkpoint " + path + ": tensor '" + e.name +
+                    "' holds a non-finite value at "
+                    "index " +
+                    std::to_string(i) + "; nothing was written");
     const size_t begin = data.size();
     for (float f : values) {  // little-endian, whatever the host's byte order
       uint32_t bits;

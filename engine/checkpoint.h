@@ -11,7 +11,8 @@
 // dataset, variant, epoch, seed and the optimiser's hyper-parameters). The optimiser's state (its
 // flat buffers and step count) goes to a second file, optimizer_state_path(path).
 //
-// Writing: to `path.tmp` in the same folder (a stale one from a killed save is replaced), flushed
+// Writing refuses a tensor holding NaN or infinity (nothing is written). It goes to `path.tmp`
+// in the same folder (a stale one from a killed save is replaced), flushed
 // to disk, then renamed over `path`, so a crash never leaves a half-written file under the real
 // name. Reading checks the header's length, its JSON, every tensor's dtype, shape and offsets
 // (inside the data, no overlap, nothing left over) and that every value is finite, and reads

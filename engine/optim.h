@@ -39,6 +39,8 @@ class Optimizer {
   // picks the batch of the step on the device).
   const int64_t* device_step() const { return step_; }
   int64_t parameter_count() const { return values_.size(); }
+  // Every parameter, flat (with each slice's padding, which stays zero).
+  const Tensor& values() const { return values_; }
 
   // The state a resumed run needs besides the parameters: the named flat buffers (PyTorch's
   // names: momentum_buffer; exp_avg, exp_avg_sq) and the step count.

@@ -65,6 +65,8 @@ class Trainer {
 
   // The loss and accuracy of the steps since the last call; waits for the device once.
   MetricTotals take_metrics();
+  // The same without starting over (a running loss for progress reports); waits once.
+  MetricTotals peek_metrics() { return train_metrics_.read(ctx_); }
   // Loss and accuracy of the network on a whole set (x: N×features, labels: N), in batches of at
   // most max_batch, in order. Waits for the device once.
   MetricTotals evaluate(const Tensor& x, const LabelTensor& labels);

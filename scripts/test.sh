@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install_deps.sh
+# MNIST lets the tests that train on it run (they skip without it, naming the reason).
+scripts/fetch_mnist.sh data/mnist || echo "test.sh: MNIST could not be fetched; its tests skip"
 build_dir=${BUILD_DIR:-build}
 arch_args=()
 [ -n "${CUDA_ARCHS:-}" ] && arch_args=(-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS")

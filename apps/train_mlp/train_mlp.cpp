@@ -60,6 +60,8 @@ struct Options {
   std::string eval;
   bool no_graph = false;
   std::string schedule = "cosine";
+  std::string history;
+  int log_interval = 0;
   std::set<std::string> given;  // the flags given on the command line, e.g. "--hidden"
 };
 
@@ -92,8 +94,41 @@ engine::Metadata run_metadata(const Options& o, const std::string& layers, const
 }
 
 struct EpochLog {
-  double loss, train_acc, test_acc, epoch_s, gemm_s;
+  int epoch;
+  double loss, train_acc, test_acc, lr, epoch_s, gemm_s;
 };
+
+// --history: one row per epoch so far, CSV or (*.json) JSON, rewritten after every epoch through
+// a temporary file, so that an interrupted run keeps its history.
+void write_history(const std::string& path, const std::vector<EpochLog>& epochs) {
+  const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  std::ostringstream f;
+  f << std::setprecision(8);
+  if (json)
+    f << "[\n";
+  else
+    f << "epoch,loss,train_acc,test_acc,lr,epoch_s,gemm_s\n";
+  for (size_t i = 0; i < epochs.size(); ++i) {
+    const EpochLog& e = epochs[i];
+    if (json)
+      f << "  {\"epoch\": " << e.epoch << ", \"loss\": " << e.loss
+        << ", \"train_acc\": " << e.train_acc << ", \"test_acc\": " << e.test_acc
+        << ", \"lr\": " << e.lr << ", \"epoch_s\": " << e.epoch_s << ", \"gemm_s\": " << e.gemm_s
+        << "}" << (i + 1 < epochs.size() ? ",\n" : "\n");
+    else
+      f << e.epoch << "," << e.loss << "," << e.train_acc << "," << e.test_acc << "," << e.lr << ","
+        << e.epoch_s << "," << e.gemm_s << "\n";
+  }
+  if (json) f << "]\n";
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << f.str();
+    if (!out.flush()) throw std::runtime_error("--history: cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("--history: cannot rename " + tmp + " to " + path);
+}
 
 struct RunResult {
   std::string variant;
@@ -110,25 +145,65 @@ struct RunResult {
   }
 };
 
-// A bar on stderr, only when stderr is a terminal. It counts batches handed to the device, which
-// runs a little behind; reading the device's progress would need a synchronisation.
-class ProgressBar {
+// Training stopped because the loss or a parameter became NaN or infinite: exit status 3.
+struct Diverged : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Progress within an epoch. On a terminal (stderr), a bar with the running loss and the epoch's
+// ETA, redrawn at most four times a second; with --log-interval N, a line on stdout every N steps,
+// the only progress shown when stderr is not a terminal. Each redraw or line reads the running
+// metrics, which waits for the device, so it happens only that often; a non-finite running loss
+// stops training there, naming the epoch and step.
+class Progress {
  public:
-  ProgressBar(int epoch, int total) : epoch_(epoch), total_(total), on_(isatty(STDERR_FILENO)) {}
-  void update(int done) {
-    if (!on_ || (done % std::max(1, total_ / 50) != 0 && done != total_)) return;
-    const int width = 30, filled = width * done / total_;
-    std::fprintf(stderr, "\r  epoch %d [%s%s] %d/%d", epoch_, std::string(filled, '#').c_str(),
-                 std::string(width - filled, '.').c_str(), done, total_);
-    std::fflush(stderr);
+  Progress(engine::Trainer& trainer, const char* variant, int epoch, int total, int log_interval)
+      : trainer_(trainer),
+        variant_(variant),
+        epoch_(epoch),
+        total_(total),
+        log_interval_(log_interval),
+        bar_(isatty(STDERR_FILENO)),
+        start_(Clock::now()),
+        last_draw_(start_) {}
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  ~Progress() {
+    if (drawn_) std::fprintf(stderr, "\r%78s\r", "");  // clear the line for the epoch's summary
   }
-  ~ProgressBar() {
-    if (on_) std::fprintf(stderr, "\r%60s\r", "");  // clear the line for the epoch's summary
+
+  void update(int done) {
+    const Clock::time_point now = Clock::now();
+    const bool log = log_interval_ > 0 && done % log_interval_ == 0;
+    const bool draw = bar_ && (now - last_draw_ > std::chrono::milliseconds(250) || done == total_);
+    if (!log && !draw) return;
+    const engine::MetricTotals m = trainer_.peek_metrics();
+    if (!std::isfinite(m.loss_sum))
+      throw Diverged("the loss became non-finite in epoch " + std::to_string(epoch_) +
+                     ", by step " + std::to_string(done) + " of " + std::to_string(total_));
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double eta = elapsed / done * (total_ - done);
+    if (log)
+      std::printf("[%s] epoch %d step %d/%d  loss %.4f  lr %.4g  %.1f s\n", variant_, epoch_, done,
+                  total_, m.mean_loss(), trainer_.lr(), elapsed);
+    if (draw) {
+      const int width = 24, filled = width * done / total_;
+      std::fprintf(stderr, "\r  epoch %d [%s%s] %d/%d  loss %.4f  ETA %.1f s ", epoch_,
+                   std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), done,
+                   total_, m.mean_loss(), eta);
+      std::fflush(stderr);
+      last_draw_ = now;
+      drawn_ = true;
+    }
   }
 
  private:
-  int epoch_, total_;
-  bool on_;
+  using Clock = std::chrono::steady_clock;
+  engine::Trainer& trainer_;
+  const char* variant_;
+  int epoch_, total_, log_interval_;
+  bool bar_, drawn_ = false;
+  Clock::time_point start_, last_draw_;
 };
 
 engine::TrainerOptions trainer_options(const Options& o, int classes, int64_t total_steps,
@@ -153,7 +228,7 @@ engine::TrainerOptions trainer_options(const Options& o, int classes, int64_t to
 // One epoch of steps. The loader gathers each step's batch from the device-side step counter
 // (BatchLoader::batch_at), so that a replayed graph gathers a new batch each time.
 void run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine::Tensor& x,
-               const engine::LabelTensor& y, ProgressBar* bar) {
+               const engine::LabelTensor& y, Progress* progress) {
   const auto gather = [&loader](cudaStream_t, const int64_t* step) { loader.batch_at(step); };
   const int batches = loader.num_batches(), b = loader.batch_size();
   for (int i = 0; i < batches; ++i) {
@@ -162,7 +237,7 @@ void run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine
       trainer.step(x, y, gather);
     else  // the epoch's last, partial batch: the first rows of the same buffers
       trainer.step(x.first_rows(size), y.first(size), gather);
-    if (bar) bar->update(i + 1);
+    if (progress) progress->update(i + 1);
   }
 }
 
@@ -268,18 +343,25 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
     ctx.begin_epoch();
     train_data.begin_epoch(epoch);
     {
-      ProgressBar bar(epoch, batches);
-      run_epoch(trainer, train_data, x, y, &bar);
+      Progress progress(trainer, variant.name, epoch, batches, o.log_interval);
+      run_epoch(trainer, train_data, x, y, &progress);
     }
     const engine::EpochTimes times = ctx.end_epoch();
     const engine::MetricTotals tr = trainer.take_metrics();
+    if (!std::isfinite(tr.loss_sum))
+      throw Diverged("the loss became non-finite in epoch " + std::to_string(epoch));
+    for (float v : trainer.optimizer().values().download(ctx.stream()))
+      if (!std::isfinite(v))
+        throw Diverged("a parameter became non-finite in epoch " + std::to_string(epoch));
     const engine::MetricTotals te = trainer.evaluate(test_x, test_y);
     if (!trainer.graph_note().empty() && !graph_noted) {
       std::cout << "[" << variant.name << "] note: " << trainer.graph_note() << "\n";
       graph_noted = true;
     }
     const double gemm_s = profiled_gemm_s >= 0 ? profiled_gemm_s : times.gemm_s;
-    result.epochs.push_back({tr.mean_loss(), tr.accuracy(), te.accuracy(), times.epoch_s, gemm_s});
+    result.epochs.push_back(
+        {epoch, tr.mean_loss(), tr.accuracy(), te.accuracy(), trainer.lr(), times.epoch_s, gemm_s});
+    if (!o.history.empty()) write_history(o.history, result.epochs);
     std::printf("[%s] epoch %2d/%d  loss %.6f  train %6.2f%%  test %6.2f%%  epoch %.4f s\n",
                 variant.name, epoch, o.epochs, tr.mean_loss(), 100 * tr.accuracy(),
                 100 * te.accuracy(), times.epoch_s);
@@ -426,6 +508,8 @@ int run(Options o) {
   if (!o.eval.empty()) adopt_checkpoint(o, "--eval", o.eval);
   if (o.given.count("--save")) require_writable("--save", o.save);
   if (o.given.count("--results")) require_writable("--results", o.results);
+  if (o.given.count("--history")) require_writable("--history", o.history);
+  if (o.log_interval < 0) throw std::runtime_error("--log-interval must be >= 0");
   if (o.epochs < 1 || o.batch < 1) throw std::runtime_error("--epochs and --batch must be >= 1");
   if (o.schedule != "cosine" && o.schedule != "constant")
     throw std::runtime_error("--schedule must be cosine or constant, got '" + o.schedule + "'");
@@ -539,6 +623,12 @@ int main(int argc, char** argv) {
   app.add_option("--save", o.save,
                  "After every epoch, write the parameters to this safetensors checkpoint (and the "
                  "optimiser state beside it, as NAME.optim.safetensors)");
+  app.add_option("--history", o.history,
+                 "Write one row per epoch (epoch, loss, accuracies, lr, epoch and GEMM seconds) to "
+                 "this CSV file (JSON: *.json), rewritten after every epoch");
+  app.add_option("--log-interval", o.log_interval,
+                 "Print a line every N steps (the only progress shown when the output is not a "
+                 "terminal; each line waits for the device once)");
   app.add_option("--resume", o.resume,
                  "Continue the run saved in this checkpoint, to --epochs (default: the run's own)");
   app.add_option("--eval", o.eval, "Print the test loss and accuracy of this checkpoint, and exit");
@@ -555,6 +645,10 @@ int main(int argc, char** argv) {
 
   try {
     return run(o);
+  } catch (const Diverged& e) {
+    std::cerr << "train_mlp: training diverged: " << e.what()
+              << "; no checkpoint was written for it (try a smaller --lr)\n";
+    return 3;
   } catch (const std::exception& e) {
     std::cerr << "train_mlp: error: " << e.what() << "\n";
     return 1;

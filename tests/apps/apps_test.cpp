@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -104,6 +106,66 @@ TEST(TrainMlp, BadFlagsAreErrorsBeforeAnyWork) {
   EXPECT_FAILS_WITH(kTrain + " --eval " + kTmp, "is a directory");
   const std::string model = save_model();  // metadata without train_mlp's run settings
   EXPECT_FAILS_WITH(kTrain + " --eval " + model, "has no 'hidden'");
+}
+
+// The real MNIST files, when scripts/fetch_mnist.sh has put them in data/mnist (or
+// GEMM_MLP_MNIST_DIR points elsewhere); a missing dataset skips, as in RealMnist.*.
+std::string mnist_dir() {
+  const char* env = std::getenv("GEMM_MLP_MNIST_DIR");
+  return env != nullptr && *env != '\0' ? env : GEMM_MLP_SOURCE_DIR "/data/mnist";
+}
+
+#define MNIST_OR_SKIP()                                                  \
+  if (!std::ifstream(mnist_dir() + "/t10k-labels-idx1-ubyte").good() &&  \
+      !std::ifstream(mnist_dir() + "/t10k-labels-idx1-ubyte.gz").good()) \
+  GTEST_SKIP() << "MNIST is not in " << mnist_dir() << " (run scripts/fetch_mnist.sh)"
+
+// A rate far too high: training stops with status 3, naming the epoch, and any checkpoint left
+// is from an earlier, finite epoch (it loads: loading checks every value).
+TEST(TrainMlp, DivergenceStopsWithStatus3AndNoBadCheckpoint) {
+  MNIST_OR_SKIP();
+  const std::string ckpt = test_file(".safetensors");
+  std::remove(ckpt.c_str());
+  const Result r = run(kTrain + " --device cpu --data-dir " + mnist_dir() +
+                       " --train-limit 1024 --hidden 32 --epochs 3 --lr 1e6 --save " + ckpt);
+  EXPECT_EQ(r.status, 3) << r.output;
+  EXPECT_NE(r.output.find("training diverged: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("non-finite in epoch"), std::string::npos) << r.output;
+  if (std::ifstream(ckpt).good()) {
+    const Result eval = run(kTrain + " --device cpu --data-dir " + mnist_dir() + " --eval " + ckpt);
+    EXPECT_EQ(eval.status, 0) << eval.output;
+  }
+}
+
+// 2 epochs, then --resume for 1 more, equals 3 epochs straight (constant schedule), loss for loss;
+// --eval of the result prints the last epoch's test accuracy.
+TEST(TrainMlp, ResumeContinuesAndEvalReports) {
+  MNIST_OR_SKIP();
+  const std::string ckpt = test_file(".safetensors"), history = test_file(".csv");
+  const std::string common = kTrain + " --device cpu --data-dir " + mnist_dir() +
+                             " --train-limit 1024 --hidden 32 --schedule constant";
+  const Result straight = run(common + " --epochs 3");
+  ASSERT_EQ(straight.status, 0) << straight.output;
+  ASSERT_EQ(run(common + " --epochs 2 --save " + ckpt).status, 0);
+  const Result resumed =
+      run(kTrain + " --device cpu --data-dir " + mnist_dir() + " --train-limit 1024 --resume " +
+          ckpt + " --epochs 3 --history " + history);
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  const auto epoch3 = [](const std::string& out) {
+    const size_t at = out.find("epoch  3/3");
+    return at == std::string::npos ? std::string("(none)")
+                                   : out.substr(at, out.find(" epoch ", at + 12) - at);
+  };
+  EXPECT_EQ(epoch3(resumed.output), epoch3(straight.output));
+  std::ifstream h(history);
+  std::string header, row;
+  std::getline(h, header);
+  std::getline(h, row);
+  EXPECT_EQ(header, "epoch,loss,train_acc,test_acc,lr,epoch_s,gemm_s");
+  EXPECT_EQ(row.substr(0, 2), "3,") << row;
+  const Result eval = run(kTrain + " --device cpu --data-dir " + mnist_dir() + " --eval " + ckpt);
+  EXPECT_EQ(eval.status, 0) << eval.output;
+  EXPECT_NE(eval.output.find("test accuracy"), std::string::npos) << eval.output;
 }
 
 }  // namespace
