@@ -38,10 +38,15 @@ def main():
         sys.exit(f"plot_bench.py: no square NN results in {args.results}")
 
     fig, ax = plt.subplots(figsize=(8, 5))
-    for variant, pts in lines.items():
+    # tab20 gives every series its own colour (the default cycle has ten for twelve series); the
+    # markers cycle too, so that lines stay apart in grey print.
+    colours = plt.get_cmap("tab20").colors
+    markers = "os^vD<>phX*P"
+    for i, (variant, pts) in enumerate(lines.items()):
         pts.sort()
         style = "--" if variant.startswith("cublas") else "-"
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", label=variant)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker=markers[i % len(markers)],
+                color=colours[(2 * i) % 20 + (2 * i // 20) % 2], label=variant)
     ax.set_xscale("log", base=2)
     sizes = sorted({p[0] for pts in lines.values() for p in pts})
     ax.set_xticks(sizes)

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Plots a training run: loss and accuracy per epoch, or the epoch time of every variant.
+
+    scripts/plot_training.py history run.csv [-o docs/training_curves.png]
+    scripts/plot_training.py compare docs/results/train_compare.csv [-o docs/train_compare.png]
+
+`history` reads what train_mlp --history writes (CSV or JSON: epoch, loss, train_acc, test_acc,
+lr, epoch_s, gemm_s) and draws the loss and both accuracies against the epoch. `compare` reads
+what train_mlp --compare --results writes and draws each variant's seconds per epoch, split into
+GEMM and the rest. Needs matplotlib (Debian's python3-matplotlib).
+"""
+
+import argparse
+import csv
+import json
+import os
+import sys
+
+
+def read_rows(path):
+    try:
+        with open(path) as f:
+            return json.load(f) if path.endswith(".json") else list(csv.DictReader(f))
+    except (OSError, ValueError) as e:
+        sys.exit(f"plot_training.py: cannot read {path}: {e}")
+
+
+def column(rows, key, path):
+    try:
+        return [float(r[key]) for r in rows]
+    except (KeyError, ValueError):
+        sys.exit(f"plot_training.py: {path} has no numeric column '{key}'")
+
+
+def plot_history(plt, rows, path, title):
+    epochs = column(rows, "epoch", path)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    left.plot(epochs, column(rows, "loss", path), marker="o", color="tab:red")
+    left.set_xlabel("epoch")
+    left.set_ylabel("training loss (mean cross-entropy)")
+    left.set_yscale("log")
+    right.plot(epochs, [100 * v for v in column(rows, "train_acc", path)], marker="o", label="train")
+    right.plot(epochs, [100 * v for v in column(rows, "test_acc", path)], marker="s", label="test")
+    right.set_xlabel("epoch")
+    right.set_ylabel("accuracy (%)")
+    right.legend()
+    for ax in (left, right):
+        ax.grid(True, alpha=0.3)
+    fig.suptitle(title or "train_mlp --history " + os.path.basename(path))
+    return fig
+
+
+def plot_compare(plt, rows, path, title):
+    names = [r["variant"] for r in rows]
+    total = column(rows, "s_per_epoch", path)
+    gemm = [min(g, t) for g, t in zip(column(rows, "gemm_s_per_epoch", path), total)]
+    rest = [t - g for g, t in zip(gemm, total)]
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    ax.bar(names, [1e3 * g for g in gemm], label="GEMM", color="tab:blue")
+    ax.bar(names, [1e3 * r for r in rest], bottom=[1e3 * g for g in gemm], label="the rest",
+           color="tab:orange")
+    for x, t in enumerate(total):
+        ax.annotate(f"{1e3 * t:.1f}", (x, 1e3 * t), ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel("ms per epoch")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend()
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+    ax.set_title(title or "train_mlp --compare: time per epoch")
+    return fig
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("kind", choices=["history", "compare"])
+    ap.add_argument("path", help="train_mlp --history or --results output")
+    ap.add_argument("-o", "--output", help="PNG to write (default: next to the input)")
+    ap.add_argument("--title")
+    args = ap.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("plot_training.py: matplotlib is not installed (apt-get install python3-matplotlib)")
+    rows = read_rows(args.path)
+    if not rows:
+        sys.exit(f"plot_training.py: {args.path} holds no rows")
+    fig = (plot_history if args.kind == "history" else plot_compare)(plt, rows, args.path,
+                                                                     args.title)
+    output = args.output or os.path.splitext(args.path)[0] + ".png"
+    fig.tight_layout()
+    fig.savefig(output, dpi=110)
+    print(f"plot_training.py: wrote {os.path.normpath(output)}")
+
+
+if __name__ == "__main__":
+    main()
