@@ -1,36 +1,57 @@
 // train_spiral: the engine embedded in a toy model, start to finish. Classifies the points of
-// three interleaved spirals with a 2-64-64-3 network, full batch, Adam. The Context picks the GPU
-// when there is one (and the fastest fp32 kernel measured there), otherwise the CPU.
+// three interleaved spirals with a 2-H-H-3 network, full batch, Adam. By default the Context
+// picks the GPU when there is one (and the fastest fp32 kernel measured there), else the CPU.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <memory>
 
 #include "engine/engine.h"
 #include "models/spiral.h"
 
-int main() try {
-  const models::SpiralData d = models::make_spiral(100, 3, 0.1f, 1);
-  engine::Context ctx(/*seed=*/1);
-  models::SpiralClassifier net(ctx, d.classes, 64);
+int main(int argc, char** argv) {
+  int steps = 1000, hidden = 64;
+  std::string device = "auto", variant;
+  CLI::App app{"Train a small MLP on three interleaved spirals: the engine in a toy model."};
+  app.add_option("--steps", steps, "Training steps (full batch)")->capture_default_str();
+  app.add_option("--hidden", hidden, "Width of the two hidden layers")->capture_default_str();
+  app.add_option("--device", device, "auto, cpu or cuda")->capture_default_str();
+  app.add_option("--gemm", variant, "GEMM variant (default: auto on the GPU, cpu on the CPU)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (steps < 1 || hidden < 1) throw engine::Error("--steps and --hidden must be >= 1");
+    if (device != "auto" && device != "cpu" && device != "cuda")
+      throw engine::Error("--device must be auto, cpu or cuda, got '" + device + "'");
+    const bool gpu = device == "cuda" || (device == "auto" && gemm::cuda_device_available());
+    const engine::Device dev = gpu ? engine::Device::CUDA : engine::Device::CPU;
+    const std::unique_ptr<engine::Context> ctx =
+        device == "auto" && variant.empty()
+            ? std::make_unique<engine::Context>(/*seed=*/1)
+            : std::make_unique<engine::Context>(
+                  dev, variant.empty() ? (gpu ? "auto" : "cpu") : variant, 1);
 
-  engine::TrainerOptions options;
-  options.max_batch = d.count;
-  options.classes = d.classes;
-  options.optimizer = engine::TrainerOptions::Optimizer::Adam;
-  options.adam.lr = 1e-2f;
-  engine::Trainer trainer(ctx, net, options);
+    const models::SpiralData d = models::make_spiral(100, 3, 0.1f, 1);
+    models::SpiralClassifier net(*ctx, d.classes, hidden);
+    engine::TrainerOptions options;
+    options.max_batch = d.count;
+    options.classes = d.classes;
+    options.optimizer = engine::TrainerOptions::Optimizer::Adam;
+    options.adam.lr = 1e-2f;
+    engine::Trainer trainer(*ctx, net, options);
 
-  const engine::Tensor x = engine::Tensor::from_host(ctx.device(), d.count, 2, d.points);
-  const engine::LabelTensor y(ctx.device(), d.labels);
-  for (int step = 1; step <= 1000; ++step) {
-    trainer.step(x, y);
-    if (step % 200 == 0) {  // reading the metrics is the only wait for the device
-      const engine::MetricTotals t = trainer.take_metrics();
-      std::printf("step %4d  loss %.4f  accuracy %.1f%%\n", step, t.mean_loss(),
-                  100 * t.accuracy());
+    const engine::Tensor x = engine::Tensor::from_host(ctx->device(), d.count, 2, d.points);
+    const engine::LabelTensor y(ctx->device(), d.labels);
+    for (int step = 1; step <= steps; ++step) {
+      trainer.step(x, y);
+      if (step % 200 == 0 || step == steps) {  // reading the metrics is the only wait
+        const engine::MetricTotals t = trainer.take_metrics();
+        std::printf("step %4d  loss %.4f  accuracy %.1f%%\n", step, t.mean_loss(),
+                    100 * t.accuracy());
+      }
     }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "train_spiral: error: %s\n", e.what());
+    return 1;
   }
-  return 0;
-} catch (const std::exception& e) {
-  std::fprintf(stderr, "train_spiral: error: %s\n", e.what());
-  return 1;
 }

@@ -1,0 +1,29 @@
+# `cmake --install` puts the four libraries, their public headers (under include/gemm_mlp/, so
+# that #include "engine/engine.h" works as in this tree) and a package that find_package finds:
+#   find_package(gemm_mlp CONFIG REQUIRED)
+#   target_link_libraries(app PRIVATE gemm_mlp::models)   # or ::engine, ::data, ::kernels
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(GEMM_MLP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/gemm_mlp)
+install(TARGETS gemm_kernels gemm_engine gemm_data gemm_models EXPORT gemm_mlpTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(EXPORT gemm_mlpTargets NAMESPACE gemm_mlp:: DESTINATION ${GEMM_MLP_CMAKE_DIR})
+
+# The public headers: the GEMM contract and its error type, and everything in engine/, models/
+# and data/ (engine/backend.h is included by engine/optim.h).
+install(FILES ${PROJECT_SOURCE_DIR}/kernels/gemm.h ${PROJECT_SOURCE_DIR}/kernels/cuda_check.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gemm_mlp/kernels)
+foreach(dir engine models data)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gemm_mlp/${dir}
+          FILES_MATCHING PATTERN "*.h")
+endforeach()
+
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/gemm_mlpConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/gemm_mlpConfig.cmake
+                              INSTALL_DESTINATION ${GEMM_MLP_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/gemm_mlpConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/gemm_mlpConfig.cmake
+              ${PROJECT_BINARY_DIR}/gemm_mlpConfigVersion.cmake
+        DESTINATION ${GEMM_MLP_CMAKE_DIR})

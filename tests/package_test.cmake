@@ -1,0 +1,43 @@
+# Installs the built project into a scratch prefix, then configures, builds and runs
+# examples/consumer against it, as another CMake project would use the package.
+#   cmake -DBUILD_DIR=… -DSOURCE_DIR=… -DWORK_DIR=… -P package_test.cmake
+foreach(var BUILD_DIR SOURCE_DIR WORK_DIR)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "package_test.cmake: -D${var}=… is required")
+  endif()
+endforeach()
+file(REMOVE_RECURSE ${WORK_DIR})
+
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "package_test: `${ARGN}` failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+foreach(header engine/engine.h kernels/gemm.h models/mlp.h data/loader.h)
+  if(NOT EXISTS ${WORK_DIR}/prefix/include/gemm_mlp/${header})
+    message(FATAL_ERROR "package_test: include/gemm_mlp/${header} was not installed")
+  endif()
+endforeach()
+step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/consumer -B ${WORK_DIR}/build
+     -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
+step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+step(${WORK_DIR}/build/xor_mlp)
+message(STATUS "package_test: ${step_output}")
+
+# As a subproject: no tests, no apps, and no build type written into the parent's cache.
+file(WRITE ${WORK_DIR}/parent/CMakeLists.txt
+     "cmake_minimum_required(VERSION 3.24)\nproject(parent LANGUAGES CXX)\n"
+     "add_subdirectory(${SOURCE_DIR} gemm_mlp)\n")
+step(${CMAKE_COMMAND} -S ${WORK_DIR}/parent -B ${WORK_DIR}/parent-build)
+file(STRINGS ${WORK_DIR}/parent-build/CMakeCache.txt cache)
+foreach(wanted "CMAKE_BUILD_TYPE:STRING=" "GEMM_MLP_BUILD_TESTS:BOOL=OFF"
+        "GEMM_MLP_BUILD_APPS:BOOL=OFF")
+  list(FIND cache "${wanted}" found)
+  if(found EQUAL -1)
+    message(FATAL_ERROR "package_test: as a subproject, the parent's cache lacks '${wanted}'")
+  endif()
+endforeach()
