@@ -1,5 +1,6 @@
 #include "data/idx.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -162,6 +163,14 @@ IdxArray read_idx(const std::string& path) {
     out.dims.push_back(static_cast<int>(d));
   }
   const uint64_t expected = header_bytes + elements;
+  // A header may claim more than the machine could hold (the dataset then also needs 4 bytes a
+  // value as floats): say so before reading, not with bad_alloc after gigabytes.
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  const uint64_t memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+  if (memory > 0 && elements > memory / 5)
+    fail(path, "shape " + shape + " would need " + std::to_string(5 * elements >> 20) +
+                   " MiB (the bytes and their floats), more than this machine's " +
+                   std::to_string(memory >> 20) + " MiB");
 
   // Grow the buffer as data arrives, so a header that claims a huge size on a short file fails
   // as "truncated" instead of allocating what it claims.

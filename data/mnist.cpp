@@ -3,22 +3,49 @@
 #include <sys/stat.h>
 
 #include <climits>
+#include <cstdio>
 
 #include "data/idx.h"
 
 namespace data {
 namespace {
 
-bool is_regular_file(const std::string& path) {
+// What is at `path`: nothing, a regular file, or something else named for the error.
+enum class Kind { Missing, File, Directory, Fifo, Other };
+
+Kind kind_of(const std::string& path) {
   struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  if (::stat(path.c_str(), &st) != 0) return Kind::Missing;
+  if (S_ISREG(st.st_mode)) return Kind::File;
+  if (S_ISDIR(st.st_mode)) return Kind::Directory;
+  if (S_ISFIFO(st.st_mode)) return Kind::Fifo;
+  return Kind::Other;
 }
 
-// `dir/name`, else `dir/name.gz`.
+void require_file_or_missing(const std::string& path) {
+  switch (kind_of(path)) {
+    case Kind::Directory:
+      throw Error(path + ": is a directory, not an IDX file");
+    case Kind::Fifo:
+      throw Error(path + ": is a FIFO (named pipe), not an IDX file");
+    case Kind::Other:
+      throw Error(path + ": is not a regular file");
+    default:
+      break;
+  }
+}
+
+// `dir/name`, else `dir/name.gz`. When both exist, the raw file is read, and a notice says so.
 std::string find_file(const std::string& dir, const std::string& name) {
   const std::string base = (dir.empty() || dir.back() == '/' ? dir : dir + "/") + name;
-  if (is_regular_file(base)) return base;
-  if (is_regular_file(base + ".gz")) return base + ".gz";
+  require_file_or_missing(base);
+  require_file_or_missing(base + ".gz");
+  const bool raw = kind_of(base) == Kind::File, gz = kind_of(base + ".gz") == Kind::File;
+  if (raw && gz)
+    std::fprintf(stderr, "note: both %s and %s.gz exist; reading %s\n", base.c_str(), base.c_str(),
+                 base.c_str());
+  if (raw) return base;
+  if (gz) return base + ".gz";
   throw Error(base + ": not found (nor " + base + ".gz); run scripts/fetch_mnist.sh " + dir +
               " to download MNIST there");
 }

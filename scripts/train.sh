@@ -9,16 +9,23 @@
 # 4. runs build/apps/train_mlp/train_mlp with the flags given.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+# Runs from the folder it was started in, so that relative paths in the flags (--save,
+# --history, --results, --resume, --eval, --data-dir) mean what the user typed.
+repo=$(cd "$(dirname "$0")/.." && pwd)
 
-scripts/install_deps.sh
-scripts/fetch_mnist.sh data/mnist
+"$repo/scripts/install_deps.sh"
+"$repo/scripts/fetch_mnist.sh" "$repo/data/mnist"
 
 # Configure once; the build itself is incremental, so running it each time only rebuilds what
 # changed (and does nothing when train_mlp is up to date).
-if [[ ! -f build/CMakeCache.txt ]]; then
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+if [[ ! -f "$repo/build/CMakeCache.txt" ]]; then
+  cmake -S "$repo" -B "$repo/build" -DCMAKE_BUILD_TYPE=Release
 fi
-cmake --build build --target train_mlp -j"$(nproc)"
+cmake --build "$repo/build" --target train_mlp -j"$(nproc)"
 
-exec build/apps/train_mlp/train_mlp "$@"
+# The repository's MNIST unless the user names another folder.
+data_dir=(--data-dir "$repo/data/mnist")
+for arg in "$@"; do
+  case "$arg" in --data-dir | --data-dir=*) data_dir=() ;; esac
+done
+exec "$repo/build/apps/train_mlp/train_mlp" "${data_dir[@]}" "$@"

@@ -494,7 +494,7 @@ int run_bench(const std::vector<std::string>& variant_names,
   if (!gemm::cuda_device_available()) {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
-    throw UsageError(std::string("no usable CUDA device (cudaGetDeviceCount: ") +
+    throw UsageError(std::string("no NVIDIA driver or GPU found (cudaGetDeviceCount: ") +
                      (err == cudaSuccess ? "0 devices" : cudaGetErrorString(err)) +
                      "); gemm_bench needs a GPU");
   }

@@ -19,9 +19,11 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -565,13 +567,27 @@ int run(Options o) {
     if (cuda)
       if (const char* why = gemm::unavailable_reason(*v)) throw std::runtime_error(why);
 
+  // What the flags alone decide, before the data is read.
+  if (o.train_limit < 0) throw std::runtime_error("--train-limit must be >= 0");
+  for (int h : o.hidden)
+    if (h < 1) throw std::runtime_error("--hidden sizes must be >= 1, got " + std::to_string(h));
+
   data::Dataset train_set = data::load_mnist(o.data_dir, data::Split::Train);
   const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);
-  if (o.train_limit < 0) throw std::runtime_error("--train-limit must be >= 0");
+  if (train_set.rows != test_set.rows || train_set.cols != test_set.cols)
+    throw std::runtime_error("the training images are " + std::to_string(train_set.rows) + "x" +
+                             std::to_string(train_set.cols) + ", the test images " +
+                             std::to_string(test_set.rows) + "x" + std::to_string(test_set.cols));
   if (o.train_limit > 0 && o.train_limit < train_set.count) {
     train_set.count = o.train_limit;
     train_set.images.resize(static_cast<size_t>(o.train_limit) * train_set.features());
     train_set.labels.resize(static_cast<size_t>(o.train_limit));
+  }
+
+  if (o.batch > train_set.count) {
+    std::cout << "note: --batch " << o.batch << " is larger than the " << train_set.count
+              << " training examples; using " << train_set.count << "\n";
+    o.batch = train_set.count;
   }
 
   std::vector<RunResult> runs;
@@ -588,6 +604,7 @@ int run(Options o) {
 
 int main(int argc, char** argv) {
   Options o;
+  std::string seed_text = "1";
   CLI::App app{"Train an MLP on MNIST; every matrix product runs on the chosen GEMM variant."};
   std::string variant_list;
   for (const gemm::Variant& v : gemm::variants())
@@ -615,7 +632,8 @@ int main(int argc, char** argv) {
   app.add_option("--optimizer", o.optimizer, "sgd or adam")->capture_default_str();
   app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
   app.add_option("--weight-decay", o.weight_decay, "L2 weight decay")->capture_default_str();
-  app.add_option("--seed", o.seed, "Seed for initialisation and shuffling")->capture_default_str();
+  app.add_option("--seed", seed_text, "Seed for initialisation and shuffling, 0 .. 2^64-1")
+      ->capture_default_str();
   app.add_option("--data-dir", o.data_dir, "MNIST directory (scripts/fetch_mnist.sh fills it)")
       ->capture_default_str();
   app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
@@ -642,6 +660,16 @@ int main(int argc, char** argv) {
                         o.compare_extra.end());
   for (const CLI::Option* opt : app.get_options())
     if (opt->count() > 0) o.given.insert(opt->get_name());
+  // Digits only, and at most 2^64 − 1: std::stoull alone would take "-1" as 2^64 − 1.
+  errno = 0;
+  char* end = nullptr;
+  o.seed = std::strtoull(seed_text.c_str(), &end, 10);
+  if (seed_text.empty() || seed_text.find_first_not_of("0123456789") != std::string::npos ||
+      errno == ERANGE || *end != '\0') {
+    std::cerr << "train_mlp: error: --seed must be an integer in 0 .. 18446744073709551615, got '"
+              << seed_text << "'\n";
+    return 1;
+  }
 
   try {
     return run(o);

@@ -42,6 +42,7 @@ Result run(const std::string& command) {
 
 const std::string kPredict = PREDICT_BINARY;
 const std::string kTrain = TRAIN_MLP_BINARY;
+const std::string kBench = GEMM_BENCH_BINARY;
 const std::string kTmp = ::testing::TempDir();
 
 // ctest runs each test as its own process, in parallel: files are named after the test.
@@ -106,6 +107,32 @@ TEST(TrainMlp, BadFlagsAreErrorsBeforeAnyWork) {
   EXPECT_FAILS_WITH(kTrain + " --eval " + kTmp, "is a directory");
   const std::string model = save_model();  // metadata without train_mlp's run settings
   EXPECT_FAILS_WITH(kTrain + " --eval " + model, "has no 'hidden'");
+  EXPECT_FAILS_WITH(kTrain + " --seed -1",
+                    "--seed must be an integer in 0 .. 18446744073709551615");
+  EXPECT_FAILS_WITH(kTrain + " --seed 18446744073709551616", "--seed must be an integer");
+  EXPECT_FAILS_WITH(kTrain + " --hidden 64,0", "--hidden sizes must be >= 1, got 0");
+  EXPECT_FAILS_WITH(kTrain + " --train-limit -5", "--train-limit must be >= 0");
+}
+
+// A directory or a FIFO where a data file should be is named as such.
+TEST(TrainMlp, DataFilesThatAreNotFilesAreNamed) {
+  const std::string dir = test_file("_data");
+  ASSERT_EQ(
+      std::system(("rm -rf " + dir + " && mkdir -p " + dir + "/train-images-idx3-ubyte").c_str()),
+      0);
+  EXPECT_FAILS_WITH(kTrain + " --device cpu --data-dir " + dir,
+                    "train-images-idx3-ubyte: is a directory, not an IDX file");
+  ASSERT_EQ(std::system(("rmdir " + dir + "/train-images-idx3-ubyte && mkfifo " + dir +
+                         "/train-images-idx3-ubyte")
+                            .c_str()),
+            0);
+  EXPECT_FAILS_WITH(kTrain + " --device cpu --data-dir " + dir, "is a FIFO (named pipe)");
+}
+
+TEST(GemmBench, WithoutAGpuSaysSo) {
+  if (gemm::cuda_device_available()) GTEST_SKIP() << "this machine has a GPU: gemm_bench runs";
+  EXPECT_FAILS_WITH(kBench + " --shapes 64", "no NVIDIA driver or GPU found");
+  EXPECT_FAILS_WITH(kBench + " --shapes 0x1x1", "bad --shapes entry");  // checked first
 }
 
 // The real MNIST files, when scripts/fetch_mnist.sh has put them in data/mnist (or
