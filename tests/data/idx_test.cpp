@@ -99,6 +99,15 @@ TEST(Idx, HugeClaimOnShortFileIsTruncated) {
                   {path, "truncated: expected 2147483655 bytes", "got 18"});
 }
 
+TEST(Idx, ClaimBeyondTheMachinesMemoryIsAnErrorSayingHowMuch) {
+  TempDir dir;
+  const std::string path = dir.file("greedy-idx3-ubyte");
+  // 2^31 × 2^15 bytes = 64 TiB, more than any machine this runs on.
+  data_test::write_file(path, idx_bytes({0x7FFFFFFFu, 0x8000u}, iota_bytes(10)));
+  expect_mentions(error_of([&] { read_idx(path); }),
+                  {path, "shape 2147483647x32768 would need", "MiB", "more than this machine's"});
+}
+
 TEST(Idx, RejectsTruncatedPayload) {
   TempDir dir;
   const std::string path = dir.file("train-images-idx3-ubyte");
