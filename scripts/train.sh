@@ -14,7 +14,21 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
 "$repo/scripts/install_deps.sh"
-"$repo/scripts/fetch_mnist.sh" "$repo/data/mnist"
+# The dataset the flags ask for (--dataset fashion: Fashion-MNIST), fetched where train_mlp looks.
+dataset=mnist
+prev=
+for arg in "$@"; do
+  [[ "$prev" == --dataset ]] && dataset=$arg
+  [[ "$arg" == --dataset=* ]] && dataset=${arg#--dataset=}
+  prev=$arg
+done
+if [[ "$dataset" == fashion ]]; then
+  data_folder="$repo/data/fashion-mnist"
+  "$repo/scripts/fetch_mnist.sh" fashion "$data_folder"
+else
+  data_folder="$repo/data/mnist"
+  "$repo/scripts/fetch_mnist.sh" "$data_folder"
+fi
 
 # Configure once; the build itself is incremental, so running it each time only rebuilds what
 # changed (and does nothing when train_mlp is up to date).
@@ -23,8 +37,8 @@ if [[ ! -f "$repo/build/CMakeCache.txt" ]]; then
 fi
 cmake --build "$repo/build" --target train_mlp -j"$(nproc)"
 
-# The repository's MNIST unless the user names another folder.
-data_dir=(--data-dir "$repo/data/mnist")
+# The repository's copy unless the user names another folder.
+data_dir=(--data-dir "$data_folder")
 for arg in "$@"; do
   case "$arg" in --data-dir | --data-dir=*) data_dir=() ;; esac
 done

@@ -54,7 +54,8 @@ struct Options {
   float momentum = 0.9f;
   float weight_decay = 5e-4f;
   uint64_t seed = 1;
-  std::string data_dir = "data/mnist";
+  std::string dataset = "mnist";
+  std::string data_dir;  // empty: data/mnist or data/fashion-mnist, by the dataset
   std::string device = "auto";
   int train_limit = 0;  // 0: all
   std::string save;
@@ -80,7 +81,7 @@ engine::Metadata run_metadata(const Options& o, const std::string& layers, const
   return {{"format", "gemm-mlp checkpoint 1"},
           {"layers", layers},
           {"hidden", hidden},
-          {"dataset", "mnist"},
+          {"dataset", o.dataset},
           {"variant", variant},
           {"epoch", std::to_string(epoch)},
           {"epochs", std::to_string(o.epochs)},
@@ -480,6 +481,7 @@ void adopt_checkpoint(Options& o, const std::string& flag, const std::string& pa
   adopt("--momentum", "momentum", o.momentum, to_float);
   adopt("--weight-decay", "weight_decay", o.weight_decay, to_float);
   adopt("--schedule", "schedule", o.schedule, same);
+  adopt("--dataset", "dataset", o.dataset, same);
   if (!o.given.count("--epochs")) o.epochs = to_int(get("epochs"));
 }
 
@@ -504,10 +506,13 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
 }
 
 int run(Options o) {
+  if (o.dataset != "mnist" && o.dataset != "fashion")
+    throw std::runtime_error("--dataset must be mnist or fashion, got '" + o.dataset + "'");
   if (!o.resume.empty() && !o.eval.empty())
     throw std::runtime_error("--resume and --eval cannot be combined");
   if (!o.resume.empty()) adopt_checkpoint(o, "--resume", o.resume);
   if (!o.eval.empty()) adopt_checkpoint(o, "--eval", o.eval);
+  if (o.data_dir.empty()) o.data_dir = o.dataset == "fashion" ? "data/fashion-mnist" : "data/mnist";
   if (o.given.count("--save")) require_writable("--save", o.save);
   if (o.given.count("--results")) require_writable("--results", o.results);
   if (o.given.count("--history")) require_writable("--history", o.history);
@@ -634,8 +639,12 @@ int main(int argc, char** argv) {
   app.add_option("--weight-decay", o.weight_decay, "L2 weight decay")->capture_default_str();
   app.add_option("--seed", seed_text, "Seed for initialisation and shuffling, 0 .. 2^64-1")
       ->capture_default_str();
-  app.add_option("--data-dir", o.data_dir, "MNIST directory (scripts/fetch_mnist.sh fills it)")
+  app.add_option("--dataset", o.dataset,
+                 "mnist or fashion (Fashion-MNIST: scripts/fetch_mnist.sh fashion)")
       ->capture_default_str();
+  app.add_option("--data-dir", o.data_dir,
+                 "The dataset's IDX files (default data/mnist or data/fashion-mnist; "
+                 "scripts/fetch_mnist.sh fills them)");
   app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
   app.add_option("--train-limit", o.train_limit, "Use only the first N training examples");
   app.add_option("--save", o.save,
