@@ -1,9 +1,5 @@
-// Checkpoints in the safetensors format, which PyTorch (safetensors.torch.load_file) and other
-// tools read:
-//   8 bytes   N, the JSON header's length (unsigned, little-endian)
-//   N bytes   the header: {"__metadata__": {string: string, ...},
-//                          "<name>": {"dtype": "F32", "shape": [...], "data_offsets": [b, e]}, ...}
-//   the data  each tensor's values, row-major little-endian float32, at [b, e) of this part
+// Checkpoints in the safetensors format (engine/safetensors.h), which PyTorch
+// (safetensors.torch.load_file) and other tools read.
 //
 // A model's checkpoint holds its parameters under their engine names, which are PyTorch's
 // nn.Sequential names ("0.weight", "0.bias", "2.weight", ...); a 1×n bias is stored with shape
@@ -20,17 +16,17 @@
 // there is one, the tensor.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include "engine/context.h"
 #include "engine/module.h"
 #include "engine/optim.h"
+#include "engine/safetensors.h"
 
 namespace engine {
 
-using Metadata = std::map<std::string, std::string>;
+using Metadata = safetensors::Metadata;
 
 void save_checkpoint(Context& ctx, const std::string& path, const std::vector<Parameter*>& params,
                      const Metadata& metadata = {});
