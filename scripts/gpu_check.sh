@@ -12,7 +12,8 @@
 # 5. if train_mlp was built and MNIST is present, runs a short training comparison, once with the
 #    whole step replayed as one CUDA graph and once launch by launch (--no-graph);
 # 6. where PyTorch is installed, scripts/vs_pytorch.py: our train_mlp beside PyTorch eager and
-#    PyTorch with the whole step in one CUDA graph.
+#    PyTorch with the whole step in one CUDA graph; and scripts/torch_roundtrip.py: checkpoints
+#    both ways between train_mlp and PyTorch.
 #
 # Writes at most 8 files to <out-dir>, no sub-folders:
 #   gpu_check.log      every step: commands, nvidia-smi, configure/build, train_mlp output
@@ -284,6 +285,13 @@ if [[ $steps == *,vs,* ]]; then
       note "vs: ok in $((SECONDS - start)) s (vs_pytorch.csv)"
     else
       fail "vs: scripts/vs_pytorch.py failed after $((SECONDS - start)) s (gpu_check.log)"
+    fi
+    # Checkpoints both ways: PyTorch loads ours, train_mlp --eval reads PyTorch's.
+    if run_logged "$main_log" env PYTHONUNBUFFERED=1 python3 "$repo/scripts/torch_roundtrip.py" \
+        --data-dir "$mnist_dir" --train-mlp "$build_dir/apps/train_mlp/train_mlp"; then
+      note "vs: checkpoint round trip with PyTorch ok"
+    else
+      fail "vs: scripts/torch_roundtrip.py failed (gpu_check.log)"
     fi
   fi
 fi

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Checkpoints both ways between gemm-mlp and PyTorch, on a machine with PyTorch and a GPU.
+
+    scripts/torch_roundtrip.py [--train-mlp build-gpu/apps/train_mlp/train_mlp] [--data-dir DIR]
+
+1. train_mlp trains 784-256-256-10 for 2 epochs and saves a checkpoint; PyTorch loads it into an
+   nn.Sequential with safetensors.torch.load_file and load_state_dict(strict=True), and its test
+   accuracy must match `train_mlp --eval` within 0.05 points.
+2. PyTorch trains the same architecture for 1 epoch and saves it with safetensors.torch.save_file
+   and the metadata train_mlp reads; `train_mlp --eval` must report PyTorch's own test accuracy
+   within 0.05 points.
+Exits non-zero when either way misses. Reuses vs_pytorch.py's MNIST reader and model builder.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+SIZES = [784, 256, 256, 10]
+TOLERANCE = 0.05  # percentage points
+
+
+def eval_with_train_mlp(train_mlp, data_dir, ckpt):
+    out = subprocess.run([train_mlp, "--eval", ckpt, "--data-dir", data_dir, "--device", "cuda"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"torch_roundtrip.py: train_mlp --eval {ckpt} failed: {out.stderr.strip()}")
+    m = re.search(r"test accuracy ([0-9.]+)%", out.stdout)
+    if not m:
+        sys.exit(f"torch_roundtrip.py: no accuracy in train_mlp's output: {out.stdout!r}")
+    return float(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--train-mlp", default=os.path.join(ROOT, "build-gpu/apps/train_mlp/train_mlp"))
+    ap.add_argument("--data-dir", default=os.path.join(ROOT, "data/mnist"))
+    args = ap.parse_args()
+    try:
+        import torch
+        from safetensors.torch import load_file, save_file
+    except ImportError:
+        sys.exit("torch_roundtrip.py: needs PyTorch and safetensors")
+    if not torch.cuda.is_available():
+        sys.exit("torch_roundtrip.py: needs a CUDA GPU")
+    import vs_pytorch as vs
+    vs.torch = torch  # vs_pytorch imports torch lazily, into its module globals
+    data = vs.load_mnist(args.data_dir)
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        # 1. ours → PyTorch.
+        ours = os.path.join(tmp, "ours.safetensors")
+        hidden = ",".join(str(s) for s in SIZES[1:-1])
+        subprocess.run([args.train_mlp, "--gemm", "warptile", "--hidden", hidden, "--epochs", "2",
+                        "--data-dir", args.data_dir, "--save", ours], check=True,
+                       capture_output=True)
+        model = vs.build_model(SIZES)
+        model.load_state_dict({k: v.cuda() for k, v in load_file(ours).items()}, strict=True)
+        torch_acc, ours_acc = 100 * vs.evaluate(model, data), eval_with_train_mlp(
+            args.train_mlp, args.data_dir, ours)
+        good = abs(torch_acc - ours_acc) <= TOLERANCE
+        ok &= good
+        print(f"gemm-mlp checkpoint: PyTorch {torch_acc:.2f}%, train_mlp --eval {ours_acc:.2f}% "
+              f"({'ok' if good else 'MISMATCH'})")
+
+        # 2. PyTorch → ours.
+        vs.set_precision("fp32")
+        model = vs.build_model(SIZES)
+        vs.init_params(model, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+        for i in range(0, len(data.y_train), 256):
+            loss = torch.nn.functional.cross_entropy(model(data.x_train[i:i + 256]),
+                                                     data.y_train[i:i + 256])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        theirs = os.path.join(tmp, "pytorch.safetensors")
+        metadata = {"format": "gemm-mlp checkpoint 1", "layers": "-".join(map(str, SIZES)),
+                    "hidden": hidden, "dataset": "mnist", "variant": "pytorch", "epoch": "1",
+                    "epochs": "1", "batch": "256", "seed": "1", "optimizer": "sgd", "lr": "0.1",
+                    "momentum": "0.9", "weight_decay": "0.0005", "schedule": "constant"}
+        save_file({k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()},
+                  theirs, metadata=metadata)
+        torch_acc, ours_acc = 100 * vs.evaluate(model, data), eval_with_train_mlp(
+            args.train_mlp, args.data_dir, theirs)
+        good = abs(torch_acc - ours_acc) <= TOLERANCE
+        ok &= good
+        print(f"PyTorch checkpoint: PyTorch {torch_acc:.2f}%, train_mlp --eval {ours_acc:.2f}% "
+              f"({'ok' if good else 'MISMATCH'})")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
