@@ -103,6 +103,9 @@ TEST(TrainMlp, BadFlagsAreErrorsBeforeAnyWork) {
   EXPECT_FAILS_WITH(kTrain + " --schedule step", "--schedule must be cosine or constant");
   EXPECT_FAILS_WITH(kTrain + " --lr 0", "--lr must be > 0");
   EXPECT_FAILS_WITH(kTrain + " --lr nan", "--lr");
+  EXPECT_FAILS_WITH(kTrain + " --lr inf", "--lr");
+  EXPECT_FAILS_WITH(kTrain + " --lr -0.1", "--lr must be a finite number > 0");
+  EXPECT_FAILS_WITH(kTrain + " --history /nonexistent-dir/h.csv", "--history /nonexistent-dir");
   EXPECT_FAILS_WITH(kTrain + " --resume " + kTmp + "missing.safetensors", "cannot open");
   EXPECT_FAILS_WITH(kTrain + " --eval " + kTmp, "is a directory");
   const std::string model = save_model();  // metadata without train_mlp's run settings
@@ -112,6 +115,51 @@ TEST(TrainMlp, BadFlagsAreErrorsBeforeAnyWork) {
   EXPECT_FAILS_WITH(kTrain + " --seed 18446744073709551616", "--seed must be an integer");
   EXPECT_FAILS_WITH(kTrain + " --hidden 64,0", "--hidden sizes must be >= 1, got 0");
   EXPECT_FAILS_WITH(kTrain + " --train-limit -5", "--train-limit must be >= 0");
+}
+
+// An IDX file of unsigned bytes: dims, then every value = i % 256.
+void write_idx(const std::string& path, const std::vector<uint32_t>& dims) {
+  std::ofstream f(path, std::ios::binary);
+  const char magic[4] = {0, 0, 8, static_cast<char>(dims.size())};
+  f.write(magic, 4);
+  size_t count = 1;
+  for (uint32_t d : dims) {
+    const char be[4] = {static_cast<char>(d >> 24), static_cast<char>(d >> 16),
+                        static_cast<char>(d >> 8), static_cast<char>(d)};
+    f.write(be, 4);
+    count *= d;
+  }
+  for (size_t i = 0; i < count; ++i) f.put(static_cast<char>(i % (dims.size() == 1 ? 10 : 256)));
+}
+
+// A tiny dataset in a folder: 3 training images of 4×4, 2 test images of side `test_side`.
+std::string write_tiny_dataset(int test_side) {
+  const std::string dir = test_file("_tiny");
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  write_idx(dir + "/train-images-idx3-ubyte", {3, 4, 4});
+  write_idx(dir + "/train-labels-idx1-ubyte", {3});
+  write_idx(dir + "/t10k-images-idx3-ubyte", {2, uint32_t(test_side), uint32_t(test_side)});
+  write_idx(dir + "/t10k-labels-idx1-ubyte", {2});
+  return dir;
+}
+
+TEST(TrainMlp, DatasetChecksAndNotices) {
+  const std::string common = " --device cpu --epochs 1 --hidden 4 --data-dir ";
+  std::string dir = write_tiny_dataset(4);
+  const Result r = run(kTrain + common + dir + " --batch 10");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("--batch 10 is larger than the 3 training examples; using 3"),
+            std::string::npos)
+      << r.output;
+  ASSERT_EQ(std::system(("gzip -kf " + dir + "/t10k-labels-idx1-ubyte").c_str()), 0);
+  const Result both = run(kTrain + common + dir);
+  EXPECT_EQ(both.status, 0) << both.output;
+  EXPECT_NE(both.output.find("t10k-labels-idx1-ubyte.gz exist; reading " + dir +
+                             "/t10k-labels-idx1-ubyte"),
+            std::string::npos)
+      << both.output;
+  dir = write_tiny_dataset(5);
+  EXPECT_FAILS_WITH(kTrain + common + dir, "the training images are 4x4, the test images 5x5");
 }
 
 // A directory or a FIFO where a data file should be is named as such.
