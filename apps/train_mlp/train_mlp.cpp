@@ -101,36 +101,69 @@ struct EpochLog {
   double loss, train_acc, test_acc, lr, epoch_s, gemm_s;
 };
 
-// --history: one row per epoch so far, CSV or (*.json) JSON, rewritten after every epoch through
-// a temporary file, so that an interrupted run keeps its history.
-void write_history(const std::string& path, const std::vector<EpochLog>& epochs) {
+// One cell of a results table: a number, a name, or nothing (empty in CSV, null in JSON).
+struct Cell {
+  enum class Kind { Number, Text, None } kind;
+  std::string text;
+  Cell(double v) : kind(Kind::Number), text(format(v)) {}
+  Cell(int v) : kind(Kind::Number), text(std::to_string(v)) {}
+  Cell(std::string v) : kind(Kind::Text), text(std::move(v)) {}
+  static Cell none() { return Cell(Kind::None); }
+
+ private:
+  explicit Cell(Kind k) : kind(k) {}
+  static std::string format(double v) {
+    std::ostringstream s;
+    s << std::setprecision(8) << v;
+    return s.str();
+  }
+};
+
+// A table as CSV, or (a path ending in .json) as a JSON list of objects; written to a temporary
+// file and renamed, so that an interrupted run leaves the previous version whole.
+void write_table(const std::string& path, const std::vector<std::string>& columns,
+                 const std::vector<std::vector<Cell>>& rows) {
   const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
   std::ostringstream f;
-  f << std::setprecision(8);
-  if (json)
+  if (json) {
     f << "[\n";
-  else
-    f << "epoch,loss,train_acc,test_acc,lr,epoch_s,gemm_s\n";
-  for (size_t i = 0; i < epochs.size(); ++i) {
-    const EpochLog& e = epochs[i];
-    if (json)
-      f << "  {\"epoch\": " << e.epoch << ", \"loss\": " << e.loss
-        << ", \"train_acc\": " << e.train_acc << ", \"test_acc\": " << e.test_acc
-        << ", \"lr\": " << e.lr << ", \"epoch_s\": " << e.epoch_s << ", \"gemm_s\": " << e.gemm_s
-        << "}" << (i + 1 < epochs.size() ? ",\n" : "\n");
-    else
-      f << e.epoch << "," << e.loss << "," << e.train_acc << "," << e.test_acc << "," << e.lr << ","
-        << e.epoch_s << "," << e.gemm_s << "\n";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      f << "  {";
+      for (size_t c = 0; c < columns.size(); ++c) {
+        const Cell& cell = rows[i][c];
+        f << (c ? ", " : "") << '"' << columns[c] << "\": ";
+        if (cell.kind == Cell::Kind::Text)
+          f << '"' << cell.text << '"';
+        else
+          f << (cell.kind == Cell::Kind::None ? "null" : cell.text);
+      }
+      f << "}" << (i + 1 < rows.size() ? ",\n" : "\n");
+    }
+    f << "]\n";
+  } else {
+    for (size_t c = 0; c < columns.size(); ++c) f << (c ? "," : "") << columns[c];
+    f << "\n";
+    for (const std::vector<Cell>& row : rows) {
+      for (size_t c = 0; c < row.size(); ++c) f << (c ? "," : "") << row[c].text;
+      f << "\n";
+    }
   }
-  if (json) f << "]\n";
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << f.str();
-    if (!out.flush()) throw std::runtime_error("--history: cannot write " + tmp);
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("--history: cannot rename " + tmp + " to " + path);
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+}
+
+// --history: one row per epoch so far, rewritten after every epoch.
+void write_history(const std::string& path, const std::vector<EpochLog>& epochs) {
+  std::vector<std::vector<Cell>> rows;
+  for (const EpochLog& e : epochs)
+    rows.push_back({e.epoch, e.loss, e.train_acc, e.test_acc, e.lr, e.epoch_s, e.gemm_s});
+  write_table(path, {"epoch", "loss", "train_acc", "test_acc", "lr", "epoch_s", "gemm_s"}, rows);
 }
 
 struct RunResult {
@@ -407,31 +440,16 @@ void write_results(const std::string& path, const std::vector<RunResult>& runs) 
   const RunResult* naive = nullptr;
   for (const RunResult& r : runs)
     if (r.variant == "naive") naive = &r;
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write results to " + path);
-  const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
-  f << std::setprecision(6);
-  if (json)
-    f << "[\n";
-  else
-    f << "variant,s_per_epoch,gemm_s_per_epoch,gemm_share,speedup_vs_naive,final_test_acc\n";
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const RunResult& r = runs[i];
-    const double share = r.mean_gemm_s() / r.mean_epoch_s();
-    const double speedup = naive ? naive->mean_epoch_s() / r.mean_epoch_s() : 0.0;
-    if (json) {
-      f << "  {\"variant\": \"" << r.variant << "\", \"s_per_epoch\": " << r.mean_epoch_s()
-        << ", \"gemm_s_per_epoch\": " << r.mean_gemm_s() << ", \"gemm_share\": " << share
-        << ", \"speedup_vs_naive\": " << (naive ? std::to_string(speedup) : "null")
-        << ", \"final_test_acc\": " << r.epochs.back().test_acc << "}"
-        << (i + 1 < runs.size() ? ",\n" : "\n");
-    } else {
-      f << r.variant << "," << r.mean_epoch_s() << "," << r.mean_gemm_s() << "," << share << ","
-        << (naive ? std::to_string(speedup) : "") << "," << r.epochs.back().test_acc << "\n";
-    }
-  }
-  if (json) f << "]\n";
-  if (!f) throw std::runtime_error("writing results to " + path + " failed");
+  std::vector<std::vector<Cell>> rows;
+  for (const RunResult& r : runs)
+    rows.push_back({r.variant, r.mean_epoch_s(), r.mean_gemm_s(),
+                    r.mean_gemm_s() / r.mean_epoch_s(),
+                    naive ? Cell(naive->mean_epoch_s() / r.mean_epoch_s()) : Cell::none(),
+                    r.epochs.back().test_acc});
+  write_table(path,
+              {"variant", "s_per_epoch", "gemm_s_per_epoch", "gemm_share", "speedup_vs_naive",
+               "final_test_acc"},
+              rows);
 }
 
 // A file the run will write: its folder must exist and be writable, checked before any work.
