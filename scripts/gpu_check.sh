@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one-command GPU check (docs: DESIGN.md, "Verifying GPU code"):
+# The one-command GPU check (docs/DESIGN.md, "Measuring"):
 #
 #   scripts/gpu_check.sh <out-dir>
 #

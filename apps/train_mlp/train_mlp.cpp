@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/train_mlp/report.h"
 #include "data/loader.h"
 #include "data/mnist.h"
 #include "engine/engine.h"
@@ -95,152 +96,6 @@ engine::Metadata run_metadata(const Options& o, const std::string& layers, const
           {"weight_decay", number(o.weight_decay)},
           {"schedule", o.schedule}};
 }
-
-struct EpochLog {
-  int epoch;
-  double loss, train_acc, test_acc, lr, epoch_s, gemm_s;
-};
-
-// One cell of a results table: a number, a name, or nothing (empty in CSV, null in JSON).
-struct Cell {
-  enum class Kind { Number, Text, None } kind;
-  std::string text;
-  Cell(double v) : kind(Kind::Number), text(format(v)) {}
-  Cell(int v) : kind(Kind::Number), text(std::to_string(v)) {}
-  Cell(std::string v) : kind(Kind::Text), text(std::move(v)) {}
-  static Cell none() { return Cell(Kind::None); }
-
- private:
-  explicit Cell(Kind k) : kind(k) {}
-  static std::string format(double v) {
-    std::ostringstream s;
-    s << std::setprecision(8) << v;
-    return s.str();
-  }
-};
-
-// A table as CSV, or (a path ending in .json) as a JSON list of objects; written to a temporary
-// file and renamed, so that an interrupted run leaves the previous version whole.
-void write_table(const std::string& path, const std::vector<std::string>& columns,
-                 const std::vector<std::vector<Cell>>& rows) {
-  const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
-  std::ostringstream f;
-  if (json) {
-    f << "[\n";
-    for (size_t i = 0; i < rows.size(); ++i) {
-      f << "  {";
-      for (size_t c = 0; c < columns.size(); ++c) {
-        const Cell& cell = rows[i][c];
-        f << (c ? ", " : "") << '"' << columns[c] << "\": ";
-        if (cell.kind == Cell::Kind::Text)
-          f << '"' << cell.text << '"';
-        else
-          f << (cell.kind == Cell::Kind::None ? "null" : cell.text);
-      }
-      f << "}" << (i + 1 < rows.size() ? ",\n" : "\n");
-    }
-    f << "]\n";
-  } else {
-    for (size_t c = 0; c < columns.size(); ++c) f << (c ? "," : "") << columns[c];
-    f << "\n";
-    for (const std::vector<Cell>& row : rows) {
-      for (size_t c = 0; c < row.size(); ++c) f << (c ? "," : "") << row[c].text;
-      f << "\n";
-    }
-  }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << f.str();
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
-}
-
-// --history: one row per epoch so far, rewritten after every epoch.
-void write_history(const std::string& path, const std::vector<EpochLog>& epochs) {
-  std::vector<std::vector<Cell>> rows;
-  for (const EpochLog& e : epochs)
-    rows.push_back({e.epoch, e.loss, e.train_acc, e.test_acc, e.lr, e.epoch_s, e.gemm_s});
-  write_table(path, {"epoch", "loss", "train_acc", "test_acc", "lr", "epoch_s", "gemm_s"}, rows);
-}
-
-struct RunResult {
-  std::string variant;
-  std::vector<EpochLog> epochs;
-  double mean_epoch_s() const {
-    double s = 0;
-    for (const EpochLog& e : epochs) s += e.epoch_s;
-    return s / static_cast<double>(epochs.size());
-  }
-  double mean_gemm_s() const {
-    double s = 0;
-    for (const EpochLog& e : epochs) s += e.gemm_s;
-    return s / static_cast<double>(epochs.size());
-  }
-};
-
-// Training stopped because the loss or a parameter became NaN or infinite: exit status 3.
-struct Diverged : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Progress within an epoch. On a terminal (stderr), a bar with the running loss and the epoch's
-// ETA, redrawn at most four times a second; with --log-interval N, a line on stdout every N steps,
-// the only progress shown when stderr is not a terminal. Each redraw or line reads the running
-// metrics, which waits for the device, so it happens only that often; a non-finite running loss
-// stops training there, naming the epoch and step.
-class Progress {
- public:
-  Progress(engine::Trainer& trainer, const char* variant, int epoch, int total, int log_interval)
-      : trainer_(trainer),
-        variant_(variant),
-        epoch_(epoch),
-        total_(total),
-        log_interval_(log_interval),
-        bar_(isatty(STDERR_FILENO)),
-        start_(Clock::now()),
-        last_draw_(start_) {}
-  Progress(const Progress&) = delete;
-  Progress& operator=(const Progress&) = delete;
-  ~Progress() {
-    if (drawn_) std::fprintf(stderr, "\r%78s\r", "");  // clear the line for the epoch's summary
-  }
-
-  void update(int done) {
-    const Clock::time_point now = Clock::now();
-    const bool log = log_interval_ > 0 && done % log_interval_ == 0;
-    const bool draw = bar_ && (now - last_draw_ > std::chrono::milliseconds(250) || done == total_);
-    if (!log && !draw) return;
-    const engine::MetricTotals m = trainer_.peek_metrics();
-    if (!std::isfinite(m.loss_sum))
-      throw Diverged("the loss became non-finite in epoch " + std::to_string(epoch_) +
-                     ", by step " + std::to_string(done) + " of " + std::to_string(total_));
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double eta = elapsed / done * (total_ - done);
-    if (log)
-      std::printf("[%s] epoch %d step %d/%d  loss %.4f  lr %.4g  %.1f s\n", variant_, epoch_, done,
-                  total_, m.mean_loss(), trainer_.lr(), elapsed);
-    if (draw) {
-      const int width = 24, filled = width * done / total_;
-      std::fprintf(stderr, "\r  epoch %d [%s%s] %d/%d  loss %.4f  ETA %.1f s ", epoch_,
-                   std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), done,
-                   total_, m.mean_loss(), eta);
-      std::fflush(stderr);
-      last_draw_ = now;
-      drawn_ = true;
-    }
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  engine::Trainer& trainer_;
-  const char* variant_;
-  int epoch_, total_, log_interval_;
-  bool bar_, drawn_ = false;
-  Clock::time_point start_, last_draw_;
-};
 
 engine::TrainerOptions trainer_options(const Options& o, int classes, int64_t total_steps,
                                        bool cuda_graph) {
@@ -415,41 +270,6 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
     std::cout << "saved " << o.save << " (and its optimiser state, "
               << engine::optimizer_state_path(o.save) << ")\n";
   return result;
-}
-
-void print_table(const std::vector<RunResult>& runs) {
-  const RunResult* naive = nullptr;
-  for (const RunResult& r : runs)
-    if (r.variant == "naive") naive = &r;
-  std::printf("\n%-14s %10s %11s %10s %9s\n", "variant", "s/epoch", "GEMM share", "vs naive",
-              "test acc");
-  for (const RunResult& r : runs) {
-    const std::string speedup =
-        naive ? (std::ostringstream() << std::fixed << std::setprecision(2)
-                                      << naive->mean_epoch_s() / r.mean_epoch_s() << "x")
-                    .str()
-              : "-";
-    std::printf("%-14s %10.3f %10.1f%% %10s %8.2f%%\n", r.variant.c_str(), r.mean_epoch_s(),
-                100 * r.mean_gemm_s() / r.mean_epoch_s(), speedup.c_str(),
-                100 * r.epochs.back().test_acc);
-  }
-}
-
-// CSV, or JSON when the name ends in .json.
-void write_results(const std::string& path, const std::vector<RunResult>& runs) {
-  const RunResult* naive = nullptr;
-  for (const RunResult& r : runs)
-    if (r.variant == "naive") naive = &r;
-  std::vector<std::vector<Cell>> rows;
-  for (const RunResult& r : runs)
-    rows.push_back({r.variant, r.mean_epoch_s(), r.mean_gemm_s(),
-                    r.mean_gemm_s() / r.mean_epoch_s(),
-                    naive ? Cell(naive->mean_epoch_s() / r.mean_epoch_s()) : Cell::none(),
-                    r.epochs.back().test_acc});
-  write_table(path,
-              {"variant", "s_per_epoch", "gemm_s_per_epoch", "gemm_share", "speedup_vs_naive",
-               "final_test_acc"},
-              rows);
 }
 
 // A file the run will write: its folder must exist and be writable, checked before any work.

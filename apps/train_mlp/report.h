@@ -1,0 +1,103 @@
+// train_mlp's reports: what an epoch and a run record, the progress shown during an epoch, and
+// the tables written at the end (--results) or after every epoch (--history).
+#pragma once
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/trainer.h"
+
+// One epoch as train_mlp reports it; lr is the rate after the epoch (the next step's).
+struct EpochLog {
+  int epoch;
+  double loss, train_acc, test_acc, lr, epoch_s, gemm_s;
+};
+
+struct RunResult {
+  std::string variant;
+  std::vector<EpochLog> epochs;
+  double mean_epoch_s() const {
+    double s = 0;
+    for (const EpochLog& e : epochs) s += e.epoch_s;
+    return s / static_cast<double>(epochs.size());
+  }
+  double mean_gemm_s() const {
+    double s = 0;
+    for (const EpochLog& e : epochs) s += e.gemm_s;
+    return s / static_cast<double>(epochs.size());
+  }
+};
+
+// Training stopped because the loss or a parameter became NaN or infinite: exit status 3.
+struct Diverged : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Progress within an epoch. On a terminal (stderr), a bar with the running loss and the epoch's
+// ETA, redrawn at most four times a second; with --log-interval N, a line on stdout every N steps,
+// the only progress shown when stderr is not a terminal. Each redraw or line reads the running
+// metrics, which waits for the device, so it happens only that often; a non-finite running loss
+// stops training there, naming the epoch and step.
+class Progress {
+ public:
+  Progress(engine::Trainer& trainer, const char* variant, int epoch, int total, int log_interval)
+      : trainer_(trainer),
+        variant_(variant),
+        epoch_(epoch),
+        total_(total),
+        log_interval_(log_interval),
+        bar_(isatty(STDERR_FILENO)),
+        start_(Clock::now()),
+        last_draw_(start_) {}
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  ~Progress() {
+    if (drawn_) std::fprintf(stderr, "\r%78s\r", "");  // clear the line for the epoch's summary
+  }
+
+  void update(int done) {
+    const Clock::time_point now = Clock::now();
+    const bool log = log_interval_ > 0 && done % log_interval_ == 0;
+    const bool draw = bar_ && (now - last_draw_ > std::chrono::milliseconds(250) || done == total_);
+    if (!log && !draw) return;
+    const engine::MetricTotals m = trainer_.peek_metrics();
+    if (!std::isfinite(m.loss_sum))
+      throw Diverged("the loss became non-finite in epoch " + std::to_string(epoch_) +
+                     ", by step " + std::to_string(done) + " of " + std::to_string(total_));
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double eta = elapsed / done * (total_ - done);
+    if (log)
+      std::printf("[%s] epoch %d step %d/%d  loss %.4f  lr %.4g  %.1f s\n", variant_, epoch_, done,
+                  total_, m.mean_loss(), trainer_.lr(), elapsed);
+    if (draw) {
+      const int width = 24, filled = width * done / total_;
+      std::fprintf(stderr, "\r  epoch %d [%s%s] %d/%d  loss %.4f  ETA %.1f s ", epoch_,
+                   std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), done,
+                   total_, m.mean_loss(), eta);
+      std::fflush(stderr);
+      last_draw_ = now;
+      drawn_ = true;
+    }
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  engine::Trainer& trainer_;
+  const char* variant_;
+  int epoch_, total_, log_interval_;
+  bool bar_, drawn_ = false;
+  Clock::time_point start_, last_draw_;
+};
+
+// The --compare table on stdout, speedups against naive when it ran.
+void print_table(const std::vector<RunResult>& runs);
+// --results: one row per variant, CSV or (*.json) JSON.
+void write_results(const std::string& path, const std::vector<RunResult>& runs);
+// --history: one row per epoch so far, CSV or (*.json) JSON, rewritten after every epoch.
+void write_history(const std::string& path, const std::vector<EpochLog>& epochs);
