@@ -25,12 +25,14 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -451,6 +453,86 @@ void print_variants() {
                 v.summary);
 }
 
+// --variants cpu: the host variant (OpenBLAS), timed on its own with a steady clock around each
+// call (no GPU needed). Inputs are random in [-1, 1], C poisoned with NaN; 64 sampled elements are
+// checked against double-precision dot products with the fp32 tolerance before timing.
+int run_host_bench(const std::vector<Shape>& shapes, const Settings& set, const std::string& csv) {
+  const gemm::Variant& cpu = gemm::find_variant("cpu");
+  std::vector<Result> results;
+  std::printf(
+      "device: host CPU (OpenBLAS); method: validate 64 sampled elements in double, "
+      "%d warm-up + %d timed runs (steady clock), median\n",
+      set.warmup, set.reps);
+  std::printf("%-18s %-6s %10s %10s %10s\n", "shape", "layout", "ms", "GFLOP/s", "check");
+  std::mt19937_64 rng(set.seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  int failed = 0;
+  for (const Shape& sh : shapes) {
+    const bool an = sh.op_a == Op::N, bn = sh.op_b == Op::N;
+    gemm::Problem p;
+    p.op_a = sh.op_a, p.op_b = sh.op_b, p.m = sh.m, p.n = sh.n, p.k = sh.k;
+    p.lda = an ? sh.k : sh.m, p.ldb = bn ? sh.n : sh.k, p.ldc = sh.n;
+    std::vector<float> a(size_t(sh.m) * sh.k), b(size_t(sh.k) * sh.n), c(size_t(sh.m) * sh.n, NAN);
+    for (float& x : a) x = value(rng);
+    for (float& x : b) x = value(rng);
+    p.a = a.data(), p.b = b.data(), p.c = c.data();
+    Result r;
+    r.shape = sh;
+    r.variant = cpu.name;
+    gemm::run(cpu, p);
+    // The check: |c − Σ a·b| ≤ 1e-5·Σ|a·b| + tiny at sampled elements.
+    double worst = 0.0;
+    for (int s = 0; s < 64; ++s) {
+      const int i = int(rng() % sh.m), j = int(rng() % sh.n);
+      double dot = 0.0, scale = 0.0;
+      for (int kk = 0; kk < sh.k; ++kk) {
+        const double x = an ? a[size_t(i) * p.lda + kk] : a[size_t(kk) * p.lda + i];
+        const double y = bn ? b[size_t(kk) * p.ldb + j] : b[size_t(j) * p.ldb + kk];
+        dot += x * y, scale += std::fabs(x * y);
+      }
+      const double got = c[size_t(i) * p.ldc + j];
+      const double ratio =
+          std::isfinite(got) ? std::fabs(got - dot) / (1e-5 * scale + 1e-20) : INFINITY;
+      worst = std::max(worst, ratio);
+    }
+    r.max_err_ratio = worst;
+    if (!(worst <= 1.0)) {
+      r.status = "FAILED";
+      ++failed;
+    } else {
+      using Clock = std::chrono::steady_clock;
+      for (int w = 1; w < set.warmup; ++w) gemm::run(cpu, p);
+      std::vector<double> ms;
+      const Clock::time_point begin = Clock::now();
+      for (int rep = 0; rep < set.reps; ++rep) {
+        const Clock::time_point t0 = Clock::now();
+        gemm::run(cpu, p);
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        if (rep >= 2 &&
+            std::chrono::duration<double>(Clock::now() - begin).count() > set.max_seconds) {
+          r.status = "capped";
+          break;
+        }
+      }
+      std::sort(ms.begin(), ms.end());
+      r.reps = int(ms.size());
+      r.ms_median = ms[ms.size() / 2];
+      r.ms_min = ms.front();
+      r.ms_p90 = ms[std::min(ms.size() - 1, ms.size() * 9 / 10)];
+      r.tflops = 2.0 * sh.m * double(sh.n) * sh.k / (r.ms_median * 1e-3) / 1e12;
+    }
+    std::printf("%-18s %-6s %10s %10s %10s\n", sh.text().c_str(), sh.layout().c_str(),
+                fmt(r.ms_median, 3).c_str(), fmt(1e3 * r.tflops, 1).c_str(), r.status.c_str());
+    results.push_back(r);
+  }
+  if (!csv.empty()) {
+    DeviceInfo host;
+    host.name = "host CPU (OpenBLAS)";
+    write_csv(csv, host, results);
+  }
+  return failed ? 1 : 0;
+}
+
 int run_bench(const std::vector<std::string>& variant_names,
               const std::vector<std::string>& shape_texts, const Settings& set, int device,
               const std::string& csv, const std::string& json) {
@@ -467,9 +549,16 @@ int run_bench(const std::vector<std::string>& variant_names,
       } catch (const gemm::Error& e) {
         throw UsageError(e.what());
       }
-      if (v->memory != gemm::Memory::Device)
-        throw UsageError("variant '" + name +
-                         "' runs on the host; gemm_bench times device variants");
+      if (v->memory != gemm::Memory::Device) {
+        if (variant_names.size() > 1)
+          throw UsageError("variant '" + name +
+                           "' runs on the host: time it on its own (--variants " + name + ")");
+        std::vector<Shape> host_shapes;
+        for (const std::string& t : shape_texts) host_shapes.push_back(parse_shape(t));
+        if (host_shapes.empty())
+          for (int n : {256, 512, 1024}) host_shapes.push_back({n, n, n});
+        return run_host_bench(host_shapes, set, csv);
+      }
       if (std::find(chosen.begin(), chosen.end(), v) == chosen.end()) chosen.push_back(v);
     }
   }
@@ -609,7 +698,9 @@ int main(int argc, char** argv) {
   bool list = false;
   app.add_option("--variants", variants,
                  "Comma-separated device variants to time (default: every device variant). "
-                 "cuBLAS fp32 is always timed, cuBLAS TF32 beside any TF32 variant")
+                 "cuBLAS fp32 is always timed, cuBLAS TF32 beside any TF32 variant. "
+                 "--variants cpu times the host variant alone, without a GPU (default shapes "
+                 "256, 512, 1024)")
       ->delimiter(',');
   app.add_option("--shapes", shapes,
                  "Comma-separated shapes: N (square N^3, layout NN), MxNxK (NN) or MxNxK:LAYOUT, "

@@ -177,6 +177,15 @@ TEST(TrainMlp, DataFilesThatAreNotFilesAreNamed) {
   EXPECT_FAILS_WITH(kTrain + " --device cpu --data-dir " + dir, "is a FIFO (named pipe)");
 }
 
+TEST(GemmBench, TimesTheCpuVariantWithoutAGpu) {
+  const Result r = run(kBench + " --variants cpu --shapes 64,33x17x9:TN --reps 20");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("64x64x64"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("33x17x9"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("FAILED"), std::string::npos) << r.output;
+  EXPECT_FAILS_WITH(kBench + " --variants cpu,vec", "time it on its own (--variants cpu)");
+}
+
 TEST(GemmBench, WithoutAGpuSaysSo) {
   if (gemm::cuda_device_available()) GTEST_SKIP() << "this machine has a GPU: gemm_bench runs";
   EXPECT_FAILS_WITH(kBench + " --shapes 64", "no NVIDIA driver or GPU found");
