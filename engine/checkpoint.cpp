@@ -103,7 +103,7 @@ std::string optimizer_state_path(const std::string& path) {
 void save_optimizer_state(Context& ctx, const std::string& path, Optimizer& opt,
                           const Metadata& metadata) {
   Metadata m = metadata;
-  m["step"] = std::to_string(opt.steps());
+  m["step"] = std::to_string(opt.read_steps(ctx));  // the device's count: graph replays included
   save(ctx, path, state_slots(opt), m);
 }
 

@@ -78,6 +78,16 @@ void Optimizer::step(Context& ctx) {
   ++steps_;
 }
 
+int64_t Optimizer::read_steps(Context& ctx) const {
+  if (ctx.device() != device_)
+    throw Error("optimizer: read_steps with a context on another device");
+  if (device_ != Device::CUDA) return *step_;
+  int64_t steps = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&steps, step_, sizeof steps, cudaMemcpyDeviceToHost, ctx.stream()));
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  return steps;
+}
+
 void Optimizer::set_steps(Context& ctx, int64_t steps) {
   if (steps < 0) throw Error("optimizer: a negative step count");
   if (ctx.device() != device_) throw Error("optimizer: set_steps with a context on another device");

@@ -32,8 +32,12 @@ class Optimizer {
   // w ← w − update(grad) for every parameter, then the step counter + 1; queued, no wait.
   void step(Context& ctx);
 
-  int64_t steps() const { return steps_; }               // the host's count of the steps queued
-  float lr() const { return lr_at(schedule_, steps_); }  // the rate of the next step
+  // The host's count of the steps queued launch by launch. A step captured into a CUDA graph is
+  // counted once, however often the graph replays: read_steps() is the true count.
+  int64_t steps() const { return steps_; }
+  // The step counter as the device has it (waits for the stream): the steps actually taken.
+  int64_t read_steps(Context& ctx) const;
+  float lr() const { return lr_at(schedule_, steps_); }  // the rate of the next queued step
   const LrSchedule& schedule() const { return schedule_; }
   // The step counter in the context's memory, read by the update (and by a data loader that
   // picks the batch of the step on the device).

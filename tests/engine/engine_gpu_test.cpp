@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
@@ -295,6 +296,50 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
         EXPECT_EQ(weights[0], weights[1]);
         EXPECT_TRUE(std::isfinite(losses[1].back()));
       });
+}
+
+// The optimiser state saved after graph replays records the steps the device took (a captured
+// step is queued once but runs at every replay), and resuming from it continues bit for bit.
+TEST(EngineGpu, OptimizerStateAfterGraphReplaysResumesExactly) {
+  GPU_TEST_OR_SKIP();
+  const int batch = 16, in = 12, classes = 4;
+  std::mt19937_64 rng(41);
+  const std::vector<float> xv = random_values(rng, batch * in);
+  std::vector<int32_t> yv(batch);
+  for (int i = 0; i < batch; ++i) yv[i] = i % classes;
+  const std::string path = ::testing::TempDir() + "gpu_resume.safetensors";
+  const std::string optim = engine::optimizer_state_path(path);
+  auto run = [&](int steps, bool resume, bool save) {
+    Context ctx(Device::CUDA, "warptile", 3);
+    engine::Sequential net;
+    net.add<engine::Linear>(ctx, in, 32);
+    net.add<engine::ReLU>();
+    net.add<engine::Linear>(ctx, 32, classes);
+    engine::TrainerOptions o;
+    o.max_batch = batch, o.classes = classes;
+    o.sgd = {0.1f, 0.9f, 1e-3f, 20};
+    engine::Trainer trainer(ctx, net, o);
+    if (resume) {
+      engine::load_checkpoint(ctx, path, net.parameters());
+      engine::load_optimizer_state(ctx, optim, trainer.optimizer());
+      trainer.resume_from_optimizer();
+    }
+    const Tensor x = Tensor::from_host(Device::CUDA, batch, in, xv);
+    const engine::LabelTensor y(Device::CUDA, yv);
+    for (int s = 0; s < steps; ++s) trainer.step(x, y);
+    EXPECT_TRUE(trainer.graph_active()) << trainer.graph_note();
+    if (save) {
+      engine::save_checkpoint(ctx, path, net.parameters());
+      engine::save_optimizer_state(ctx, optim, trainer.optimizer());
+    }
+    return net.parameters()[0]->value.download(ctx.stream());
+  };
+  const std::vector<float> straight = run(10, false, false);
+  run(6, false, true);
+  EXPECT_EQ(engine::read_checkpoint_metadata(optim).at("step"), "6");
+  EXPECT_EQ(run(4, true, false), straight);
+  std::remove(path.c_str());
+  std::remove(optim.c_str());
 }
 
 TEST(EngineGpu, CurandInitIsSeededAndBounded) {
