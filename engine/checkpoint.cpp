@@ -48,10 +48,10 @@ void save(Context& ctx, const std::string& path, const std::vector<Slot>& slots,
   safetensors::write(path, entries, metadata);
 }
 
-// Fills every slot from the file, which must hold exactly those tensors; reads and checks the
-// whole file before touching any of them.
-Metadata load(Context& ctx, const std::string& path, const std::vector<Slot>& slots) {
-  const safetensors::Contents file = safetensors::read(path);
+// Fills every slot from the file (read and checked whole by safetensors::read), which must hold
+// exactly those tensors; checks them all before touching any.
+Metadata load(Context& ctx, const std::string& path, const safetensors::Contents& file,
+              const std::vector<Slot>& slots) {
   const auto find = [&](const std::string& name) {
     return std::find_if(file.tensors.begin(), file.tensors.end(),
                         [&](const safetensors::Entry& e) { return e.name == name; });
@@ -86,7 +86,7 @@ void save_checkpoint(Context& ctx, const std::string& path, const std::vector<Pa
 
 Metadata load_checkpoint(Context& ctx, const std::string& path,
                          const std::vector<Parameter*>& params) {
-  return load(ctx, path, parameter_slots(params));
+  return load(ctx, path, safetensors::read(path), parameter_slots(params));
 }
 
 Metadata read_checkpoint_metadata(const std::string& path) {
@@ -108,13 +108,14 @@ void save_optimizer_state(Context& ctx, const std::string& path, Optimizer& opt,
 }
 
 Metadata load_optimizer_state(Context& ctx, const std::string& path, Optimizer& opt) {
-  const Metadata m = read_checkpoint_metadata(path);
+  const safetensors::Contents file = safetensors::read(path);
+  const Metadata& m = file.metadata;
   const auto it = m.find("step");
   if (it == m.end()) throw Error("checkpoint " + path + ": no 'step' in its metadata");
   const std::string& text = it->second;
   if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
     throw Error("checkpoint " + path + ": step '" + text + "' is not a count");
-  load(ctx, path, state_slots(opt));
+  load(ctx, path, file, state_slots(opt));
   opt.set_steps(ctx, std::stoll(text));
   return m;
 }

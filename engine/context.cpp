@@ -25,8 +25,10 @@ const gemm::Variant& checked_variant(Device device, const gemm::Variant& v) {
 }  // namespace
 
 Context::Context(uint64_t seed)
-    : Context(gemm::cuda_device_available() ? Device::CUDA : Device::CPU,
-              gemm::cuda_device_available() ? "auto" : "cpu", seed) {}
+    : Context(gemm::cuda_device_available() ? Device::CUDA : Device::CPU, seed) {}
+
+Context::Context(Device device, uint64_t seed)
+    : Context(device, device == Device::CUDA ? "auto" : "cpu", seed) {}
 
 Context::Context(Device device, const std::string& variant_name, uint64_t seed)
     : Context(device, gemm::find_variant(variant_name), seed) {}

@@ -69,6 +69,8 @@ class Context {
   // The GPU when one is usable, with `auto` (per shape, the fastest fp32 kernel of this project
   // measured there); else the CPU with `cpu` (OpenBLAS).
   explicit Context(uint64_t seed);
+  // That device's default variant: `auto` on CUDA, `cpu` on the CPU.
+  Context(Device device, uint64_t seed);
   Context(Device device, const gemm::Variant& variant, uint64_t seed);
   Context(Device device, const std::string& variant_name, uint64_t seed);
   ~Context();

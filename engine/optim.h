@@ -37,7 +37,6 @@ class Optimizer {
   int64_t steps() const { return steps_; }
   // The step counter as the device has it (waits for the stream): the steps actually taken.
   int64_t read_steps(Context& ctx) const;
-  float lr() const { return lr_at(schedule_, steps_); }  // the rate of the next queued step
   const LrSchedule& schedule() const { return schedule_; }
   // The step counter in the context's memory, read by the update (and by a data loader that
   // picks the batch of the step on the device).

@@ -86,7 +86,7 @@ int run(const Options& o) {
   }
   const int n = static_cast<int>(o.images.size());
 
-  engine::Context ctx(device, device == engine::Device::CUDA ? "auto" : "cpu", 1);
+  engine::Context ctx(device, /*seed=*/1);
   models::MLP mlp(ctx, inputs, hidden, classes);
   mlp.prepare(ctx, n);
   engine::load_checkpoint(ctx, o.model, mlp.parameters());

@@ -326,7 +326,7 @@ void adopt_checkpoint(Options& o, const std::string& flag, const std::string& pa
 // --eval: the checkpoint's test loss and accuracy.
 int evaluate_checkpoint(const Options& o, engine::Device device) {
   const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);
-  engine::Context ctx(device, device == engine::Device::CUDA ? "auto" : "cpu", o.seed);
+  engine::Context ctx(device, o.seed);
   models::MLP mlp(ctx, test_set.features(), o.hidden, test_set.classes);
   engine::TrainerOptions t = trainer_options(o, test_set.classes, 0, false);
   engine::Trainer trainer(ctx, mlp, t);

@@ -25,10 +25,8 @@ int main(int argc, char** argv) {
     const bool gpu = device == "cuda" || (device == "auto" && gemm::cuda_device_available());
     const engine::Device dev = gpu ? engine::Device::CUDA : engine::Device::CPU;
     const std::unique_ptr<engine::Context> ctx =
-        device == "auto" && variant.empty()
-            ? std::make_unique<engine::Context>(/*seed=*/1)
-            : std::make_unique<engine::Context>(
-                  dev, variant.empty() ? (gpu ? "auto" : "cpu") : variant, 1);
+        variant.empty() ? std::make_unique<engine::Context>(dev, /*seed=*/1)
+                        : std::make_unique<engine::Context>(dev, variant, /*seed=*/1);
 
     const models::SpiralData d = models::make_spiral(100, 3, 0.1f, 1);
     models::SpiralClassifier net(*ctx, d.classes, hidden);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "expect_error.h"
+
 namespace {
 
 using engine::Context;
@@ -18,15 +20,6 @@ using engine::Device;
 using engine::Tensor;
 
 // Expects `statement` to throw engine::Error (or gemm::Error) whose message contains `text`.
-#define EXPECT_THROW_WITH(statement, ErrorType, text)                                            \
-  do {                                                                                           \
-    try {                                                                                        \
-      statement;                                                                                 \
-      ADD_FAILURE() << "expected " #ErrorType " containing '" << (text) << "'";                  \
-    } catch (const ErrorType& e) {                                                               \
-      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << "message: " << e.what(); \
-    }                                                                                            \
-  } while (0)
 
 // ---------------------------------------------------------------------------------------------
 // Tensor
