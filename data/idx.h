@@ -9,18 +9,16 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kernels/cuda_check.h"
+
 namespace data {
 
-// Every failure in data/ (a missing or malformed file, bad arguments) is a data::Error whose
-// message names the file, when there is one, and the problem.
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// Every failure in data/ (a missing or malformed file, bad arguments) is the project's
+// gemm_mlp::Error, whose message names the file, when there is one, and the problem.
+using gemm_mlp::Error;
 
 struct IdxArray {
   std::vector<int> dims;        // each > 0

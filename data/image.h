@@ -11,7 +11,7 @@ namespace data {
 // resized to rows × cols with stb_image_resize (per axis: a box filter, i.e. area averaging,
 // when shrinking; a triangle filter, i.e. bilinear, when enlarging; edges clamped) and
 // normalised. No inversion: the caller gives a light digit on a dark background, as in MNIST.
-// Throws data::Error naming the file when it is missing or cannot be decoded, or when rows or
+// Throws gemm_mlp::Error naming the file when it is missing or cannot be decoded, or when rows or
 // cols is not positive.
 std::vector<float> load_digit_image(const std::string& path, int rows, int cols);
 

@@ -9,6 +9,9 @@
 #include "kernels/cuda_check.h"
 
 namespace data {
+
+using gemm_mlp::Device;
+
 namespace {
 
 // A value uniform in [0, bound). Rejecting the lowest 2^64 mod bound outputs leaves a range whose
@@ -67,7 +70,7 @@ __global__ void gather_rows_at(const float* __restrict__ images, const int32_t* 
 }  // namespace
 
 struct BatchLoader::Impl {
-  Where where = Where::Host;
+  Device device = Device::CPU;
   int count = 0;
   int features = 0;
   int batch_size = 0;
@@ -76,7 +79,7 @@ struct BatchLoader::Impl {
   cudaStream_t stream = nullptr;
   bool shuffled = false;  // begin_epoch has run at least once
 
-  // Where::Device
+  // Device::CUDA
   float* d_images = nullptr;  // count × features
   int32_t* d_labels = nullptr;
   int32_t* d_perm = nullptr;
@@ -88,7 +91,7 @@ struct BatchLoader::Impl {
   bool upload_pending = false;
   bool gather_pending = false;
 
-  // Where::Host
+  // Device::CPU
   std::vector<float> h_images;
   std::vector<int32_t> h_labels;
   std::vector<int32_t> h_perm;
@@ -114,7 +117,7 @@ struct BatchLoader::Impl {
   }
 };
 
-BatchLoader::BatchLoader(const Dataset& ds, int batch_size, uint64_t seed, Where where,
+BatchLoader::BatchLoader(const Dataset& ds, int batch_size, uint64_t seed, Device device,
                          bool drop_last, cudaStream_t stream) {
   if (batch_size <= 0)
     throw Error("BatchLoader: batch size must be positive, got " + std::to_string(batch_size));
@@ -133,7 +136,7 @@ BatchLoader::BatchLoader(const Dataset& ds, int batch_size, uint64_t seed, Where
 
   impl_ = std::make_unique<Impl>();
   Impl& m = *impl_;
-  m.where = where;
+  m.device = device;
   m.count = ds.count;
   m.features = ds.features();
   m.batch_size = batch_size;
@@ -143,7 +146,7 @@ BatchLoader::BatchLoader(const Dataset& ds, int batch_size, uint64_t seed, Where
   // No batch is larger than the dataset.
   const size_t rows = static_cast<size_t>(std::min(batch_size, ds.count));
 
-  if (where == Where::Host) {
+  if (device == Device::CPU) {
     m.h_images = ds.images;
     m.h_labels = ds.labels;
     m.h_perm.resize(ds.count);
@@ -174,7 +177,7 @@ BatchLoader& BatchLoader::operator=(BatchLoader&&) noexcept = default;
 
 void BatchLoader::begin_epoch(int epoch) {
   Impl& m = *impl_;
-  if (m.where == Where::Host) {
+  if (m.device == Device::CPU) {
     build_permutation(m.seed, epoch, m.h_perm.data(), m.count);
   } else {
     // The previous upload may still be reading the pinned buffer.
@@ -208,7 +211,7 @@ BatchLoader::Batch BatchLoader::batch(int i) {
   const int first = i * m.batch_size;
   const int size = std::min(m.batch_size, m.count - first);
 
-  if (m.where == Where::Host) {
+  if (m.device == Device::CPU) {
     for (int r = 0; r < size; ++r) {
       const size_t src = static_cast<size_t>(m.h_perm[first + r]);
       std::memcpy(&m.h_x[static_cast<size_t>(r) * m.features], &m.h_images[src * m.features],
@@ -231,7 +234,7 @@ BatchLoader::Batch BatchLoader::batch_at(const int64_t* step) {
   Impl& m = *impl_;
   if (!m.shuffled) throw Error("BatchLoader: batch_at() called before begin_epoch()");
   if (step == nullptr) throw Error("BatchLoader: batch_at() of a null step counter");
-  if (m.where == Where::Host) return batch(static_cast<int>(*step % num_batches()));
+  if (m.device == Device::CPU) return batch(static_cast<int>(*step % num_batches()));
   const int rows = buffer().size;
   const int threads = 256;
   const dim3 grid((m.features + threads - 1) / threads, std::min(rows, 65535));
@@ -245,20 +248,20 @@ BatchLoader::Batch BatchLoader::batch_at(const int64_t* step) {
 BatchLoader::Batch BatchLoader::buffer() const {
   const Impl& m = *impl_;
   const int rows = std::min(m.batch_size, m.count);
-  if (m.where == Where::Host) return {m.h_x.data(), m.h_y.data(), rows};
+  if (m.device == Device::CPU) return {m.h_x.data(), m.h_y.data(), rows};
   return {m.d_x, m.d_y, rows};
 }
 
 const float* BatchLoader::all_images() const {
-  return impl_->where == Where::Host ? impl_->h_images.data() : impl_->d_images;
+  return impl_->device == Device::CPU ? impl_->h_images.data() : impl_->d_images;
 }
 const int32_t* BatchLoader::all_labels() const {
-  return impl_->where == Where::Host ? impl_->h_labels.data() : impl_->d_labels;
+  return impl_->device == Device::CPU ? impl_->h_labels.data() : impl_->d_labels;
 }
 int BatchLoader::count() const { return impl_->count; }
 int BatchLoader::features() const { return impl_->features; }
 int BatchLoader::batch_size() const { return impl_->batch_size; }
-BatchLoader::Where BatchLoader::where() const { return impl_->where; }
+gemm_mlp::Device BatchLoader::device() const { return impl_->device; }
 cudaStream_t BatchLoader::stream() const { return impl_->stream; }
 
 }  // namespace data

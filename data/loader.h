@@ -17,15 +17,12 @@
 #include <memory>
 
 #include "data/mnist.h"
+#include "kernels/cuda_check.h"
 
 namespace data {
 
 class BatchLoader {
  public:
-  // Where the data, the batch buffers and the returned pointers live. Host needs no GPU and makes
-  // no CUDA call (the CPU backend).
-  enum class Where { Device, Host };
-
   // One batch: x is size × features floats, y is size labels, row-major. They point into the
   // loader's one batch buffer, which the next batch() overwrites (in stream order on the device).
   // Only the last batch of an epoch can be smaller than the batch size; it is never padded.
@@ -35,13 +32,14 @@ class BatchLoader {
     int size;
   };
 
-  // Copies ds (to the device with Where::Device; the host copy is then not needed any more) and
-  // allocates everything the loader will use. With drop_last, the samples left over after the
-  // last full batch are skipped each epoch (a different set each epoch). Throws data::Error for
-  // batch_size ≤ 0, an empty or inconsistent dataset, or batch_size > count with drop_last;
-  // CUDA failures throw gemm::Error.
-  BatchLoader(const Dataset& ds, int batch_size, uint64_t seed, Where where, bool drop_last = false,
-              cudaStream_t stream = nullptr);
+  // `device` is where the data, the batch buffers and the returned pointers live; Device::CPU
+  // needs no GPU and makes no CUDA call (the CPU backend). Copies ds (to the GPU with
+  // Device::CUDA; the host copy is then not needed any more) and allocates everything the loader
+  // will use. With drop_last, the samples left over after the last full batch are skipped each
+  // epoch (a different set each epoch). Throws gemm_mlp::Error for batch_size ≤ 0, an empty or
+  // inconsistent dataset, batch_size > count with drop_last, or a CUDA failure.
+  BatchLoader(const Dataset& ds, int batch_size, uint64_t seed, gemm_mlp::Device device,
+              bool drop_last = false, cudaStream_t stream = nullptr);
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -57,7 +55,7 @@ class BatchLoader {
   // Gathers batch i (0 ≤ i < num_batches()) of the current epoch.
   Batch batch(int i);
   // Gathers batch (*step mod num_batches()) of the current epoch, reading *step where the data
-  // lives (device memory with Where::Device): so a CUDA graph that captured this call gathers the
+  // lives (device memory with Device::CUDA): so a CUDA graph that captured this call gathers the
   // next batch at each replay. step counts the steps taken since the first epoch, each epoch
   // having num_batches() of them. Returns the batch buffer, sized for a full batch: the last batch
   // of an epoch fills only its first rows.
@@ -74,7 +72,7 @@ class BatchLoader {
   int count() const;
   int features() const;
   int batch_size() const;
-  Where where() const;
+  gemm_mlp::Device device() const;
   cudaStream_t stream() const;
 
  private:

@@ -28,7 +28,7 @@ struct Dataset {
 enum class Split { Train, Test };
 
 // Loads train-{images-idx3,labels-idx1}-ubyte (Split::Train) or t10k-… (Split::Test) from `dir`,
-// each either raw or with a .gz suffix. Throws data::Error naming the file for a missing file
+// each either raw or with a .gz suffix. Throws gemm_mlp::Error naming the file for a missing file
 // (and pointing at scripts/fetch_mnist.sh), a malformed file, image and label counts that
 // disagree, or a label outside 0..9.
 Dataset load_mnist(const std::string& dir, Split split);

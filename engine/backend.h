@@ -56,9 +56,9 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaSt
 void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
                   float inv_batch, MetricCounters* counters, cudaStream_t stream);
 
-// w, g, v are n (all parameters, flat: n % 4 == 0, 16-byte aligned arrays, or gemm::Error); v is
-// null without momentum; *step is the number of steps taken. PyTorch's SGD with lr =
-// schedule(*step):
+// w, g, v are n (all parameters, flat: n % 4 == 0, 16-byte aligned arrays, or gemm_mlp::Error);
+// v is null without momentum; *step is the number of steps taken. PyTorch's SGD with
+// lr = schedule(*step):
 //   g' = g + wd·w;   v = μ·v + g';   w −= lr·v        (without momentum: w −= lr·g')
 void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
               LrSchedule schedule, float momentum, float weight_decay, cudaStream_t stream);

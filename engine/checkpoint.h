@@ -12,7 +12,7 @@
 // to disk, then renamed over `path`, so a crash never leaves a half-written file under the real
 // name. Reading checks the header's length, its JSON, every tensor's dtype, shape and offsets
 // (inside the data, no overlap, nothing left over) and that every value is finite, and reads
-// the whole file before touching any tensor. Errors are engine::Error naming the file and, where
+// the whole file before touching any tensor. Errors are gemm_mlp::Error naming the file and, where
 // there is one, the tensor.
 #pragma once
 

@@ -10,7 +10,7 @@ namespace engine {
 namespace {
 
 const gemm::Variant& checked_variant(Device device, const gemm::Variant& v) {
-  const bool host_variant = v.memory == gemm::Memory::Host;
+  const bool host_variant = v.device == Device::CPU;
   if (device == Device::CPU && !host_variant)
     throw Error(std::string("context: GEMM variant '") + v.name +
                 "' runs on the GPU, but the context's device is cpu (use a host variant, e.g. "
@@ -24,8 +24,7 @@ const gemm::Variant& checked_variant(Device device, const gemm::Variant& v) {
 
 }  // namespace
 
-Context::Context(uint64_t seed)
-    : Context(gemm::cuda_device_available() ? Device::CUDA : Device::CPU, seed) {}
+Context::Context(uint64_t seed) : Context(gemm_mlp::resolve_device("auto"), seed) {}
 
 Context::Context(Device device, uint64_t seed)
     : Context(device, device == Device::CUDA ? "auto" : "cpu", seed) {}
@@ -36,7 +35,7 @@ Context::Context(Device device, const std::string& variant_name, uint64_t seed)
 Context::Context(Device device, const gemm::Variant& variant, uint64_t seed)
     : device_(device), variant_(&checked_variant(device, variant)), seed_(seed), host_rng_(seed) {
   if (device_ != Device::CUDA) return;
-  if (!gemm::cuda_device_available())
+  if (!gemm_mlp::cuda_device_available())
     throw Error("context: device cuda requested, but no usable CUDA device was found");
   // A blocking stream (not cudaStreamNonBlocking): it waits for work on the legacy default stream,
   // such as the cudaMemset that zero-fills new tensors.

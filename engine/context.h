@@ -3,8 +3,8 @@
 //   device      CPU or CUDA; every tensor an op touches must live there
 //   stream      the one CUDA stream all engine work is queued on (CUDA only)
 //   generators  a seeded cuRAND Philox generator on that stream (CUDA), std::mt19937_64 (CPU)
-//   variant     the gemm::Variant that computes every matrix product; its memory must match the
-//               device (a host variant in a CUDA context, or the reverse, is an error)
+//   variant     the gemm::Variant that computes every matrix product; its device must match the
+//               context's (a host variant in a CUDA context, or the reverse, is an error)
 //   timers      epoch time and GEMM time, split without host synchronisation inside the step
 //
 // Timing on CUDA: every GEMM the engine runs is bracketed by a pair of CUDA events taken from a
@@ -66,8 +66,9 @@ class CudaGraph {
 
 class Context {
  public:
-  // The GPU when one is usable, with `auto` (per shape, the fastest fp32 kernel of this project
-  // measured there); else the CPU with `cpu` (OpenBLAS).
+  // The device resolve_device("auto") picks (the GPU when one is usable), with `auto` there (per
+  // shape, the fastest fp32 kernel of this project measured there); else the CPU with `cpu`
+  // (OpenBLAS).
   explicit Context(uint64_t seed);
   // That device's default variant: `auto` on CUDA, `cpu` on the CPU.
   Context(Device device, uint64_t seed);
@@ -95,7 +96,7 @@ class Context {
   // Whether later captures bracket their GEMMs with event nodes (off by default).
   void set_graph_gemm_timing(bool on) { graph_gemm_timing_ = on; }
   // The GEMM time of the last replay of the last graph captured with graph GEMM timing on; waits
-  // for the stream. Throws engine::Error if there is none, or if the driver cannot time events
+  // for the stream. Throws gemm_mlp::Error if there is none, or if the driver cannot time events
   // recorded inside a graph.
   double graph_gemm_seconds();
 

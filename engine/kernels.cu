@@ -230,8 +230,8 @@ void require_flat(int64_t n, std::initializer_list<const float*> arrays) {
   bool ok = n % kLanes == 0;
   for (const float* p : arrays) ok = ok && reinterpret_cast<uintptr_t>(p) % 16 == 0;
   if (!ok)
-    throw gemm::Error("optimiser kernels need n % 4 == 0 and 16-byte aligned arrays, got n = " +
-                      std::to_string(n));
+    throw gemm_mlp::Error("optimiser kernels need n % 4 == 0 and 16-byte aligned arrays, got n = " +
+                          std::to_string(n));
 }
 
 }  // namespace

@@ -7,39 +7,14 @@
 
 namespace engine {
 
-Metrics::Metrics(Context& ctx) : device_(ctx.device()) {
-  if (device_ == Device::CUDA) {
-    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&counters_), sizeof(MetricCounters)));
-  } else {
-    counters_ = new MetricCounters{};
-  }
-  reset(ctx);
-}
-
-Metrics::~Metrics() {
-  if (device_ == Device::CUDA)
-    cudaFree(counters_);  // no throwing from a destructor
-  else
-    delete counters_;
-}
-
 void Metrics::reset(Context& ctx) {
-  if (ctx.device() != device_) throw Error("metrics: reset with a context on another device");
-  if (device_ == Device::CUDA)
-    CUDA_CHECK(cudaMemsetAsync(counters_, 0, sizeof(MetricCounters), ctx.stream()));
-  else
-    *counters_ = MetricCounters{};
+  if (ctx.device() != device()) throw Error("metrics: reset with a context on another device");
+  counters_.zero(ctx);
 }
 
 MetricTotals Metrics::read(Context& ctx) const {
-  if (ctx.device() != device_) throw Error("metrics: read with a context on another device");
-  MetricCounters c{};
-  if (device_ == Device::CUDA) {
-    CUDA_CHECK(cudaMemcpyAsync(&c, counters_, sizeof c, cudaMemcpyDeviceToHost, ctx.stream()));
-    CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
-  } else {
-    c = *counters_;
-  }
+  if (ctx.device() != device()) throw Error("metrics: read with a context on another device");
+  const MetricCounters c = counters_.read(ctx);
   if (c.bad_labels > 0)
     throw Error("loss: " + std::to_string(c.bad_labels) +
                 " labels were outside [0, classes) (wrong dataset or class count?)");

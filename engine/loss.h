@@ -12,6 +12,7 @@
 
 #include "engine/backend.h"
 #include "engine/context.h"
+#include "engine/context_value.h"
 #include "engine/tensor.h"
 
 namespace engine {
@@ -27,21 +28,17 @@ struct MetricTotals {
 // Loss sum, correct predictions and example count, accumulated where the computation runs.
 class Metrics {
  public:
-  explicit Metrics(Context& ctx);  // allocates; starts at zero
-  ~Metrics();
-  Metrics(const Metrics&) = delete;
-  Metrics& operator=(const Metrics&) = delete;
+  explicit Metrics(Context& ctx) : counters_(ctx) {}  // allocates; starts at zero
 
   void reset(Context& ctx);  // queued on the stream, no wait
   // Waits for the stream and returns the totals. Throws if a label outside [0, classes) was seen.
   MetricTotals read(Context& ctx) const;
 
-  Device device() const { return device_; }
-  MetricCounters* counters() { return counters_; }  // for the loss: device or host memory
+  Device device() const { return counters_.device(); }
+  MetricCounters* counters() { return counters_.get(); }  // for the loss: device or host memory
 
  private:
-  Device device_;
-  MetricCounters* counters_ = nullptr;
+  ContextValue<MetricCounters> counters_;
 };
 
 class SoftmaxCrossEntropy {

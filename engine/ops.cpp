@@ -12,6 +12,51 @@ namespace engine {
 using detail::require_on;
 using detail::require_shape;
 
+namespace {
+
+// c = op_a(a)·op_b(b) + beta·c, every operand a contiguous row-major tensor.
+gemm::Problem product(gemm::Op op_a, const Tensor& a, gemm::Op op_b, const Tensor& b, float beta,
+                      Tensor& c) {
+  gemm::Problem p;
+  p.op_a = op_a, p.op_b = op_b;
+  p.m = c.rows(), p.n = c.cols(), p.k = op_a == gemm::Op::N ? a.cols() : a.rows();
+  p.a = a.data(), p.lda = a.cols();
+  p.b = b.data(), p.ldb = b.cols();
+  p.beta = beta;
+  p.c = c.data(), p.ldc = c.cols();
+  return p;
+}
+
+// The three GEMMs of a linear layer y = act(x·wᵀ + b), x batch×in, w out×in (gemm.h's layouts).
+
+// y[batch×out] = act(x · wᵀ + b): NT, the bias (and ReLU) in the epilogue.
+gemm::Problem forward_problem(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                              Activation act) {
+  gemm::Problem p = product(gemm::Op::N, x, gemm::Op::T, w, 0.0f, y);
+  p.epilogue = act == Activation::Relu ? gemm::EpilogueOp::BiasRelu : gemm::EpilogueOp::Bias;
+  p.bias = b.data();
+  return p;
+}
+
+// dx[batch×in] = dy · w: NN; masked where x ≤ 0 in the epilogue when x is a ReLU's output.
+gemm::Problem input_gradient_problem(const Tensor& dy, const Tensor& w, const Tensor& x,
+                                     bool relu_before, Tensor& dx) {
+  gemm::Problem p = product(gemm::Op::N, dy, gemm::Op::N, w, 0.0f, dx);
+  if (relu_before) {
+    p.epilogue = gemm::EpilogueOp::ReluMask;
+    p.mask = x.data();
+    p.ldmask = x.cols();
+  }
+  return p;
+}
+
+// dw[out×in] = dyᵀ · x + beta·dw: TN; beta 1 accumulates, 0 overwrites.
+gemm::Problem weight_gradient_problem(const Tensor& dy, const Tensor& x, float beta, Tensor& dw) {
+  return product(gemm::Op::T, dy, gemm::Op::N, x, beta, dw);
+}
+
+}  // namespace
+
 void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                     Activation act) {
   require_on(ctx, x, "linear_forward: x");
@@ -23,17 +68,7 @@ void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor
   require_shape(b, 1, out, "linear_forward: b (1 x out)");
   require_shape(y, batch, out, "linear_forward: y (batch x out)");
 
-  gemm::Problem p;  // y[B×out] = act(x[B×in] · w[out×in]ᵀ + b)
-  p.op_a = gemm::Op::N;
-  p.op_b = gemm::Op::T;
-  p.m = batch, p.n = out, p.k = in;
-  p.a = x.data(), p.lda = in;
-  p.b = w.data(), p.ldb = in;
-  p.beta = 0.0f;
-  p.c = y.data(), p.ldc = out;
-  p.epilogue = act == Activation::Relu ? gemm::EpilogueOp::BiasRelu : gemm::EpilogueOp::Bias;
-  p.bias = b.data();
-  ctx.gemm(p);
+  ctx.gemm(forward_problem(x, w, b, y, act));
 }
 
 void linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx,
@@ -53,31 +88,9 @@ void linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tenso
   if (dx != nullptr) {
     require_on(ctx, *dx, "linear_backward: dx");
     require_shape(*dx, batch, in, "linear_backward: dx (batch x in)");
-    gemm::Problem p;  // dx[B×in] = dy[B×out] · w[out×in], masked by x > 0 after a ReLU
-    p.op_a = gemm::Op::N;
-    p.op_b = gemm::Op::N;
-    p.m = batch, p.n = in, p.k = out;
-    p.a = dy.data(), p.lda = out;
-    p.b = w.data(), p.ldb = in;
-    p.beta = 0.0f;
-    p.c = dx->data(), p.ldc = in;
-    if (options.relu_before) {
-      p.epilogue = gemm::EpilogueOp::ReluMask;
-      p.mask = x.data();
-      p.ldmask = in;
-    }
-    ctx.gemm(p);
+    ctx.gemm(input_gradient_problem(dy, w, x, options.relu_before, *dx));
   }
-
-  gemm::Problem p;  // dw[out×in] (+)= dy[B×out]ᵀ · x[B×in]
-  p.op_a = gemm::Op::T;
-  p.op_b = gemm::Op::N;
-  p.m = out, p.n = in, p.k = batch;
-  p.a = dy.data(), p.lda = out;
-  p.b = x.data(), p.ldb = in;
-  p.beta = grad_beta;
-  p.c = dw.data(), p.ldc = in;
-  ctx.gemm(p);
+  ctx.gemm(weight_gradient_problem(dy, x, grad_beta, dw));
 
   if (ctx.is_cuda())
     cuda::column_sums(dy.data(), db.data(), batch, out, grad_beta, ctx.stream());

@@ -3,8 +3,8 @@
 // the rest runs the engine's own kernels (kernels.cu) or host loops (host_ops.cpp).
 //
 // Every tensor must live on the context's device and have the shape stated; otherwise the op
-// throws engine::Error naming the op, the argument and the shapes. Ops queue work on the context's
-// stream and return without waiting.
+// throws gemm_mlp::Error naming the op, the argument and the shapes. Ops queue work on the
+// context's stream and return without waiting.
 #pragma once
 
 #include <cstdint>

@@ -30,7 +30,7 @@ bool finite_and_non_negative(float x) { return std::isfinite(x) && x >= 0.0f; }
 
 Optimizer::Optimizer(Context& ctx, std::vector<Parameter*> params, LrSchedule schedule,
                      const char* who)
-    : schedule_(schedule), device_(ctx.device()) {
+    : schedule_(schedule), step_(ctx) {
   require_parameters(ctx, params, who);
   if (!(std::isfinite(schedule.peak) && schedule.peak > 0.0f))
     throw Error(std::string(who) + ": lr must be finite and > 0, got " +
@@ -45,56 +45,40 @@ Optimizer::Optimizer(Context& ctx, std::vector<Parameter*> params, LrSchedule sc
   int64_t offset = 0;
   for (Parameter* p : params) {
     const int rows = p->value.rows(), cols = p->value.cols();
-    Tensor value = Tensor::view(device_, values_.data() + offset, rows, cols);
-    Tensor grad = Tensor::view(device_, grads_.data() + offset, rows, cols);
+    Tensor value = Tensor::view(ctx.device(), values_.data() + offset, rows, cols);
+    Tensor grad = Tensor::view(ctx.device(), grads_.data() + offset, rows, cols);
     value.copy_from(p->value, ctx.stream());
     grad.copy_from(p->grad, ctx.stream());
     p->value = std::move(value);
     p->grad = std::move(grad);
     offset += aligned_size(rows * static_cast<int64_t>(cols));
   }
-  if (device_ == Device::CUDA) {
-    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&step_), sizeof(int64_t)));
-    CUDA_CHECK(cudaMemsetAsync(step_, 0, sizeof(int64_t), ctx.stream()));
-  } else {
-    step_ = new int64_t(0);
-  }
 }
 
-Optimizer::~Optimizer() {
-  if (device_ == Device::CUDA)
-    cudaFree(step_);  // no throwing from a destructor
-  else
-    delete step_;
-}
+Optimizer::~Optimizer() = default;
 
 void Optimizer::step(Context& ctx) {
-  if (ctx.device() != device_) throw Error("optimizer: step with a context on another device");
+  if (ctx.device() != step_.device())
+    throw Error("optimizer: step with a context on another device");
   update(ctx);
   if (ctx.is_cuda())
-    cuda::advance_step(step_, ctx.stream());
+    cuda::advance_step(step_.get(), ctx.stream());
   else
-    ++*step_;
+    ++*step_.get();
   ++steps_;
 }
 
 int64_t Optimizer::read_steps(Context& ctx) const {
-  if (ctx.device() != device_)
+  if (ctx.device() != step_.device())
     throw Error("optimizer: read_steps with a context on another device");
-  if (device_ != Device::CUDA) return *step_;
-  int64_t steps = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&steps, step_, sizeof steps, cudaMemcpyDeviceToHost, ctx.stream()));
-  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
-  return steps;
+  return step_.read(ctx);
 }
 
 void Optimizer::set_steps(Context& ctx, int64_t steps) {
   if (steps < 0) throw Error("optimizer: a negative step count");
-  if (ctx.device() != device_) throw Error("optimizer: set_steps with a context on another device");
-  if (device_ == Device::CUDA)
-    CUDA_CHECK(cudaMemcpy(step_, &steps, sizeof steps, cudaMemcpyHostToDevice));
-  else
-    *step_ = steps;
+  if (ctx.device() != step_.device())
+    throw Error("optimizer: set_steps with a context on another device");
+  step_.write(steps);
   steps_ = steps;
 }
 

@@ -18,6 +18,7 @@
 
 #include "engine/backend.h"
 #include "engine/context.h"
+#include "engine/context_value.h"
 #include "engine/module.h"
 #include "engine/tensor.h"
 
@@ -40,7 +41,7 @@ class Optimizer {
   const LrSchedule& schedule() const { return schedule_; }
   // The step counter in the context's memory, read by the update (and by a data loader that
   // picks the batch of the step on the device).
-  const int64_t* device_step() const { return step_; }
+  const int64_t* device_step() const { return step_.get(); }
   int64_t parameter_count() const { return values_.size(); }
   // Every parameter, flat (with each slice's padding, which stays zero).
   const Tensor& values() const { return values_; }
@@ -59,8 +60,7 @@ class Optimizer {
   LrSchedule schedule_;
 
  private:
-  Device device_;
-  int64_t* step_ = nullptr;  // in the context's memory
+  ContextValue<int64_t> step_;
   int64_t steps_ = 0;
 };
 

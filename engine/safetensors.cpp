@@ -14,7 +14,7 @@
 #include <set>
 #include <utility>
 
-#include "engine/tensor.h"  // engine::Error
+#include "engine/tensor.h"  // gemm_mlp::Error
 
 namespace engine::safetensors {
 

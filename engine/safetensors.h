@@ -33,7 +33,7 @@ void write(const std::string& path, const std::vector<Entry>& tensors, const Met
 // Reads and checks the whole file: a regular file; a header length that fits; JSON whose
 // metadata values are strings; for every tensor dtype F32, a shape of sizes, offsets inside the
 // data that match the shape; no overlap and no bytes that no tensor owns; finite values. Throws
-// engine::Error naming the file and, where there is one, the tensor.
+// gemm_mlp::Error naming the file and, where there is one, the tensor.
 Contents read(const std::string& path);
 
 }  // namespace engine::safetensors

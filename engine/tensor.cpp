@@ -7,8 +7,6 @@
 
 namespace engine {
 
-const char* device_name(Device device) { return device == Device::CUDA ? "cuda" : "cpu"; }
-
 namespace {
 
 void require_shape(int rows, int cols, const char* what) {

@@ -15,22 +15,19 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kernels/cuda_check.h"
+
 namespace engine {
 
-// Every failure in engine/ (bad shapes, mismatched devices, misuse, bad files) is an engine::Error
-// whose message names the problem. CUDA failures surface as gemm::Error from CUDA_CHECK.
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-enum class Device { CPU, CUDA };
-
-const char* device_name(Device device);  // "cpu" or "cuda"
+// Every failure in engine/ (bad shapes, mismatched devices, misuse, bad files, a CUDA or cuRAND
+// error) is the project's gemm_mlp::Error, whose message names the problem. Tensors live on a
+// gemm_mlp::Device; device_name gives "cpu" or "cuda" (all three from kernels/cuda_check.h).
+using gemm_mlp::Device;
+using gemm_mlp::device_name;
+using gemm_mlp::Error;
 
 class Tensor {
  public:

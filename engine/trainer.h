@@ -53,7 +53,7 @@ class Trainer {
   using Fill = std::function<void(cudaStream_t stream, const int64_t* device_step)>;
 
   // Prepares net for max_batch, sets it to overwrite its gradients, builds the optimiser (which
-  // moves the parameters into one flat buffer) and the loss. Throws engine::Error on bad options.
+  // moves the parameters into one flat buffer) and the loss. Throws gemm_mlp::Error on bad options.
   Trainer(Context& ctx, Module& net, const TrainerOptions& options);
   ~Trainer();
   Trainer(const Trainer&) = delete;

@@ -12,8 +12,8 @@ namespace {
 constexpr int kBlockX = 32;  // columns of C per block: a warp spans a row segment
 constexpr int kBlockY = 8;   // rows of C per block
 
-template <bool KCA, bool KCB>
-__global__ void naive_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c) {
+template <bool KMajorA, bool KMajorB>
+__global__ void naive_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c) {
   const int row = blockIdx.y * kBlockY + threadIdx.y;
   const int col = blockIdx.x * kBlockX + threadIdx.x;
   if (row >= c.m || col >= c.n) return;
@@ -26,9 +26,7 @@ __global__ void naive_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c) {
 
 void launch_naive(const Problem& p, cudaStream_t stream) {
   launch_for_layout(p, tile_grid<kBlockY, kBlockX>(p), dim3(kBlockX, kBlockY), stream,
-                    [](auto a_kc, auto b_kc) {
-                      return naive_kernel<decltype(a_kc)::value, decltype(b_kc)::value>;
-                    });
+                    KERNEL_FOR_LAYOUT(naive_kernel));
 }
 
 }  // namespace gemm::detail

@@ -4,7 +4,7 @@
 // Change from 01: shared-memory staging; one element of C per thread as before. A's tile is kept
 // row by row (a_tile[m][k], as in the chapter): a warp shares one row, and the compiler reads four
 // of its k at once with one broadcast 128-bit load. The chapter used 16×16 tiles; 32×32 halves the
-// loads, stores and barriers per FMA. docs/KERNELS.md has the measured effect.
+// loads, stores and barriers per FMA (docs/KERNELS.md, "2. tiled").
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N; block 32×32 threads, one per element of a 32×32
 //   tile of C.
 #include "kernels/common.cuh"
@@ -16,12 +16,11 @@ namespace {
 constexpr int kTile = 32;
 constexpr int kThreads = kTile * kTile;
 constexpr int kLdsA = kTile + 4;  // rows of a_tile stay 16-byte aligned for the 128-bit reads
-constexpr int kLdsB =
-    kTile + 1;  // odd stride: a K-contiguous B's transposed stores avoid conflicts
+constexpr int kLdsB = kTile + 1;  // odd stride: a K-major B's transposed stores avoid conflicts
 
-template <bool KCA, bool KCB>
+template <bool KMajorA, bool KMajorB>
 __global__ void __launch_bounds__(kThreads)
-    tiled_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c) {
+    tiled_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c) {
   __shared__ __align__(16) float a_tile[kTile * kLdsA];  // a_tile[m][k]
   __shared__ float b_tile[kTile * kLdsB];                // b_tile[k][n]
   const int tid = threadIdx.y * kTile + threadIdx.x;
@@ -29,7 +28,7 @@ __global__ void __launch_bounds__(kThreads)
 
   float acc = 0.0f;
   for (int k0 = 0; k0 < a.extent_k; k0 += kTile) {
-    load_tile<kTile, kTile, kLdsA, kThreads, TileLayout::XMajor>(a_tile, a, m0, k0, tid);
+    load_tile<kTile, kTile, kLdsA, kThreads, TileLayout::KMajor>(a_tile, a, m0, k0, tid);
     load_tile<kTile, kTile, kLdsB, kThreads>(b_tile, b, n0, k0, tid);
     __syncthreads();
 #pragma unroll
@@ -44,9 +43,7 @@ __global__ void __launch_bounds__(kThreads)
 
 void launch_tiled(const Problem& p, cudaStream_t stream) {
   launch_for_layout(p, tile_grid<kTile, kTile>(p), dim3(kTile, kTile), stream,
-                    [](auto a_kc, auto b_kc) {
-                      return tiled_kernel<decltype(a_kc)::value, decltype(b_kc)::value>;
-                    });
+                    KERNEL_FOR_LAYOUT(tiled_kernel));
 }
 
 }  // namespace gemm::detail

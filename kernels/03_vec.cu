@@ -19,8 +19,9 @@ constexpr int kThreads = kThreadsX * kThreadsY;
 constexpr int kLdsA = kBk + 4, kLdsB = kBn + 4;  // padded, and multiples of 4 for float4 access
 static_assert(kThreads == 256, "one float4 of C per thread over a 16×64 tile is 256 threads");
 
-template <bool KCA, bool KCB>
-__global__ void __launch_bounds__(kThreads) vec_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c) {
+template <bool KMajorA, bool KMajorB>
+__global__ void __launch_bounds__(kThreads)
+    vec_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c) {
   __shared__ __align__(16) float a_tile[kBm * kLdsA];  // a_tile[m][k]
   __shared__ __align__(16) float b_tile[kBk * kLdsB];  // b_tile[k][n]
   const int tid = threadIdx.y * kThreadsX + threadIdx.x;
@@ -28,7 +29,7 @@ __global__ void __launch_bounds__(kThreads) vec_kernel(Operand<KCA> a, Operand<K
 
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int k0 = 0; k0 < a.extent_k; k0 += kBk) {
-    load_tile_vec4<kBk, kBm, kLdsA, kThreads, TileLayout::XMajor>(a_tile, a, m0, k0, tid);
+    load_tile_vec4<kBk, kBm, kLdsA, kThreads, TileLayout::KMajor>(a_tile, a, m0, k0, tid);
     load_tile_vec4<kBk, kBn, kLdsB, kThreads>(b_tile, b, n0, k0, tid);
     __syncthreads();
 #pragma unroll
@@ -54,9 +55,7 @@ __global__ void __launch_bounds__(kThreads) vec_kernel(Operand<KCA> a, Operand<K
 
 void launch_vec(const Problem& p, cudaStream_t stream) {
   launch_for_layout(p, tile_grid<kBm, kBn>(p), dim3(kThreadsX, kThreadsY), stream,
-                    [](auto a_kc, auto b_kc) {
-                      return vec_kernel<decltype(a_kc)::value, decltype(b_kc)::value>;
-                    });
+                    KERNEL_FOR_LAYOUT(vec_kernel));
 }
 
 }  // namespace gemm::detail

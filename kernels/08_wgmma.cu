@@ -4,8 +4,8 @@
 // run while the warps go on to issue the next copies.
 // Change from 07: mma.sync with register fragments becomes wgmma with shared-memory descriptors.
 // wgmma reads TF32 operands only K-major, in the 128-byte swizzled layout, so both tiles are
-// stored that way (BK = 32 floats = one 128-byte row); a K-contiguous operand is copied 16 bytes
-// at a time, an X-contiguous one is transposed on the way in. The inputs are not rounded first:
+// stored that way (BK = 32 floats = one 128-byte row); a K-major operand is copied 16 bytes
+// at a time, an MN-major one is transposed on the way in. The inputs are not rounded first:
 // the tensor cores use the top 19 bits of each fp32 (TF32 truncation, within the TF32 tolerance).
 // sm_90a code runs on compute capability 9.0 only, so the launcher checks the GPU first.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
@@ -37,9 +37,9 @@ struct WgmmaConfig {
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
 };
 
-template <class Cfg, bool KCA, bool KCB>
+template <class Cfg, bool KMajorA, bool KMajorB>
 __global__ void __launch_bounds__(Cfg::kThreads)
-    wgmma_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c, int k_per_split) {
+    wgmma_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
   enter_k_slice(a, b, c, k_per_split);
   extern __shared__ float smem_raw[];
   float* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float);
@@ -47,8 +47,8 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
   auto a_tile = [&](int stage) { return smem + stage * Cfg::kStageFloats; };
   auto b_tile = [&](int stage) { return a_tile(stage) + Cfg::kBm * Cfg::kBk; };
-  SwizzledTileLoader<Cfg::kBm, Cfg::kBk, Cfg::kThreads, KCA> a_loader;
-  SwizzledTileLoader<Cfg::kBn, Cfg::kBk, Cfg::kThreads, KCB> b_loader;
+  SwizzledTileLoader<Cfg::kBm, Cfg::kBk, Cfg::kThreads, KMajorA> a_loader;
+  SwizzledTileLoader<Cfg::kBn, Cfg::kBk, Cfg::kThreads, KMajorB> b_loader;
   auto fetch = [&](int kt) {
     a_loader.fetch(a, m0, kt * Cfg::kBk, tid);
     b_loader.fetch(b, n0, kt * Cfg::kBk, tid);
@@ -99,22 +99,36 @@ using SmallTile = WgmmaConfig<128, 128, 32, 3>;
 
 template <class Cfg>
 void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
-  with_layout(p, [&](auto a_kc, auto b_kc) {
-    constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
-    constexpr auto kernel = wgmma_kernel<Cfg, KCA, KCB>;
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    constexpr auto kernel = wgmma_kernel<Cfg, KMajorA, KMajorB>;
     allow_dynamic_smem<kernel>(Cfg::kSmemBytes);
     dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
     grid.z = plan.splits;
     run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
-      kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(operand_a<KCA>(p), operand_b<KCB>(p),
-                                                               c, k_per_split);
+      kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
+          operand_a<KMajorA>(p), operand_b<KMajorB>(p), c, k_per_split);
       CUDA_CHECK_LAUNCH();
     });
   });
 }
 
+// The tile choice for any pair of configs: the large tile when it gives every multiprocessor a
+// block; otherwise the small one, with K split across blocks until the grid fills the chip
+// (split_k.cuh). scripts/tune/ includes this file to time other configs through it.
+template <class Large, class Small>
+void launch_wgmma_tiles(const Problem& p, cudaStream_t stream) {
+  if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
+  launch_large_or_split_k<Large, Small>(p, [&](auto tile, SplitK plan) {
+    launch_with<typename decltype(tile)::type>(p, plan, stream);
+  });
+}
+
 }  // namespace
 
+// In the library only: a tune candidate (scripts/tune/) including this file must not define
+// these again.
+#ifndef GEMM_TUNE_CANDIDATE
 const char* wgmma_unavailable() {
   int device = 0, major = 0, minor = 0;
   CUDA_CHECK(cudaGetDevice(&device));
@@ -125,13 +139,9 @@ const char* wgmma_unavailable() {
          "code runs on no other";
 }
 
-// The large tile when it gives every multiprocessor a block; otherwise the small one, with K
-// split across blocks until the grid fills the chip (split_k.cuh).
 void launch_wgmma(const Problem& p, cudaStream_t stream) {
-  if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
-  launch_large_or_split_k<LargeTile, SmallTile>(p, [&](auto tile, SplitK plan) {
-    launch_with<typename decltype(tile)::type>(p, plan, stream);
-  });
+  launch_wgmma_tiles<LargeTile, SmallTile>(p, stream);
 }
+#endif
 
 }  // namespace gemm::detail

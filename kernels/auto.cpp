@@ -1,8 +1,8 @@
 // The `auto` variant: for each call, the fastest correct fp32 kernel of this project for the
 // nearest measured shape of the same layout on this GPU, from auto_table.inc. That table is written
 // by `gemm_bench --auto-table kernels/auto_table.inc` on the GPU and shipped in the repository.
-// On a GPU the table does not list, or a layout it lacks, auto takes warptile: the fastest fp32
-// variant on every shape we measured, and one that adapts its tile to small problems.
+// On a GPU the table does not list, or a layout it lacks, auto takes fast, the production fp32
+// kernel, which adapts its tile to the problem.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include <cmath>
 #include <cstring>
@@ -26,7 +26,7 @@ const AutoEntry kAutoTable[] = {
 #include "kernels/auto_table.inc"
 };
 
-constexpr const char* kFallbackVariant = "warptile";
+constexpr const char* kFallbackVariant = "fast";
 
 const std::string& device_name() {
   static std::mutex mutex;
@@ -66,7 +66,7 @@ const char* auto_choice(const Problem& p) {
 
 void launch_auto(const Problem& p, cudaStream_t stream) {
   const Variant& v = find_variant(auto_choice(p));
-  if (v.memory != Memory::Device || v.precision != Precision::FP32 || v.launch == launch_auto)
+  if (v.device != Device::CUDA || v.precision != Precision::FP32 || v.launch == launch_auto)
     throw Error(std::string("auto: table entry '") + v.name + "' is not a device fp32 kernel");
   v.launch(p, stream);
 }

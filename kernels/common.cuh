@@ -3,9 +3,10 @@
 //
 // Every operand is seen as an X×K matrix, X being M for A and N for B:
 //   A: element(m, k) = op(A)[m][k]        B: element(n, k) = op(B)[k][n]
-// In memory one of the two dimensions is contiguous. "K-contiguous" means element(x, k) is at
-// p[x·ld + k] (A with op N, B with op T); otherwise it is at p[k·ld + x] (A with op T, B with
-// op N). Kernels are templated on that one bool per operand, so NN, NT, TN and TT all share code.
+// In memory one of the two dimensions is contiguous. K-major: k is contiguous, element(x, k) is
+// at p[x·ld + k] (A with op N, B with op T). MN-major: x is contiguous, element(x, k) is at
+// p[k·ld + x] (A with op T, B with op N). Kernels are templated on one bool per operand, KMajor,
+// so NN, NT, TN and TT all share code. Shared tiles use the same two words (TileLayout).
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,7 @@
 
 namespace gemm::detail {
 
-template <bool KContiguous>
+template <bool KMajor>
 struct Operand {
   const float* p;
   int ld;
@@ -26,7 +27,7 @@ struct Operand {
   bool vec4_ok;  // base 16-byte aligned and ld % 4 == 0: float4 loads along the contiguous dim
 
   __device__ __forceinline__ int64_t offset(int x, int k) const {
-    return KContiguous ? int64_t(x) * ld + k : int64_t(k) * ld + x;
+    return KMajor ? int64_t(x) * ld + k : int64_t(k) * ld + x;
   }
   __device__ __forceinline__ bool in_bounds(int x, int k) const {
     return x < extent_x && k < extent_k;
@@ -46,37 +47,37 @@ struct Operand {
   // base make the address aligned.
   __device__ __forceinline__ bool vec4_fits(int x, int k) const {
     return vec4_ok &&
-           (KContiguous ? (x < extent_x && k + 3 < extent_k) : (k < extent_k && x + 3 < extent_x));
+           (KMajor ? (x < extent_x && k + 3 < extent_k) : (k < extent_k && x + 3 < extent_x));
   }
   // The 4 elements from (x, k) along the contiguous dim: one 128-bit load where it fits, else
   // four bounds-checked scalar loads (edges, misaligned pointers or leading dimensions).
   __device__ __forceinline__ float4 load4(int x, int k) const {
     if (vec4_fits(x, k)) return *reinterpret_cast<const float4*>(p + offset(x, k));
-    if (KContiguous) return make_float4(at(x, k), at(x, k + 1), at(x, k + 2), at(x, k + 3));
+    if (KMajor) return make_float4(at(x, k), at(x, k + 1), at(x, k + 2), at(x, k + 3));
     return make_float4(at(x, k), at(x + 1, k), at(x + 2, k), at(x + 3, k));
   }
 };
 
 inline bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
-template <bool KContiguous>
-Operand<KContiguous> operand_a(const Problem& p) {
+template <bool KMajor>
+Operand<KMajor> operand_a(const Problem& p) {
   return {p.a, p.lda, p.m, p.k, aligned16(p.a) && p.lda % 4 == 0};
 }
-template <bool KContiguous>
-Operand<KContiguous> operand_b(const Problem& p) {
+template <bool KMajor>
+Operand<KMajor> operand_b(const Problem& p) {
   return {p.b, p.ldb, p.n, p.k, aligned16(p.b) && p.ldb % 4 == 0};
 }
 
-// Calls f(std::bool_constant<A is K-contiguous>, std::bool_constant<B is K-contiguous>), turning
+// Calls f(std::bool_constant<A is K-major>, std::bool_constant<B is K-major>), turning
 // the run-time layout into compile-time template arguments.
 template <class F>
 void with_layout(const Problem& p, F&& f) {
-  auto with_b = [&](auto a_kc) {
+  auto with_b = [&](auto a_k_major) {
     if (p.op_b == Op::T)
-      f(a_kc, std::true_type{});
+      f(a_k_major, std::true_type{});
     else
-      f(a_kc, std::false_type{});
+      f(a_k_major, std::false_type{});
   };
   if (p.op_a == Op::N)
     with_b(std::true_type{});
@@ -97,27 +98,28 @@ __device__ __forceinline__ void for_each_strided(int tid, F&& f) {
   }
 }
 
-// How a shared tile is stored. K-major, tile[kk·LDS + x], lets a thread read several X values of
-// one k as a float4 (the B side, and A in the register-blocked steps). X-major, tile[x·LDS + kk],
+// How a shared tile is stored. MN-major, tile[kk·LDS + x], lets a thread read several X values of
+// one k as a float4 (the B side, and A in the register-blocked steps). K-major, tile[x·LDS + kk],
 // lets a thread read several k of its one row of A as a float4 (steps 2 and 3).
-enum class TileLayout { KMajor, XMajor };
+enum class TileLayout { MNMajor, KMajor };
 
-template <TileLayout L, int LDS>
+template <TileLayout Layout, int LDS>
 __device__ __forceinline__ int tile_index(int x, int kk) {
-  return L == TileLayout::KMajor ? kk * LDS + x : x * LDS + kk;
+  return Layout == TileLayout::MNMajor ? kk * LDS + x : x * LDS + kk;
 }
 
 // Scalar tile load by NT threads: tile(x, kk) = element(x0 + x, k0 + kk). Consecutive threads walk
 // the operand's contiguous dim so the global reads coalesce. Interior tiles (all but the last row
 // and column of blocks, and the last K tile) skip the per-element bounds checks.
-template <int BK, int BX, int LDS, int NT, TileLayout L = TileLayout::KMajor, bool KC>
-__device__ __forceinline__ void load_tile(float* tile, const Operand<KC>& op, int x0, int k0,
+template <int BK, int BX, int LDS, int NT, TileLayout Layout = TileLayout::MNMajor, bool KMajor>
+__device__ __forceinline__ void load_tile(float* tile, const Operand<KMajor>& op, int x0, int k0,
                                           int tid) {
   const bool inside = op.tile_inside(x0, k0, BX, BK);
   for_each_strided<BK * BX, NT>(tid, [&](int i) {
-    const int x = KC ? i / BK : i % BX;
-    const int kk = KC ? i % BK : i / BX;
-    tile[tile_index<L, LDS>(x, kk)] = inside ? op.get(x0 + x, k0 + kk) : op.at(x0 + x, k0 + kk);
+    const int x = KMajor ? i / BK : i % BX;
+    const int kk = KMajor ? i % BK : i / BX;
+    tile[tile_index<Layout, LDS>(x, kk)] =
+        inside ? op.get(x0 + x, k0 + kk) : op.at(x0 + x, k0 + kk);
   });
 }
 
@@ -125,24 +127,24 @@ __device__ __forceinline__ void load_tile(float* tile, const Operand<KC>& op, in
 // global load where aligned and inside (Operand::load4). Where the tile is contiguous along the
 // same dim the float4 is stored whole; otherwise it is transposed on the way in, four scalar
 // stores.
-template <int BK, int BX, int LDS, int NT, TileLayout L = TileLayout::KMajor, bool KC>
-__device__ __forceinline__ void load_tile_vec4(float* tile, const Operand<KC>& op, int x0, int k0,
-                                               int tid) {
+template <int BK, int BX, int LDS, int NT, TileLayout Layout = TileLayout::MNMajor, bool KMajor>
+__device__ __forceinline__ void load_tile_vec4(float* tile, const Operand<KMajor>& op, int x0,
+                                               int k0, int tid) {
   static_assert(BK % 4 == 0 && BX % 4 == 0, "vectorised tiles need BK and BX multiples of 4");
   static_assert(LDS % 4 == 0, "the tile's row stride must keep float4 stores 16-byte aligned");
-  constexpr bool kSameContiguousDim = KC == (L == TileLayout::XMajor);
+  constexpr bool kSameContiguousDim = KMajor == (Layout == TileLayout::KMajor);
   for_each_strided<BK * BX / 4, NT>(tid, [&](int i) {
-    const int x = KC ? i / (BK / 4) : (i % (BX / 4)) * 4;
-    const int kk = KC ? (i % (BK / 4)) * 4 : i / (BX / 4);
+    const int x = KMajor ? i / (BK / 4) : (i % (BX / 4)) * 4;
+    const int kk = KMajor ? (i % (BK / 4)) * 4 : i / (BX / 4);
     const float4 v = op.load4(x0 + x, k0 + kk);
     if (kSameContiguousDim) {
-      *reinterpret_cast<float4*>(&tile[tile_index<L, LDS>(x, kk)]) = v;
+      *reinterpret_cast<float4*>(&tile[tile_index<Layout, LDS>(x, kk)]) = v;
     } else {  // step j along the operand's contiguous dim
-      const int dx = KC ? 0 : 1, dk = KC ? 1 : 0;
-      tile[tile_index<L, LDS>(x + 0 * dx, kk + 0 * dk)] = v.x;
-      tile[tile_index<L, LDS>(x + 1 * dx, kk + 1 * dk)] = v.y;
-      tile[tile_index<L, LDS>(x + 2 * dx, kk + 2 * dk)] = v.z;
-      tile[tile_index<L, LDS>(x + 3 * dx, kk + 3 * dk)] = v.w;
+      const int dx = KMajor ? 0 : 1, dk = KMajor ? 1 : 0;
+      tile[tile_index<Layout, LDS>(x + 0 * dx, kk + 0 * dk)] = v.x;
+      tile[tile_index<Layout, LDS>(x + 1 * dx, kk + 1 * dk)] = v.y;
+      tile[tile_index<Layout, LDS>(x + 2 * dx, kk + 2 * dk)] = v.z;
+      tile[tile_index<Layout, LDS>(x + 3 * dx, kk + 3 * dk)] = v.w;
     }
   });
 }
@@ -229,16 +231,20 @@ dim3 tile_grid(const Problem& p) {
   return dim3(gx, gy);
 }
 
-// Launches, for p's layout, the kernel that kernel_for(a_kc, b_kc) names: a __global__ taking
-// (Operand<A is K-contiguous>, Operand<B is K-contiguous>, Epilogue), e.g.
-//   [](auto a_kc, auto b_kc) { return my_kernel<decltype(a_kc)::value, decltype(b_kc)::value>; }
+// Launches, for p's layout, the kernel that kernel_for(a_k_major, b_k_major) names: a __global__
+// taking (Operand<A is K-major>, Operand<B is K-major>, Epilogue). KERNEL_FOR_LAYOUT(my_kernel)
+// writes kernel_for for a kernel template my_kernel<bool KMajorA, bool KMajorB>.
+#define KERNEL_FOR_LAYOUT(kernel)                                          \
+  [](auto a_k_major, auto b_k_major) {                                     \
+    return kernel<decltype(a_k_major)::value, decltype(b_k_major)::value>; \
+  }
 template <class KernelFor>
 void launch_for_layout(const Problem& p, dim3 grid, dim3 block, cudaStream_t stream,
                        KernelFor&& kernel_for) {
-  with_layout(p, [&](auto a_kc, auto b_kc) {
-    constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
-    const auto kernel = kernel_for(a_kc, b_kc);
-    kernel<<<grid, block, 0, stream>>>(operand_a<KCA>(p), operand_b<KCB>(p), epilogue(p));
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    const auto kernel = kernel_for(a_k_major, b_k_major);
+    kernel<<<grid, block, 0, stream>>>(operand_a<KMajorA>(p), operand_b<KMajorB>(p), epilogue(p));
   });
   CUDA_CHECK_LAUNCH();
 }

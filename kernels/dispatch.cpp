@@ -11,32 +11,35 @@ namespace gemm {
 const std::vector<Variant>& variants() {
   using namespace detail;
   static const std::vector<Variant> table = {
-      {"naive", Memory::Device, Precision::FP32, "one thread per element of C", launch_naive},
-      {"tiled", Memory::Device, Precision::FP32, "32x32 tiles of A and B in shared memory",
+      {"naive", Device::CUDA, Precision::FP32, "one thread per element of C", launch_naive},
+      {"tiled", Device::CUDA, Precision::FP32, "32x32 tiles of A and B in shared memory",
        launch_tiled},
-      {"vec", Memory::Device, Precision::FP32, "tiling with 128-bit float4 loads and stores",
+      {"vec", Device::CUDA, Precision::FP32, "tiling with 128-bit float4 loads and stores",
        launch_vec},
-      {"regtile", Memory::Device, Precision::FP32,
+      {"regtile", Device::CUDA, Precision::FP32,
        "128x128 block tile, 8x8 outputs per thread in registers", launch_regtile},
-      {"dbuf", Memory::Device, Precision::FP32,
+      {"dbuf", Device::CUDA, Precision::FP32,
        "regtile with the next K tile copied by cp.async during compute", launch_double_buffer},
-      {"warptile", Memory::Device, Precision::FP32,
-       "block, warp and thread tiles; cp.async pipeline; split-K on small grids", launch_warptile},
-      {"tf32", Memory::Device, Precision::TF32,
+      {"warptile", Device::CUDA, Precision::FP32,
+       "block tile split into warp tiles, each into thread tiles", launch_warptile},
+      {"tf32", Device::CUDA, Precision::TF32,
        "warp-level mma.sync TF32 tensor cores, fp32 accumulation; split-K", launch_tf32_mma},
-      {"wgmma", Memory::Device, Precision::TF32,
+      {"wgmma", Device::CUDA, Precision::TF32,
        "Hopper only: warpgroup wgmma TF32 from swizzled shared tiles; split-K", launch_wgmma,
        wgmma_unavailable},
-      {"wgmma_ws", Memory::Device, Precision::TF32,
+      {"wgmma_ws", Device::CUDA, Precision::TF32,
        "Hopper only: wgmma fed by a TMA producer warpgroup through mbarriers; split-K",
        launch_wgmma_ws, wgmma_unavailable},
-      {"auto", Memory::Device, Precision::FP32,
+      {"fast", Device::CUDA, Precision::FP32,
+       "production fp32: warptile with a tile per shape, a deeper pipeline and split-K",
+       launch_fast},
+      {"auto", Device::CUDA, Precision::FP32,
        "per shape and layout, the fastest fp32 kernel measured on this GPU", launch_auto},
-      {"cublas", Memory::Device, Precision::FP32, "cuBLAS SGEMM, TF32 off (reference)",
+      {"cublas", Device::CUDA, Precision::FP32, "cuBLAS SGEMM, TF32 off (reference)",
        launch_cublas},
-      {"cublas_tf32", Memory::Device, Precision::TF32, "cuBLAS SGEMM on TF32 tensor cores",
+      {"cublas_tf32", Device::CUDA, Precision::TF32, "cuBLAS SGEMM on TF32 tensor cores",
        launch_cublas_tf32},
-      {"cpu", Memory::Host, Precision::FP32, "OpenBLAS cblas_sgemm on the host", launch_cpu},
+      {"cpu", Device::CPU, Precision::FP32, "OpenBLAS cblas_sgemm on the host", launch_cpu},
   };
   return table;
 }
@@ -137,7 +140,7 @@ void require_device_pointer(const void* ptr, const char* name, const char* varia
 
 void run(const Variant& variant, const Problem& p, cudaStream_t stream) {
   validate(p);
-  if (variant.memory == Memory::Device) {
+  if (variant.device == Device::CUDA) {
     require_device_pointer(p.a, "A", variant.name);
     require_device_pointer(p.b, "B", variant.name);
     require_device_pointer(p.c, "C", variant.name);

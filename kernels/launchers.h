@@ -11,14 +11,17 @@ void launch_naive(const Problem& p, cudaStream_t stream);          // 01_naive.c
 void launch_tiled(const Problem& p, cudaStream_t stream);          // 02_tiled.cu
 void launch_vec(const Problem& p, cudaStream_t stream);            // 03_vec.cu
 void launch_regtile(const Problem& p, cudaStream_t stream);        // 04_regtile.cu
-void launch_double_buffer(const Problem& p, cudaStream_t stream);  // 05_double_buffer.cu
+void launch_double_buffer(const Problem& p, cudaStream_t stream);  // 05_dbuf.cu
 void launch_warptile(const Problem& p, cudaStream_t stream);       // 06_warptile.cu
-void launch_tf32_mma(const Problem& p, cudaStream_t stream);       // 07_tf32_mma.cu
+void launch_tf32_mma(const Problem& p, cudaStream_t stream);       // 07_tf32.cu
 void launch_wgmma(const Problem& p, cudaStream_t stream);          // 08_wgmma.cu, sm_90a
 void launch_wgmma_ws(const Problem& p, cudaStream_t stream);       // 09_wgmma_ws.cu, sm_90a
 // Why steps 8 and 9 cannot run on the current GPU, or null on compute capability 9.0
 // (08_wgmma.cu).
 const char* wgmma_unavailable();
+// The production fp32 kernel beside the ladder: step 6's tiling with a tile chosen per shape,
+// split-K and a deeper pipeline (fast/fast.cu).
+void launch_fast(const Problem& p, cudaStream_t stream);
 void launch_auto(const Problem& p, cudaStream_t stream);         // auto.cpp
 void launch_cublas(const Problem& p, cudaStream_t stream);       // cublas.cu, TF32 off
 void launch_cublas_tf32(const Problem& p, cudaStream_t stream);  // cublas.cu, TF32 tensor cores

@@ -1,5 +1,5 @@
 // Asynchronous global→shared copies (cp.async, sm_80 and newer) and the multi-stage K loop built
-// on them, shared by the pipelined variants 05–07.
+// on them, shared by the pipelined variants 05–07 and fast.
 #pragma once
 
 #include "kernels/common.cuh"
@@ -21,8 +21,9 @@ __device__ __forceinline__ void cp_async16(float* dst, const float* src) {
 
 // One element, or a zero where (x, k) is outside the operand: the copy reads 0 source bytes and
 // fills the destination with zeros.
-template <bool KC>
-__device__ __forceinline__ void cp_async_element(float* dst, const Operand<KC>& op, int x, int k) {
+template <bool KMajor>
+__device__ __forceinline__ void cp_async_element(float* dst, const Operand<KMajor>& op, int x,
+                                                 int k) {
   const bool inside = op.in_bounds(x, k);
   const float* src = inside ? op.p + op.offset(x, k) : op.p;
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(dst)), "l"(src),
@@ -36,16 +37,16 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
 }
 
-// Asynchronous version of load_tile_vec4: a K-major tile tile[kk·LDS + x]. An X-contiguous
-// operand is copied 16 bytes at a time where aligned and inside; a K-contiguous one is transposed
+// Asynchronous version of load_tile_vec4: a MN-major tile tile[kk·LDS + x]. An MN-major
+// operand is copied 16 bytes at a time where aligned and inside; a K-major one is transposed
 // on the way in, one 4-byte copy per element (cp.async cannot scatter a 16-byte chunk).
-template <int BK, int BX, int LDS, int NT, bool KC>
-__device__ __forceinline__ void cp_async_tile_kmajor(float* tile, const Operand<KC>& op, int x0,
-                                                     int k0, int tid) {
+template <int BK, int BX, int LDS, int NT, bool KMajor>
+__device__ __forceinline__ void cp_async_tile_mn_major(float* tile, const Operand<KMajor>& op,
+                                                       int x0, int k0, int tid) {
   static_assert(BK % 4 == 0 && BX % 4 == 0 && LDS % 4 == 0,
                 "16-byte copies need BK, BX and the row stride to be multiples of 4 floats");
   for_each_strided<BK * BX / 4, NT>(tid, [&](int i) {
-    if (KC) {
+    if (KMajor) {
       const int x = i / (BK / 4), kk = (i % (BK / 4)) * 4;
 #pragma unroll
       for (int j = 0; j < 4; ++j)
@@ -63,26 +64,26 @@ __device__ __forceinline__ void cp_async_tile_kmajor(float* tile, const Operand<
   });
 }
 
-// A tile stored as the operand is stored: X-major tile[x·LDS + kk] for a K-contiguous operand,
-// K-major tile[kk·LDS + x] otherwise, so every copy is 16 bytes where aligned and inside. A tile
+// A tile stored as the operand is stored: K-major tile[x·LDS + kk] for a K-major operand,
+// MN-major tile[kk·LDS + x] otherwise, so every copy is 16 bytes where aligned and inside. A tile
 // wholly inside an aligned operand (all but the edge blocks) skips the per-chunk checks.
-template <int BK, int BX, int LDS, int NT, bool KC>
-__device__ __forceinline__ void cp_async_tile_native(float* tile, const Operand<KC>& op, int x0,
+template <int BK, int BX, int LDS, int NT, bool KMajor>
+__device__ __forceinline__ void cp_async_tile_native(float* tile, const Operand<KMajor>& op, int x0,
                                                      int k0, int tid) {
   static_assert(BK % 4 == 0 && BX % 4 == 0 && LDS % 4 == 0,
                 "16-byte copies need BK, BX and the row stride to be multiples of 4 floats");
-  constexpr int kChunksPerLine = (KC ? BK : BX) / 4;  // 16-byte chunks per contiguous line
+  constexpr int kChunksPerLine = (KMajor ? BK : BX) / 4;  // 16-byte chunks per contiguous line
   const bool interior = op.vec4_ok && op.tile_inside(x0, k0, BX, BK);
   for_each_strided<BK * BX / 4, NT>(tid, [&](int i) {
     const int line = i / kChunksPerLine, pos = (i % kChunksPerLine) * 4;
-    const int x = KC ? line : pos, kk = KC ? pos : line;
+    const int x = KMajor ? line : pos, kk = KMajor ? pos : line;
     float* dst = &tile[line * LDS + pos];
     if (interior || op.vec4_fits(x0 + x, k0 + kk)) {
       cp_async16(dst, op.p + op.offset(x0 + x, k0 + kk));
     } else {
 #pragma unroll
       for (int j = 0; j < 4; ++j)
-        cp_async_element(dst + j, op, x0 + x + (KC ? 0 : j), k0 + kk + (KC ? j : 0));
+        cp_async_element(dst + j, op, x0 + x + (KMajor ? 0 : j), k0 + kk + (KMajor ? j : 0));
     }
   });
 }

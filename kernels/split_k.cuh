@@ -1,10 +1,10 @@
-// Split-K, shared by the variants that adapt to small problems (06–09). When M×N has too few
+// Split-K, shared by the kernels that adapt to small problems (fast, 07–09). When M×N has too few
 // output tiles to give every multiprocessor a block (the MLP's M = 256 shapes), blockIdx.z splits
 // K, and the slices' partial products are summed in a fixed order, so results are deterministic
 // (no atomics) and beta·C is applied once. Two ways:
 //   workspace: each slice of blocks writes its partial product to global memory and a second
 //     kernel sums them (run_split_k; every GPU);
-//   cluster (06 on sm_90 and newer, up to 8 slices): the slices of one output tile form a thread
+//   cluster (fast on sm_90 and newer, up to 8 slices): the slices of one output tile form a thread
 //     block cluster, stage their partials in their own shared memory, and sum them through
 //     distributed shared memory (cluster_split_k_store): no workspace, no second kernel.
 #pragma once
@@ -28,16 +28,14 @@ struct SplitK {
 constexpr int kShortKTiles = 16;
 
 // With fewer tiles than blocks_per_sm blocks per multiprocessor: enough slices for tiles·splits
-// to reach that many, at most max_splits, each at least kMinKTiles K tiles long (a shorter slice
+// to reach that many, at most max_splits, each at least min_k_tiles K tiles long (a shorter slice
 // spends more on its pipeline prologue and the reduction than it saves). With enough tiles, no
 // split; nor where the tiles already load the multiprocessors evenly (whole waves, the last at
 // least 7/8 full) and two slices would each be shorter than kShortKTiles: there slicing only adds
-// prologues and the reduction (1024×1024×256 TN, 256 tiles of 64×64 on 132 multiprocessors:
-// 90.5% of cuBLAS unsplit, 86.4% in 2 slices, docs/results/tuning_h200.txt).
+// prologues and the reduction (docs/KERNELS.md, "fast": small grids, the weight gradient).
 template <int BK>
 SplitK plan_split_k(const Problem& p, long tiles, int sms, int blocks_per_sm = 1,
-                    int max_splits = 16) {
-  constexpr int kMinKTiles = 4;
+                    int max_splits = 16, int min_k_tiles = 4) {
   const int k_tiles = (p.k + BK - 1) / BK;
   const long blocks = long(blocks_per_sm) * sms;
   const long last_wave = tiles % sms;
@@ -45,7 +43,7 @@ SplitK plan_split_k(const Problem& p, long tiles, int sms, int blocks_per_sm = 1
       tiles >= sms && (last_wave == 0 || 8 * last_wave >= 7L * sms) && k_tiles < 2 * kShortKTiles;
   if (tiles >= blocks || balanced) return {1, k_tiles * BK};
   const int wanted = int(std::min<long>((blocks + tiles - 1) / tiles, max_splits));
-  const int splits = std::max(1, std::min(wanted, k_tiles / kMinKTiles));
+  const int splits = std::max(1, std::min(wanted, k_tiles / min_k_tiles));
   const int tiles_per_split = (k_tiles + splits - 1) / splits;
   // Recount: rounding the slice length up can leave the last slices empty.
   return {(k_tiles + tiles_per_split - 1) / tiles_per_split, tiles_per_split * BK};
@@ -54,8 +52,7 @@ SplitK plan_split_k(const Problem& p, long tiles, int sms, int blocks_per_sm = 1
 // Whether a finer tile whose grid fills the chip unsplit (plan `fine`) should replace a coarser
 // tile whose plan splits K into slices shorter than kShortKTiles K tiles of BK: the finer tile
 // reuses each operand load less, but spares the slices' prologues and the reduction
-// (1024×784×256 TN: 64×32 unsplit 88% of cuBLAS, 64×64 in 2 slices 85%,
-// docs/results/tuning_h200.txt).
+// (docs/KERNELS.md, "fast": small grids, the weight gradient).
 template <int BK>
 bool finer_tile_beats_split(const SplitK& coarse, const SplitK& fine) {
   return coarse.splits > 1 && coarse.k_per_split < kShortKTiles * BK && fine.splits == 1;
@@ -81,8 +78,8 @@ void launch_large_or_split_k(const Problem& p, Launch&& launch) {
 // In a kernel: narrow the operands to this block's K slice and, when split through the workspace,
 // aim the epilogue at the slice's partial product. With one split (blockIdx.z = 0) nothing
 // changes.
-template <bool KCA, bool KCB>
-__device__ __forceinline__ void enter_k_slice(Operand<KCA>& a, Operand<KCB>& b, Epilogue& c,
+template <bool KMajorA, bool KMajorB>
+__device__ __forceinline__ void enter_k_slice(Operand<KMajorA>& a, Operand<KMajorB>& b, Epilogue& c,
                                               int k_per_split, bool to_workspace = true) {
   const int k0 = blockIdx.z * k_per_split;
   a.p += a.offset(0, k0);

@@ -29,10 +29,10 @@ __device__ __forceinline__ int swizzled(int x, int k) {
 // Fills a swizzled BX×BK tile from (x0, k0), zeros outside the operand, in two calls: fetch()
 // starts reading global memory and store() completes the tile one K step later, so the reads have
 // a whole K step to arrive. Specialised on the operand's contiguous dim.
-template <int BX, int BK, int NT, bool KC>
+template <int BX, int BK, int NT, bool KMajor>
 struct SwizzledTileLoader;
 
-// K-contiguous operand: store() copies each row's 16-byte chunks straight into place with
+// K-major operand: store() copies each row's 16-byte chunks straight into place with
 // cp.async; 8 consecutive threads copy 128 contiguous bytes.
 template <int BX, int BK, int NT>
 struct SwizzledTileLoader<BX, BK, NT, true> {
@@ -41,7 +41,7 @@ struct SwizzledTileLoader<BX, BK, NT, true> {
   __device__ __forceinline__ void store(float* tile, const Operand<true>& op, int x0,
                                         int tid) const {
     // Not for_each_strided: unrolled, the copies' hoisted addresses took step 8's 128×128 tile
-    // from 125 to 144 registers (NN) and it lost 21% at 2048³ (docs/KERNELS.md, step 8).
+    // from 125 to 144 registers (NN), which cost more than it saved (docs/KERNELS.md, "8. wgmma").
 #pragma unroll
     for (int i = tid; i < BX * BK / 4; i += NT) {
       const int x = i / (BK / 4), k = (i % (BK / 4)) * 4;
@@ -56,7 +56,7 @@ struct SwizzledTileLoader<BX, BK, NT, true> {
   }
 };
 
-// X-contiguous operand: transposed through registers. A thread owns 4×4 blocks (4 x by 4 k):
+// MN-major operand: transposed through registers. A thread owns 4×4 blocks (4 x by 4 k):
 // fetch() reads a block as four float4 rows along x, store() writes it as four float4 columns
 // along k. The lane arrangement serves both sides: for each k, 8 lanes read 128 contiguous bytes,
 // and the 8 lanes of each store phase hit 8 different swizzled chunks (no bank conflicts).

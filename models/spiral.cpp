@@ -7,7 +7,7 @@ namespace models {
 
 SpiralData make_spiral(int per_class, int classes, float noise, uint64_t seed) {
   if (per_class < 1 || classes < 2)
-    throw engine::Error("make_spiral: needs per_class >= 1 and classes >= 2");
+    throw gemm_mlp::Error("make_spiral: needs per_class >= 1 and classes >= 2");
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> jitter(0.0f, noise);
   SpiralData d;

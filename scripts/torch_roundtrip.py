@@ -65,7 +65,7 @@ def main():
         # 1. ours → PyTorch.
         ours = os.path.join(tmp, "ours.safetensors")
         hidden = ",".join(str(s) for s in SIZES[1:-1])
-        subprocess.run([args.train_mlp, "--gemm", "warptile", "--hidden", hidden, "--epochs", "2",
+        subprocess.run([args.train_mlp, "--gemm", "fast", "--hidden", hidden, "--epochs", "2",
                         "--data-dir", args.data_dir, "--save", ours], check=True,
                        capture_output=True)
         model = vs.build_model(SIZES)

@@ -4,6 +4,8 @@
 
 #include "apps/gemm_bench/bench_kernels.h"
 #include "kernels/cuda_check.h"
+#include "kernels/device_buffer.h"
+#include "kernels/gemm.h"
 
 namespace bench {
 namespace {
@@ -82,17 +84,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <class T>
-struct DeviceArray {
-  T* p = nullptr;
-  explicit DeviceArray(std::size_t n) {
-    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(T)));
-  }
-  ~DeviceArray() { cudaFree(p); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-};
-
 }  // namespace
 
 void fill_random(float* p, std::size_t n, std::uint64_t seed, cudaStream_t stream) {
@@ -108,20 +99,15 @@ void abs_copy(float* dst, const float* src, std::size_t n, cudaStream_t stream) 
 Comparison compare(const float* got, const float* want, const float* scale, std::size_t n,
                    double tol, cudaStream_t stream) {
   const int blocks = blocks_for(n);
-  DeviceArray<float> d_ratio(blocks);
-  DeviceArray<unsigned long long> d_index(blocks), d_bad(blocks);
-  compare_kernel<<<blocks, kThreads, 0, stream>>>(got, want, scale, n, float(tol), 1e-20f,
-                                                  d_ratio.p, d_index.p, d_bad.p);
+  const float tiny = float(gemm::kToleranceFloor);
+  gemm::DeviceBuffer<float> d_ratio(blocks);
+  gemm::DeviceBuffer<unsigned long long> d_index(blocks), d_bad(blocks);
+  compare_kernel<<<blocks, kThreads, 0, stream>>>(got, want, scale, n, float(tol), tiny,
+                                                  d_ratio.data(), d_index.data(), d_bad.data());
   CUDA_CHECK_LAUNCH();
-  std::vector<float> ratio(blocks);
-  std::vector<unsigned long long> index(blocks), bad(blocks);
-  CUDA_CHECK(cudaMemcpyAsync(ratio.data(), d_ratio.p, blocks * sizeof(float),
-                             cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaMemcpyAsync(index.data(), d_index.p, blocks * sizeof(unsigned long long),
-                             cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaMemcpyAsync(bad.data(), d_bad.p, blocks * sizeof(unsigned long long),
-                             cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
+  const std::vector<float> ratio = d_ratio.download(stream);
+  const std::vector<unsigned long long> index = d_index.download(stream),
+                                        bad = d_bad.download(stream);
 
   Comparison out;
   out.worst_ratio = -1.0;
@@ -137,7 +123,7 @@ Comparison compare(const float* got, const float* want, const float* scale, std:
   CUDA_CHECK(cudaMemcpy(&out.want, want + out.worst_index, sizeof(float), cudaMemcpyDeviceToHost));
   float s = 0;
   CUDA_CHECK(cudaMemcpy(&s, scale + out.worst_index, sizeof(float), cudaMemcpyDeviceToHost));
-  out.bound = float(tol) * s + 1e-20f;
+  out.bound = float(tol) * s + tiny;
   return out;
 }
 

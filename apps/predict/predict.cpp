@@ -18,6 +18,7 @@
 
 #include "data/image.h"
 #include "engine/engine.h"
+#include "kernels/cuda_check.h"
 #include "models/mlp.h"
 
 namespace {
@@ -62,14 +63,7 @@ int run(const Options& o) {
     polarity = data::Polarity::DarkOnLight;
   else if (o.polarity != "auto")
     throw std::runtime_error("--polarity must be auto, light or dark, got '" + o.polarity + "'");
-  engine::Device device = engine::Device::CPU;
-  if (o.device == "cuda" || (o.device == "auto" && gemm::cuda_device_available())) {
-    if (!gemm::cuda_device_available())
-      throw std::runtime_error("--device cuda, but no usable CUDA device was found");
-    device = engine::Device::CUDA;
-  } else if (o.device != "cpu" && o.device != "auto") {
-    throw std::runtime_error("--device must be auto, cpu or cuda, got '" + o.device + "'");
-  }
+  const engine::Device device = gemm_mlp::resolve_device(o.device, "--device");
 
   const std::vector<int> sizes = layer_sizes(o.model, engine::read_checkpoint_metadata(o.model));
   const int inputs = sizes.front(), classes = sizes.back();

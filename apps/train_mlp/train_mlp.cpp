@@ -15,24 +15,16 @@
 // saw it (CUDA events); evaluation of the test set is outside it. Before the first epoch, one
 // untimed, profiled epoch on a scratch copy of the model loads every kernel and cuBLAS and
 // measures an epoch's GEMM time (see train()); the timed epochs record no per-GEMM events.
-#include <unistd.h>
-
-#include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <iomanip>
 #include <iostream>
-#include <memory>
-#include <set>
-#include <sstream>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "apps/train_mlp/options.h"
 #include "apps/train_mlp/report.h"
 #include "data/loader.h"
 #include "data/mnist.h"
@@ -41,80 +33,6 @@
 #include "models/mlp.h"
 
 namespace {
-
-struct Options {
-  std::string gemm;  // empty: vec on CUDA, cpu on the CPU
-  bool compare = false;
-  std::vector<std::string> compare_extra;
-  std::string results;
-  int epochs = 10;
-  int batch = 256;
-  std::vector<int> hidden = {1024, 1024};
-  float lr = 0.0f;  // 0: the optimiser's default (0.1 for sgd, 1e-3 for adam)
-  std::string optimizer = "sgd";
-  float momentum = 0.9f;
-  float weight_decay = 5e-4f;
-  uint64_t seed = 1;
-  std::string dataset = "mnist";
-  std::string data_dir;  // empty: data/mnist or data/fashion-mnist, by the dataset
-  std::string device = "auto";
-  int train_limit = 0;  // 0: all
-  std::string save;
-  std::string resume;
-  std::string eval;
-  bool no_graph = false;
-  std::string schedule = "cosine";
-  std::string history;
-  int log_interval = 0;
-  std::set<std::string> given;  // the flags given on the command line, e.g. "--hidden"
-};
-
-// What a checkpoint's metadata records of the run that wrote it.
-engine::Metadata run_metadata(const Options& o, const std::string& layers, const char* variant,
-                              int epoch) {
-  auto number = [](double v) {
-    std::ostringstream s;
-    s << std::setprecision(9) << v;
-    return s.str();
-  };
-  std::string hidden;
-  for (int h : o.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
-  return {{"format", "gemm-mlp checkpoint 1"},
-          {"layers", layers},
-          {"hidden", hidden},
-          {"dataset", o.dataset},
-          {"variant", variant},
-          {"epoch", std::to_string(epoch)},
-          {"epochs", std::to_string(o.epochs)},
-          {"batch", std::to_string(o.batch)},
-          {"seed", std::to_string(o.seed)},
-          {"optimizer", o.optimizer},
-          {"lr", number(o.lr > 0               ? o.lr
-                        : o.optimizer == "sgd" ? 0.1f
-                                               : 1e-3f)},
-          {"momentum", number(o.momentum)},
-          {"weight_decay", number(o.weight_decay)},
-          {"schedule", o.schedule}};
-}
-
-engine::TrainerOptions trainer_options(const Options& o, int classes, int64_t total_steps,
-                                       bool cuda_graph) {
-  if (o.schedule == "constant") total_steps = 0;
-  engine::TrainerOptions t;
-  t.max_batch = o.batch;
-  t.classes = classes;
-  t.cuda_graph = cuda_graph;
-  if (o.optimizer == "sgd") {
-    t.optimizer = engine::TrainerOptions::Optimizer::Sgd;
-    t.sgd = {o.lr > 0 ? o.lr : 0.1f, o.momentum, o.weight_decay, total_steps};
-  } else {
-    t.optimizer = engine::TrainerOptions::Optimizer::Adam;
-    t.adam.lr = o.lr > 0 ? o.lr : 1e-3f;
-    t.adam.weight_decay = o.weight_decay;
-    t.adam.cosine_steps = total_steps;
-  }
-  return t;
-}
 
 // One epoch of steps. The loader gathers each step's batch from the device-side step counter
 // (BatchLoader::batch_at), so that a replayed graph gathers a new batch each time.
@@ -153,16 +71,17 @@ double profile_gemm_seconds(const Options& o, engine::Context& ctx, data::BatchL
     loader.begin_epoch(0);
     double replayed_s = 0.0;
     int replays = 0;
-    try {
-      for (int i = 0; i < loader.count() / o.batch; ++i) {  // the full batches
-        profiler.step(x, y, gather);
-        if (!profiler.graph_active()) continue;
+    for (int i = 0; i < loader.count() / o.batch; ++i) {  // the full batches
+      profiler.step(x, y, gather);
+      if (!profiler.graph_active()) continue;
+      try {
         replayed_s += ctx.graph_gemm_seconds();  // waits for the replay
-        ++replays;
+      } catch (const gemm_mlp::Error& e) {       // e.g. a driver that cannot time events in a graph
+        std::cout << "[" << variant << "] note: " << e.what() << "; timing GEMMs one by one\n";
+        replays = 0;
+        break;
       }
-    } catch (const engine::Error& e) {
-      std::cout << "[" << variant << "] note: " << e.what() << "; timing GEMMs one by one\n";
-      replays = 0;
+      ++replays;
     }
     ctx.set_graph_gemm_timing(false);
     if (replays > 0) return replayed_s / replays * loader.count() / o.batch;
@@ -179,10 +98,8 @@ double profile_gemm_seconds(const Options& o, engine::Context& ctx, data::BatchL
 RunResult train(const Options& o, engine::Device device, const gemm::Variant& variant,
                 const data::Dataset& train_set, const data::Dataset& test_set) {
   engine::Context ctx(device, variant, o.seed);
-  const auto where = device == engine::Device::CUDA ? data::BatchLoader::Where::Device
-                                                    : data::BatchLoader::Where::Host;
-  data::BatchLoader train_data(train_set, o.batch, o.seed, where, false, ctx.stream());
-  data::BatchLoader test_data(test_set, o.batch, o.seed, where, false, ctx.stream());
+  data::BatchLoader train_data(train_set, o.batch, o.seed, device, false, ctx.stream());
+  data::BatchLoader test_data(test_set, o.batch, o.seed, device, false, ctx.stream());
   const int features = train_set.features(), classes = train_set.classes;
   const int batches = train_data.num_batches();
   const int64_t total_steps = static_cast<int64_t>(o.epochs) * batches;
@@ -272,57 +189,6 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   return result;
 }
 
-// A file the run will write: its folder must exist and be writable, checked before any work.
-void require_writable(const std::string& flag, const std::string& path) {
-  if (path.empty()) throw std::runtime_error(flag + " needs a file name, got ''");
-  const size_t slash = path.find_last_of('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw std::runtime_error(flag + " " + path + ": the folder " + dir +
-                             " does not exist or is not writable");
-}
-
-// --resume and --eval take the model and the run's settings from the checkpoint; a flag given on
-// the command line must agree with it.
-void adopt_checkpoint(Options& o, const std::string& flag, const std::string& path) {
-  const engine::Metadata m = engine::read_checkpoint_metadata(path);
-  auto get = [&](const char* key) {
-    const auto it = m.find(key);
-    if (it == m.end())
-      throw std::runtime_error(flag + " " + path + ": its metadata has no '" + key +
-                               "' (not written by train_mlp?)");
-    return it->second;
-  };
-  auto adopt = [&](const char* option, const char* key, auto& field, auto parse) {
-    const auto value = parse(get(key));
-    if (o.given.count(option) && field != value)
-      throw std::runtime_error(flag + " " + path + ": the checkpoint has " + key + " " + get(key) +
-                               ", which " + option + " contradicts");
-    field = value;
-  };
-  const auto to_int = [](const std::string& v) { return std::stoi(v); };
-  const auto to_float = [](const std::string& v) { return std::stof(v); };
-  const auto to_u64 = [](const std::string& v) { return static_cast<uint64_t>(std::stoull(v)); };
-  const auto same = [](const std::string& v) { return v; };
-  const auto to_sizes = [](const std::string& v) {
-    std::vector<int> sizes;
-    std::stringstream in(v);
-    for (std::string part; std::getline(in, part, ',');) sizes.push_back(std::stoi(part));
-    return sizes;
-  };
-  adopt("--hidden", "hidden", o.hidden, to_sizes);
-  adopt("--batch", "batch", o.batch, to_int);
-  adopt("--seed", "seed", o.seed, to_u64);
-  adopt("--optimizer", "optimizer", o.optimizer, same);
-  adopt("--lr", "lr", o.lr, to_float);
-  adopt("--momentum", "momentum", o.momentum, to_float);
-  adopt("--weight-decay", "weight_decay", o.weight_decay, to_float);
-  adopt("--schedule", "schedule", o.schedule, same);
-  adopt("--dataset", "dataset", o.dataset, same);
-  if (!o.given.count("--epochs")) o.epochs = to_int(get("epochs"));
-}
-
 // --eval: the checkpoint's test loss and accuracy.
 int evaluate_checkpoint(const Options& o, engine::Device device) {
   const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);
@@ -331,9 +197,7 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
   engine::TrainerOptions t = trainer_options(o, test_set.classes, 0, false);
   engine::Trainer trainer(ctx, mlp, t);
   engine::load_checkpoint(ctx, o.eval, mlp.parameters());
-  const auto where = device == engine::Device::CUDA ? data::BatchLoader::Where::Device
-                                                    : data::BatchLoader::Where::Host;
-  data::BatchLoader test_data(test_set, o.batch, o.seed, where, false, ctx.stream());
+  data::BatchLoader test_data(test_set, o.batch, o.seed, device, false, ctx.stream());
   const engine::MetricTotals te = trainer.evaluate(
       engine::Tensor::view(device, test_data.all_images(), test_data.count(), test_set.features()),
       engine::LabelTensor::view(device, test_data.all_labels(), test_data.count()));
@@ -344,39 +208,10 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
 }
 
 int run(Options o) {
-  if (o.dataset != "mnist" && o.dataset != "fashion")
-    throw std::runtime_error("--dataset must be mnist or fashion, got '" + o.dataset + "'");
-  if (!o.resume.empty() && !o.eval.empty())
-    throw std::runtime_error("--resume and --eval cannot be combined");
-  if (!o.resume.empty()) adopt_checkpoint(o, "--resume", o.resume);
-  if (!o.eval.empty()) adopt_checkpoint(o, "--eval", o.eval);
-  if (o.data_dir.empty()) o.data_dir = o.dataset == "fashion" ? "data/fashion-mnist" : "data/mnist";
-  if (o.given.count("--save")) require_writable("--save", o.save);
-  if (o.given.count("--results")) require_writable("--results", o.results);
-  if (o.given.count("--history")) require_writable("--history", o.history);
-  if (o.log_interval < 0) throw std::runtime_error("--log-interval must be >= 0");
-  if (o.epochs < 1 || o.batch < 1) throw std::runtime_error("--epochs and --batch must be >= 1");
-  if (o.schedule != "cosine" && o.schedule != "constant")
-    throw std::runtime_error("--schedule must be cosine or constant, got '" + o.schedule + "'");
-  if (!(std::isfinite(o.lr) && o.lr >= 0.0f))
-    throw std::runtime_error("--lr must be a finite number > 0");
-  if (o.given.count("--lr") && o.lr == 0.0f) throw std::runtime_error("--lr must be > 0, got 0");
-  if (o.optimizer != "sgd" && o.optimizer != "adam")
-    throw std::runtime_error("--optimizer must be sgd or adam, got '" + o.optimizer + "'");
-
-  engine::Device device = engine::Device::CPU;
-  if (o.device == "cuda") {
-    if (!gemm::cuda_device_available())
-      throw std::runtime_error("--device cuda, but no usable CUDA device was found");
-    device = engine::Device::CUDA;
-  } else if (o.device == "auto") {
-    if (gemm::cuda_device_available())
-      device = engine::Device::CUDA;
-    else
-      std::cout << "No GPU found: running on the CPU (OpenBLAS).\n";
-  } else if (o.device != "cpu") {
-    throw std::runtime_error("--device must be auto, cpu or cuda, got '" + o.device + "'");
-  }
+  complete_options(o);
+  const engine::Device device = gemm_mlp::resolve_device(o.device, "--device");
+  if (o.device == "auto" && device == engine::Device::CPU)
+    std::cout << "No GPU found: running on the CPU (OpenBLAS).\n";
   const bool cuda = device == engine::Device::CUDA;
   if (!o.eval.empty()) return evaluate_checkpoint(o, device);
 
@@ -389,7 +224,7 @@ int run(Options o) {
     for (const gemm::Variant& v : gemm::variants()) {
       const bool named = std::find(o.compare_extra.begin(), o.compare_extra.end(), v.name) !=
                          o.compare_extra.end();
-      if (v.memory != gemm::Memory::Device) {
+      if (v.device != engine::Device::CUDA) {
         if (named)
           throw std::runtime_error(std::string("--compare: '") + v.name +
                                    "' is a host variant; --compare runs on the GPU");
@@ -399,9 +234,9 @@ int run(Options o) {
     }
   } else {
     const gemm::Variant& v = gemm::find_variant(o.gemm.empty() ? (cuda ? "vec" : "cpu") : o.gemm);
-    if ((v.memory == gemm::Memory::Device) != cuda)
+    if ((v.device == engine::Device::CUDA) != cuda)
       throw std::runtime_error(std::string("--gemm ") + v.name + " runs on the " +
-                               (v.memory == gemm::Memory::Device ? "GPU" : "host") +
+                               (v.device == engine::Device::CUDA ? "GPU" : "host") +
                                ", but training runs on " + (cuda ? "the GPU" : "the CPU") +
                                (cuda ? " (use a device variant)" : " (use --gemm cpu)"));
     variants.push_back(&v);
@@ -447,77 +282,7 @@ int run(Options o) {
 
 int main(int argc, char** argv) {
   Options o;
-  std::string seed_text = "1";
-  CLI::App app{"Train an MLP on MNIST; every matrix product runs on the chosen GEMM variant."};
-  std::string variant_list;
-  for (const gemm::Variant& v : gemm::variants())
-    variant_list += std::string("\n  ") + v.name + ": " + v.summary;
-  app.add_option("--gemm", o.gemm,
-                 "GEMM variant (default vec on CUDA, cpu on the CPU):" + variant_list);
-  auto* compare = app.add_option("--compare", o.compare_extra,
-                                 "Train with every FP32 device variant, plus any listed "
-                                 "(e.g. cublas_tf32), and print a table")
-                      ->expected(0, CLI::detail::expected_max_vector_size)
-                      ->delimiter(',');
-  app.add_option("--results", o.results, "Also write the results as CSV (or JSON: *.json)");
-  app.add_option("--epochs", o.epochs, "Epochs")->capture_default_str();
-  app.add_option("--batch", o.batch, "Batch size")->capture_default_str();
-  app.add_option("--hidden", o.hidden, "Hidden layer sizes, comma-separated")
-      ->delimiter(',')
-      ->capture_default_str();
-  app.add_option("--lr", o.lr,
-                 "Peak learning rate, decayed to 0 by a cosine over the run "
-                 "(default 0.1 for sgd, 1e-3 for adam)");
-  app.add_option("--schedule", o.schedule,
-                 "cosine (decay to 0 over --epochs) or constant (then a run of N epochs resumed "
-                 "for M more equals one of N + M)")
-      ->capture_default_str();
-  app.add_option("--optimizer", o.optimizer, "sgd or adam")->capture_default_str();
-  app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
-  app.add_option("--weight-decay", o.weight_decay, "L2 weight decay")->capture_default_str();
-  app.add_option("--seed", seed_text, "Seed for initialisation and shuffling, 0 .. 2^64-1")
-      ->capture_default_str();
-  app.add_option("--dataset", o.dataset,
-                 "mnist or fashion (Fashion-MNIST: scripts/fetch_mnist.sh fashion)")
-      ->capture_default_str();
-  app.add_option("--data-dir", o.data_dir,
-                 "The dataset's IDX files (default data/mnist or data/fashion-mnist; "
-                 "scripts/fetch_mnist.sh fills them)");
-  app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
-  app.add_option("--train-limit", o.train_limit, "Use only the first N training examples");
-  app.add_option("--save", o.save,
-                 "After every epoch, write the parameters to this safetensors checkpoint (and the "
-                 "optimiser state beside it, as NAME.optim.safetensors)");
-  app.add_option("--history", o.history,
-                 "Write one row per epoch (epoch, loss, accuracies, lr, epoch and GEMM seconds) to "
-                 "this CSV file (JSON: *.json), rewritten after every epoch");
-  app.add_option("--log-interval", o.log_interval,
-                 "Print a line every N steps (the only progress shown when the output is not a "
-                 "terminal; each line waits for the device once)");
-  app.add_option("--resume", o.resume,
-                 "Continue the run saved in this checkpoint, to --epochs (default: the run's own)");
-  app.add_option("--eval", o.eval, "Print the test loss and accuracy of this checkpoint, and exit");
-  app.add_flag("--no-graph", o.no_graph,
-               "Run each training step launch by launch instead of replaying one CUDA graph "
-               "(same results, bit for bit; for comparison and debugging)");
-  CLI11_PARSE(app, argc, argv);
-  o.compare = compare->count() > 0;
-  // A bare --compare leaves one empty value behind.
-  o.compare_extra.erase(std::remove(o.compare_extra.begin(), o.compare_extra.end(), ""),
-                        o.compare_extra.end());
-  for (const CLI::Option* opt : app.get_options())
-    if (opt->count() > 0) o.given.insert(opt->get_name());
-  // Digits only, and at most 2^64 − 1: std::stoull alone would take "-1" as 2^64 − 1.
-  errno = 0;
-  char* end = nullptr;
-  o.seed = std::strtoull(seed_text.c_str(), &end, 10);
-  if (seed_text.empty() || seed_text.find_first_not_of("0123456789") != std::string::npos ||
-      errno == ERANGE || *end != '\0') {
-    std::cerr << "train_mlp: error: --seed must be an integer in 0 .. 18446744073709551615, got '"
-              << seed_text << "'\n";
-    return 1;
-  }
-
+  if (const std::optional<int> status = parse_options(argc, argv, o)) return *status;
   try {
     return run(o);
   } catch (const Diverged& e) {

@@ -1,32 +1,30 @@
 // train_spiral: the engine embedded in a toy model, start to finish. Classifies the points of
-// three interleaved spirals with a 2-H-H-3 network, full batch, Adam. By default the Context
-// picks the GPU when there is one (and the fastest fp32 kernel measured there), else the CPU.
+// three interleaved spirals with a 2-H-H-3 network, full batch, Adam. By default it runs on the
+// GPU when there is one (with the fastest fp32 kernel measured there), else on the CPU.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <memory>
 
 #include "engine/engine.h"
+#include "kernels/cuda_check.h"
 #include "models/spiral.h"
 
 int main(int argc, char** argv) {
   int steps = 1000, hidden = 64;
-  std::string device = "auto", variant;
+  std::string device_option = "auto", variant;
   CLI::App app{"Train a small MLP on three interleaved spirals: the engine in a toy model."};
   app.add_option("--steps", steps, "Training steps (full batch)")->capture_default_str();
   app.add_option("--hidden", hidden, "Width of the two hidden layers")->capture_default_str();
-  app.add_option("--device", device, "auto, cpu or cuda")->capture_default_str();
+  app.add_option("--device", device_option, "auto, cpu or cuda")->capture_default_str();
   app.add_option("--gemm", variant, "GEMM variant (default: auto on the GPU, cpu on the CPU)");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (steps < 1 || hidden < 1) throw engine::Error("--steps and --hidden must be >= 1");
-    if (device != "auto" && device != "cpu" && device != "cuda")
-      throw engine::Error("--device must be auto, cpu or cuda, got '" + device + "'");
-    const bool gpu = device == "cuda" || (device == "auto" && gemm::cuda_device_available());
-    const engine::Device dev = gpu ? engine::Device::CUDA : engine::Device::CPU;
+    if (steps < 1 || hidden < 1) throw gemm_mlp::Error("--steps and --hidden must be >= 1");
+    const engine::Device device = gemm_mlp::resolve_device(device_option, "--device");
     const std::unique_ptr<engine::Context> ctx =
-        variant.empty() ? std::make_unique<engine::Context>(dev, /*seed=*/1)
-                        : std::make_unique<engine::Context>(dev, variant, /*seed=*/1);
+        variant.empty() ? std::make_unique<engine::Context>(device, /*seed=*/1)
+                        : std::make_unique<engine::Context>(device, variant, /*seed=*/1);
 
     const models::SpiralData d = models::make_spiral(100, 3, 0.1f, 1);
     models::SpiralClassifier net(*ctx, d.classes, hidden);

@@ -187,7 +187,7 @@ TEST(GemmBench, TimesTheCpuVariantWithoutAGpu) {
 }
 
 TEST(GemmBench, WithoutAGpuSaysSo) {
-  if (gemm::cuda_device_available()) GTEST_SKIP() << "this machine has a GPU: gemm_bench runs";
+  if (gemm_mlp::cuda_device_available()) GTEST_SKIP() << "this machine has a GPU: gemm_bench runs";
   EXPECT_FAILS_WITH(kBench + " --shapes 64", "no NVIDIA driver or GPU found");
   EXPECT_FAILS_WITH(kBench + " --shapes 0x1x1", "bad --shapes entry");  // checked first
 }

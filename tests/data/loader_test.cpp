@@ -19,7 +19,7 @@ using data::BatchLoader;
 using data::Dataset;
 using data_test::error_of;
 using data_test::expect_mentions;
-using Where = BatchLoader::Where;
+using gemm_mlp::Device;
 
 // Sample i has pixels i·1000 + f and label i mod 10, so every gathered row says where it came from.
 Dataset numbered_dataset(int count, int features) {
@@ -75,7 +75,7 @@ std::vector<int> range(int n) {
 }
 
 TEST(BatchLoaderHost, EverySampleOncePerEpochWithTrueLastBatch) {
-  BatchLoader loader(numbered_dataset(10, 5), 3, 42, Where::Host);
+  BatchLoader loader(numbered_dataset(10, 5), 3, 42, Device::CPU);
   EXPECT_EQ(loader.num_batches(), 4);
   EXPECT_EQ(loader.dropped_per_epoch(), 0);
   for (int epoch = 0; epoch < 3; ++epoch) {
@@ -86,13 +86,13 @@ TEST(BatchLoaderHost, EverySampleOncePerEpochWithTrueLastBatch) {
 }
 
 TEST(BatchLoaderHost, ExactMultipleHasNoPartialBatch) {
-  BatchLoader loader(numbered_dataset(12, 2), 4, 1, Where::Host);
+  BatchLoader loader(numbered_dataset(12, 2), 4, 1, Device::CPU);
   EXPECT_EQ(loader.num_batches(), 3);
   EXPECT_EQ(epoch_order(loader, 0).second, (std::vector<int>{4, 4, 4}));
 }
 
 TEST(BatchLoaderHost, BatchLargerThanDatasetIsOneBatch) {
-  BatchLoader loader(numbered_dataset(5, 3), 64, 7, Where::Host);
+  BatchLoader loader(numbered_dataset(5, 3), 64, 7, Device::CPU);
   EXPECT_EQ(loader.num_batches(), 1);
   const auto [order, sizes] = epoch_order(loader, 0);
   EXPECT_EQ(sorted(order), range(5));
@@ -100,7 +100,7 @@ TEST(BatchLoaderHost, BatchLargerThanDatasetIsOneBatch) {
 }
 
 TEST(BatchLoaderHost, DropLastReportsSkippedSamples) {
-  BatchLoader loader(numbered_dataset(10, 2), 3, 42, Where::Host, /*drop_last=*/true);
+  BatchLoader loader(numbered_dataset(10, 2), 3, 42, Device::CPU, /*drop_last=*/true);
   EXPECT_EQ(loader.num_batches(), 3);
   EXPECT_EQ(loader.dropped_per_epoch(), 1);
   std::set<int> dropped;
@@ -116,9 +116,9 @@ TEST(BatchLoaderHost, DropLastReportsSkippedSamples) {
 }
 
 TEST(BatchLoaderHost, OrderDependsOnlyOnSeedAndEpoch) {
-  BatchLoader a(numbered_dataset(50, 1), 8, 1234, Where::Host);
-  BatchLoader b(numbered_dataset(50, 1), 8, 1234, Where::Host);
-  BatchLoader other_seed(numbered_dataset(50, 1), 8, 1235, Where::Host);
+  BatchLoader a(numbered_dataset(50, 1), 8, 1234, Device::CPU);
+  BatchLoader b(numbered_dataset(50, 1), 8, 1234, Device::CPU);
+  BatchLoader other_seed(numbered_dataset(50, 1), 8, 1235, Device::CPU);
   const std::vector<int> a0 = epoch_order(a, 0).first;
   const std::vector<int> a1 = epoch_order(a, 1).first;
   EXPECT_EQ(epoch_order(b, 1).first, a1) << "same seed, same epoch";
@@ -132,14 +132,14 @@ TEST(BatchLoaderHost, OrderIsPinned) {
   // mt19937_64, seed_seq and the shuffle are all fully specified, so this order is the same with
   // every compiler and standard library (it was also checked against a separate implementation
   // written from the standard's definitions). A change here changes every run's data order.
-  BatchLoader loader(numbered_dataset(10, 1), 10, 42, Where::Host);
+  BatchLoader loader(numbered_dataset(10, 1), 10, 42, Device::CPU);
   EXPECT_EQ(epoch_order(loader, 0).first, (std::vector<int>{3, 5, 4, 1, 7, 8, 6, 2, 9, 0}));
 }
 
 TEST(BatchLoaderHost, ShuffleIsUniform) {
   // All 24 orders of 4 samples over 2400 epochs: about 100 each. A classic off-by-one in
   // Fisher–Yates (drawing from [0, i) instead of [0, i]) never yields some orders at all.
-  BatchLoader loader(numbered_dataset(4, 1), 4, 9, Where::Host);
+  BatchLoader loader(numbered_dataset(4, 1), 4, 9, Device::CPU);
   std::map<std::vector<int>, int> seen;
   for (int epoch = 0; epoch < 2400; ++epoch) ++seen[epoch_order(loader, epoch).first];
   EXPECT_EQ(seen.size(), 24u);
@@ -151,21 +151,21 @@ TEST(BatchLoaderHost, ShuffleIsUniform) {
 
 TEST(BatchLoaderHost, WholeSetInOriginalOrder) {
   const Dataset ds = numbered_dataset(7, 3);
-  BatchLoader loader(ds, 2, 3, Where::Host);
+  BatchLoader loader(ds, 2, 3, Device::CPU);
   EXPECT_EQ(loader.count(), 7);
   EXPECT_EQ(loader.features(), 3);
   EXPECT_EQ(loader.batch_size(), 2);
-  EXPECT_EQ(loader.where(), Where::Host);
+  EXPECT_EQ(loader.device(), Device::CPU);
   EXPECT_TRUE(std::equal(ds.images.begin(), ds.images.end(), loader.all_images()));
   EXPECT_TRUE(std::equal(ds.labels.begin(), ds.labels.end(), loader.all_labels()));
 }
 
 TEST(BatchLoaderHost, MovedLoaderKeepsWorking) {
-  BatchLoader a(numbered_dataset(9, 2), 4, 5, Where::Host);
+  BatchLoader a(numbered_dataset(9, 2), 4, 5, Device::CPU);
   const std::vector<int> want = epoch_order(a, 2).first;
   BatchLoader b(std::move(a));
   EXPECT_EQ(epoch_order(b, 2).first, want);
-  BatchLoader c(numbered_dataset(3, 1), 1, 0, Where::Host);
+  BatchLoader c(numbered_dataset(3, 1), 1, 0, Device::CPU);
   c = std::move(b);
   EXPECT_EQ(c.count(), 9);
   EXPECT_EQ(epoch_order(c, 2).first, want);
@@ -173,19 +173,19 @@ TEST(BatchLoaderHost, MovedLoaderKeepsWorking) {
 
 TEST(BatchLoaderHost, RejectsBadArguments) {
   const Dataset ds = numbered_dataset(10, 2);
-  expect_mentions(error_of([&] { BatchLoader(ds, 0, 1, Where::Host); }), {"batch size", "0"});
-  expect_mentions(error_of([&] { BatchLoader(ds, -3, 1, Where::Host); }), {"batch size", "-3"});
-  expect_mentions(error_of([&] { BatchLoader(Dataset{}, 4, 1, Where::Host); }), {"empty dataset"});
+  expect_mentions(error_of([&] { BatchLoader(ds, 0, 1, Device::CPU); }), {"batch size", "0"});
+  expect_mentions(error_of([&] { BatchLoader(ds, -3, 1, Device::CPU); }), {"batch size", "-3"});
+  expect_mentions(error_of([&] { BatchLoader(Dataset{}, 4, 1, Device::CPU); }), {"empty dataset"});
   Dataset short_labels = ds;
   short_labels.labels.pop_back();
-  expect_mentions(error_of([&] { BatchLoader(short_labels, 4, 1, Where::Host); }),
+  expect_mentions(error_of([&] { BatchLoader(short_labels, 4, 1, Device::CPU); }),
                   {"inconsistent dataset", "9 labels"});
-  expect_mentions(error_of([&] { BatchLoader(ds, 11, 1, Where::Host, true); }),
+  expect_mentions(error_of([&] { BatchLoader(ds, 11, 1, Device::CPU, true); }),
                   {"batch size 11", "10 samples", "drop_last"});
   // The same arguments are rejected before any CUDA call, so this holds without a GPU too.
-  expect_mentions(error_of([&] { BatchLoader(ds, 0, 1, Where::Device); }), {"batch size"});
+  expect_mentions(error_of([&] { BatchLoader(ds, 0, 1, Device::CUDA); }), {"batch size"});
 
-  BatchLoader loader(ds, 4, 1, Where::Host);
+  BatchLoader loader(ds, 4, 1, Device::CPU);
   expect_mentions(error_of([&] { loader.batch(0); }), {"before begin_epoch"});
   loader.begin_epoch(0);
   expect_mentions(error_of([&] { loader.batch(3); }), {"batch index 3", "0..2"});
@@ -200,8 +200,8 @@ TEST(BatchLoaderDevice, MatchesHostLoader) {
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   for (bool drop_last : {false, true}) {
-    BatchLoader host(ds, batch, 77, Where::Host, drop_last);
-    BatchLoader device(ds, batch, 77, Where::Device, drop_last, stream);
+    BatchLoader host(ds, batch, 77, Device::CPU, drop_last);
+    BatchLoader device(ds, batch, 77, Device::CUDA, drop_last, stream);
     ASSERT_EQ(device.num_batches(), host.num_batches());
     EXPECT_EQ(device.dropped_per_epoch(), host.dropped_per_epoch());
     std::vector<float> x(static_cast<size_t>(batch) * features);

@@ -79,15 +79,15 @@ inline Bytes iota_bytes(size_t n) {
   return b;
 }
 
-// The message of the data::Error that f throws; a test failure if it throws none.
+// The message of the gemm_mlp::Error that f throws; a test failure if it throws none.
 template <class F>
 std::string error_of(F&& f) {
   try {
     f();
-  } catch (const data::Error& e) {
+  } catch (const gemm_mlp::Error& e) {
     return e.what();
   }
-  ADD_FAILURE() << "expected a data::Error";
+  ADD_FAILURE() << "expected a gemm_mlp::Error";
   return "";
 }
 

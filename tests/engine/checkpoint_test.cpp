@@ -91,43 +91,43 @@ TEST_F(Checkpoint, ErrorsNameTheFileAndTheTensor) {
   build(ctx, net, 4);
   build(ctx, other_shape, 5);
   fewer.add<engine::Linear>(ctx, 3, 2);
-  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), engine::Error,
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
                     "cannot open");
   EXPECT_THROW_WITH(engine::load_checkpoint(ctx, ::testing::TempDir(), net.parameters()),
-                    engine::Error, "is a directory");
-  EXPECT_THROW_WITH(engine::save_checkpoint(ctx, "", net.parameters()), engine::Error,
+                    gemm_mlp::Error, "is a directory");
+  EXPECT_THROW_WITH(engine::save_checkpoint(ctx, "", net.parameters()), gemm_mlp::Error,
                     "empty path");
   EXPECT_THROW_WITH(
       engine::save_checkpoint(ctx, "/nonexistent-dir/x.safetensors", net.parameters()),
-      engine::Error, "cannot create");
+      gemm_mlp::Error, "cannot create");
   engine::save_checkpoint(ctx, path_, net.parameters());
-  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, other_shape.parameters()), engine::Error,
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, other_shape.parameters()), gemm_mlp::Error,
                     "tensor '0.weight' has shape [4,3], the model expects [5,3]");
-  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, fewer.parameters()), engine::Error,
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, fewer.parameters()), gemm_mlp::Error,
                     "tensor '2.bias' is not in the model");
 
   const std::string good = read_bytes(), h = header();
   write_bytes(good.substr(0, good.size() - 4));
-  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), engine::Error,
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
                     "tensor '2.bias': data_offsets");
   write_bytes(good.substr(0, 5));
-  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), engine::Error,
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
                     "shorter than");
   write_bytes(std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8) + good.substr(8));
-  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), engine::Error,
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
                     "does not fit the file");
   write_bytes(with_header(good, std::string(h.size(), '{')));
-  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), engine::Error,
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
                     "not valid JSON");
   std::string f16 = h;
   f16.replace(f16.find("F32"), 3, "F16");
   write_bytes(with_header(good, f16));
-  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), engine::Error,
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
                     "dtype \"F16\"");
   std::string missing = h;
   missing.replace(missing.find("\"2.bias\""), 8, "\"9.bias\"");
   write_bytes(with_header(good, missing));
-  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), engine::Error,
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
                     "tensor '9.bias' is not in the model");
 
   // A NaN in 0.weight's data (its first value: the data starts right after the header).
@@ -135,7 +135,7 @@ TEST_F(Checkpoint, ErrorsNameTheFileAndTheTensor) {
   const float bad = std::nanf("");
   std::memcpy(&nan[8 + h.size()], &bad, 4);
   write_bytes(nan);
-  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), engine::Error,
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
                     "tensor '0.weight' holds a non-finite value at index 0");
 }
 
@@ -197,10 +197,10 @@ TEST_F(Checkpoint, OptimizerStateErrors) {
   build(ctx, net, 4);
   engine::Sgd sgd(ctx, net.parameters(), {0.1f, 0.9f, 0.0f, 0});
   engine::save_checkpoint(ctx, path_, net.parameters());  // no 'step', no momentum_buffer
-  EXPECT_THROW_WITH(engine::load_optimizer_state(ctx, path_, sgd), engine::Error, "no 'step'");
+  EXPECT_THROW_WITH(engine::load_optimizer_state(ctx, path_, sgd), gemm_mlp::Error, "no 'step'");
   engine::save_optimizer_state(ctx, path_, sgd);
   engine::Adam adam(ctx, net.parameters(), {});
-  EXPECT_THROW_WITH(engine::load_optimizer_state(ctx, path_, adam), engine::Error,
+  EXPECT_THROW_WITH(engine::load_optimizer_state(ctx, path_, adam), gemm_mlp::Error,
                     "tensor 'momentum_buffer' is not");
   EXPECT_EQ(engine::optimizer_state_path("a/m.safetensors"), "a/m.optim.safetensors");
   EXPECT_EQ(engine::optimizer_state_path("m.bin"), "m.bin.optim.safetensors");

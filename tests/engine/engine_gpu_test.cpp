@@ -1,15 +1,16 @@
-// The CUDA backend against the CPU backend, op by op, for every device GEMM variant in the table.
-// Sizes are deliberately not tile multiples (batch 37, widths 100 and 70, 10 classes).
+// The CUDA backend against the CPU backend, op by op, for every device GEMM variant in the table
+// (the trainer's graph replay: trainer_gpu_test.cpp). Sizes are deliberately not tile multiples
+// (batch 37, widths 100 and 70, 10 classes).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "compare_to_cpu.h"
 #include "engine/engine.h"
 #include "gpu_test.h"
 #include "random_data.h"
@@ -19,48 +20,6 @@ namespace {
 using engine::Context;
 using engine::Device;
 using engine::Tensor;
-
-// max |got − ref| ≤ tol · max |ref|: a normwise bound, loose enough for TF32's 10-bit inputs
-// (tol 2e-2) and tight for fp32 (tol 1e-5 would do for one GEMM; 1e-4 leaves room for the
-// different summation orders of OpenBLAS and the kernels). NaN never passes.
-void expect_close(const std::vector<float>& got, const std::vector<float>& ref, double tol,
-                  const std::string& what) {
-  ASSERT_EQ(got.size(), ref.size()) << what;
-  double scale = 0.0, worst = 0.0;
-  for (float r : ref) scale = std::max(scale, static_cast<double>(std::fabs(r)));
-  size_t worst_i = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_FALSE(std::isnan(got[i])) << what << "[" << i << "] is NaN";
-    const double d = std::fabs(static_cast<double>(got[i]) - ref[i]);
-    if (d > worst) worst = d, worst_i = i;
-  }
-  EXPECT_LE(worst, tol * scale + 1e-7)
-      << what << ": worst at [" << worst_i << "] got " << got[worst_i] << ", ref " << ref[worst_i]
-      << " (max |ref| " << scale << ")";
-}
-
-// Runs `body` for one variant; an exception fails that variant and the loop goes on to the next.
-template <class F>
-void for_variant(const gemm::Variant& v, F&& body) {
-  SCOPED_TRACE(v.name);
-  try {
-    body();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "variant " << v.name << " threw: " << e.what();
-  }
-}
-
-double tolerance(const gemm::Variant& v) {
-  return v.precision == gemm::Precision::TF32 ? 2e-2 : 1e-4;
-}
-
-// The device variants this GPU runs (all of them on the H200; wgmma needs Hopper).
-std::vector<const gemm::Variant*> device_variants() {
-  std::vector<const gemm::Variant*> out;
-  for (const gemm::Variant& v : gemm::variants())
-    if (v.memory == gemm::Memory::Device && !gemm::unavailable_reason(v)) out.push_back(&v);
-  return out;
-}
 
 TEST(EngineGpu, TensorTransfersAndViews) {
   GPU_TEST_OR_SKIP();
@@ -80,11 +39,11 @@ TEST(EngineGpu, TensorTransfersAndViews) {
 
   // A CPU tensor handed to a CUDA context is an error, not a crash.
   Tensor y(Device::CUDA, 3, 2), x_host(Device::CPU, 3, 2);
-  EXPECT_THROW(engine::relu_forward(ctx, x_host, y), engine::Error);
+  EXPECT_THROW(engine::relu_forward(ctx, x_host, y), gemm_mlp::Error);
   const engine::LabelTensor host_labels(Device::CPU, {0, 1, 0});
   engine::Metrics metrics(ctx);
   EXPECT_THROW(engine::softmax_cross_entropy(ctx, t, host_labels, nullptr, metrics.counters()),
-               engine::Error);
+               gemm_mlp::Error);
 }
 
 TEST(EngineGpu, OpsMatchCpuForEveryVariant) {
@@ -132,7 +91,7 @@ TEST(EngineGpu, OpsMatchCpuForEveryVariant) {
       gy.upload(y.download(), ctx.stream());
       engine::relu_forward(ctx, gy, gr);
       engine::relu_backward(ctx, gr, gdy, gdr);
-      const double tol = tolerance(*v);
+      const double tol = tolerance_against_cpu(*v);
       expect_close(gy.download(ctx.stream()), y.download(), 0.0, "relu input");
       expect_close(gdx.download(ctx.stream()), dx.download(), tol, "dX");
       expect_close(gdw.download(ctx.stream()), dw.download(), tol, "dW");
@@ -174,7 +133,7 @@ TEST(EngineGpu, LinearForwardMatchesCpuForEveryVariant) {
         Tensor gb = Tensor::from_host(Device::CUDA, 1, out, bv);
         Tensor gy(Device::CUDA, batch, out);
         engine::linear_forward(ctx, gx, gw, gb, gy);
-        expect_close(gy.download(ctx.stream()), y.download(), tolerance(*v), "Y");
+        expect_close(gy.download(ctx.stream()), y.download(), tolerance_against_cpu(*v), "Y");
       });
   }
 }
@@ -213,7 +172,7 @@ TEST(EngineGpu, SoftmaxCrossEntropyAndMetricsMatchCpu) {
   const std::vector<int32_t> bad(batch, 11);
   const engine::LabelTensor gbad(Device::CUDA, bad);
   gloss.forward(ctx, gz, gbad, gm);
-  EXPECT_THROW(gm.read(ctx), engine::Error);
+  EXPECT_THROW(gm.read(ctx), gemm_mlp::Error);
 }
 
 TEST(EngineGpu, OptimisersMatchCpu) {
@@ -240,106 +199,6 @@ TEST(EngineGpu, OptimisersMatchCpu) {
     }
     expect_close(results[1], results[0], 1e-6, which == 0 ? "sgd" : "adam");
   }
-}
-
-// The trainer's two ways, for every device variant and both optimisers: replaying the captured
-// graph and running launch by launch give the same losses and parameters, bit for bit. Batches
-// from two buffers (so the graph is captured again when the input changes) and a partial batch
-// (run launch by launch in both).
-TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
-  GPU_TEST_OR_SKIP();
-  const int batch = 32, in = 50, classes = 10;
-  std::mt19937_64 rng(31);
-  const std::vector<float> xa = random_values(rng, batch * in), xb = random_values(rng, batch * in);
-  std::vector<int32_t> ya(batch), yb(batch);
-  for (int i = 0; i < batch; ++i) ya[i] = (i * 3) % classes, yb[i] = (i * 7 + 1) % classes;
-  for (const gemm::Variant* v : device_variants())
-    for (int adam = 0; adam < 2; ++adam)
-      for_variant(*v, [&] {
-        SCOPED_TRACE(adam ? "adam" : "sgd");
-        std::vector<double> losses[2];
-        std::vector<float> weights[2];
-        for (int graph = 0; graph < 2; ++graph) {
-          Context ctx(Device::CUDA, *v, 5);
-          engine::Sequential net;
-          net.add<engine::Linear>(ctx, in, 64);
-          net.add<engine::ReLU>();
-          net.add<engine::Linear>(ctx, 64, 48);
-          net.add<engine::ReLU>();
-          net.add<engine::Linear>(ctx, 48, classes);
-          engine::TrainerOptions o;
-          o.max_batch = batch;
-          o.classes = classes;
-          o.optimizer = adam ? engine::TrainerOptions::Optimizer::Adam
-                             : engine::TrainerOptions::Optimizer::Sgd;
-          o.sgd = {0.1f, 0.9f, 5e-4f, 12};
-          o.adam.lr = 1e-2f, o.adam.cosine_steps = 12;
-          o.cuda_graph = graph == 1;
-          engine::Trainer trainer(ctx, net, o);
-          const Tensor x_a = Tensor::from_host(Device::CUDA, batch, in, xa);
-          const Tensor x_b = Tensor::from_host(Device::CUDA, batch, in, xb);
-          const engine::LabelTensor y_a(Device::CUDA, ya), y_b(Device::CUDA, yb);
-          for (int s = 0; s < 12; ++s) {
-            if (s == 5)
-              trainer.step(x_a.first_rows(19), y_a.first(19));
-            else if (s < 5)
-              trainer.step(x_a, y_a);
-            else
-              trainer.step(x_b, y_b);
-            losses[graph].push_back(trainer.take_metrics().loss_sum);
-          }
-          EXPECT_EQ(trainer.graph_active(), graph == 1) << trainer.graph_note();
-          EXPECT_EQ(trainer.steps(), 12);
-          weights[graph] = net.parameters()[0]->value.download(ctx.stream());
-        }
-        EXPECT_EQ(losses[0], losses[1]);
-        EXPECT_EQ(weights[0], weights[1]);
-        EXPECT_TRUE(std::isfinite(losses[1].back()));
-      });
-}
-
-// The optimiser state saved after graph replays records the steps the device took (a captured
-// step is queued once but runs at every replay), and resuming from it continues bit for bit.
-TEST(EngineGpu, OptimizerStateAfterGraphReplaysResumesExactly) {
-  GPU_TEST_OR_SKIP();
-  const int batch = 16, in = 12, classes = 4;
-  std::mt19937_64 rng(41);
-  const std::vector<float> xv = random_values(rng, batch * in);
-  std::vector<int32_t> yv(batch);
-  for (int i = 0; i < batch; ++i) yv[i] = i % classes;
-  const std::string path = ::testing::TempDir() + "gpu_resume.safetensors";
-  const std::string optim = engine::optimizer_state_path(path);
-  auto run = [&](int steps, bool resume, bool save) {
-    Context ctx(Device::CUDA, "warptile", 3);
-    engine::Sequential net;
-    net.add<engine::Linear>(ctx, in, 32);
-    net.add<engine::ReLU>();
-    net.add<engine::Linear>(ctx, 32, classes);
-    engine::TrainerOptions o;
-    o.max_batch = batch, o.classes = classes;
-    o.sgd = {0.1f, 0.9f, 1e-3f, 20};
-    engine::Trainer trainer(ctx, net, o);
-    if (resume) {
-      engine::load_checkpoint(ctx, path, net.parameters());
-      engine::load_optimizer_state(ctx, optim, trainer.optimizer());
-      trainer.resume_from_optimizer();
-    }
-    const Tensor x = Tensor::from_host(Device::CUDA, batch, in, xv);
-    const engine::LabelTensor y(Device::CUDA, yv);
-    for (int s = 0; s < steps; ++s) trainer.step(x, y);
-    EXPECT_TRUE(trainer.graph_active()) << trainer.graph_note();
-    if (save) {
-      engine::save_checkpoint(ctx, path, net.parameters());
-      engine::save_optimizer_state(ctx, optim, trainer.optimizer());
-    }
-    return net.parameters()[0]->value.download(ctx.stream());
-  };
-  const std::vector<float> straight = run(10, false, false);
-  run(6, false, true);
-  EXPECT_EQ(engine::read_checkpoint_metadata(optim).at("step"), "6");
-  EXPECT_EQ(run(4, true, false), straight);
-  std::remove(path.c_str());
-  std::remove(optim.c_str());
 }
 
 TEST(EngineGpu, CurandInitIsSeededAndBounded) {

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "kernels/cuda_check.h"
+#include "kernels/device_buffer.h"
 #include "ref_gemm.h"
 
 namespace gemm_test {
@@ -97,13 +97,6 @@ gemm::Problem problem(const Case& c, const Placement& at, float* base) {
   return p;
 }
 
-struct DeviceBuffer {
-  float* p = nullptr;
-  ~DeviceBuffer() {
-    if (p) cudaFree(p);
-  }
-};
-
 // Calls f(i) for i in [0, n) on all cores, in the given order of priority.
 template <class F>
 void parallel_for(const std::vector<std::size_t>& order, F&& f) {
@@ -177,7 +170,7 @@ std::vector<float> run_batch(const gemm::Variant& variant, const Batch& batch,
   errors.assign(cases.size(), "");
   std::vector<float> out(batch.input(), batch.input() + batch.size());
 
-  if (variant.memory == gemm::Memory::Host) {
+  if (variant.device == gemm::Device::CPU) {
     for (std::size_t i = 0; i < cases.size(); ++i) {
       try {
         gemm::run(variant, problem(cases[i], at[i], out.data()));
@@ -188,12 +181,11 @@ std::vector<float> run_batch(const gemm::Variant& variant, const Batch& batch,
     return out;
   }
 
-  DeviceBuffer d;
-  CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d.p), batch.size() * sizeof(float)));
-  CUDA_CHECK(cudaMemcpy(d.p, batch.input(), batch.size() * sizeof(float), cudaMemcpyHostToDevice));
+  gemm::DeviceBuffer<float> d(batch.size());
+  d.upload(batch.input(), batch.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
     try {
-      gemm::run(variant, problem(cases[i], at[i], d.p));
+      gemm::run(variant, problem(cases[i], at[i], d.data()));
     } catch (const std::exception& e) {
       errors[i] = std::string("threw: ") + e.what();
     }
@@ -210,7 +202,7 @@ std::vector<float> run_batch(const gemm::Variant& variant, const Batch& batch,
       }
     }
   }
-  CUDA_CHECK(cudaMemcpy(out.data(), d.p, batch.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  d.download(out.data(), batch.size());
   return out;
 }
 
@@ -252,7 +244,8 @@ std::string check_case(const Batch& batch, std::size_t i, const float* output, d
       const double c0 = c.beta == 0.0f ? 0.0 : double(in[x]);
       double want = double(c.alpha) * dot[e] + double(c.beta) * c0;
       double bound =
-          tol * (std::fabs(double(c.alpha)) * abs_sum[e] + std::fabs(double(c.beta) * c0)) + kTiny;
+          tol * (std::fabs(double(c.alpha)) * abs_sum[e] + std::fabs(double(c.beta) * c0)) +
+          gemm::kToleranceFloor;
       // The epilogue, in double. ReLU and the mask are 1-Lipschitz, so the bound carries over.
       const double bias = in[at.bias + col];
       switch (c.epilogue) {
@@ -294,7 +287,7 @@ std::string check_case(const Batch& batch, std::size_t i, const float* output, d
 std::vector<std::string> run_and_check(const gemm::Variant& variant, const Batch& batch) {
   std::vector<std::string> errors;
   const std::vector<float> out = run_batch(variant, batch, errors);
-  const double tol = tolerance(variant.precision);
+  const double tol = gemm::tolerance(variant.precision);
 
   // The reference dominates the run time: biggest cases first, on all cores.
   std::vector<std::size_t> order(batch.cases().size());

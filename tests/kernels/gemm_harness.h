@@ -26,25 +26,20 @@
 
 namespace gemm_test {
 
-// Per-element bound: |c − ref| ≤ tol·(|alpha|·Σ_k|a_ik·b_kj| + |beta·c0_ij|) + kTiny.
+// Per-element bound, with tol = gemm::tolerance(variant precision) and floor =
+// gemm::kToleranceFloor (kernels/gemm.h):
+//   |c − ref| ≤ tol·(|alpha|·Σ_k|a_ik·b_kj| + |beta·c0_ij|) + floor.
 // (The |beta·c0| term covers the rounding of the epilogue's beta·C, which Σ|a·b| does not.)
 //
-// FP32, tol = 1e-5: a variant accumulating K products in fp32 makes an error of at most about
-// K·u·Σ|a·b| in the worst case (u = 2^-24 ≈ 6e-8), i.e. 2.4e-4·Σ|a·b| at K = 4096, which would
-// not fit. But that worst case needs every partial sum to grow like Σ|a·b|, i.e. all products of
-// one sign. With signed random inputs, as here, the partial sums grow like √k, and the error
-// relative to Σ|a·b| stays of order u, independent of K: GemmTolerance.* measures it for a
-// sequential fp32 loop at K = 4096 (the worst common summation order) and finds it ~100× below
-// 1e-5. So 1e-5 is kept, valid for signed data; it is not a bound for same-sign inputs.
-// TF32, tol = 2e-3: inputs rounded to a 10-bit mantissa carry a relative error ≤ 2^-11 each (2^-10
-// if truncated), so each product is off by ≤ ~1e-3 relative, and the sum by ≤ ~1e-3·Σ|a·b|.
-constexpr double kTolFp32 = 1e-5;
-constexpr double kTolTf32 = 2e-3;
-constexpr double kTiny = 1e-20;
-
-inline double tolerance(gemm::Precision p) {
-  return p == gemm::Precision::TF32 ? kTolTf32 : kTolFp32;
-}
+// Why the values hold (docs/DESIGN.md, "Tolerance", has the whole argument):
+// FP32, 1e-5: K products summed in fp32 can be off by K·u·Σ|a·b| in the worst case (u = 2^-24),
+// 2.4e-4·Σ|a·b| at K = 4096, which would not fit. But that case needs every partial sum to grow
+// like Σ|a·b|, i.e. all products of one sign. With signed random inputs, as here, partial sums
+// grow like √k and the error relative to Σ|a·b| stays of order u, whatever K: GemmTolerance.*
+// measures a sequential fp32 loop at K = 4096 (the worst common summation order) well inside
+// the bound. So 1e-5 holds for signed data; it is not a bound for same-sign inputs.
+// TF32, 2e-3: inputs rounded to a 10-bit mantissa carry a relative error ≤ 2^-11 each (2^-10 if
+// truncated), so each product is off by ≤ ~1e-3 relative, and the sum by ≤ ~1e-3·Σ|a·b|.
 
 struct Case {
   gemm::Op op_a = gemm::Op::N, op_b = gemm::Op::N;

@@ -11,7 +11,7 @@ using gemm::detail::finer_tile_beats_split;
 using gemm::detail::plan_split_k;
 using gemm::detail::SplitK;
 
-constexpr int kBk = 16;    // warptile's small tile
+constexpr int kBk = 16;    // fast's small tile
 constexpr int kSms = 132;  // an H200
 
 gemm::Problem with_k(int k) {
@@ -21,8 +21,8 @@ gemm::Problem with_k(int k) {
   return p;
 }
 
-// warptile's call: 3 blocks per multiprocessor, at most 8 slices (one cluster).
-SplitK warptile_plan(long tiles, int k) { return plan_split_k<kBk>(with_k(k), tiles, kSms, 3, 8); }
+// fast's call: 3 blocks per multiprocessor, at most 8 slices (one cluster).
+SplitK fast_plan(long tiles, int k) { return plan_split_k<kBk>(with_k(k), tiles, kSms, 3, 8); }
 
 TEST(SplitKPlanner, SlicesCoverKInWholeNonEmptyTiles) {
   for (int k : {1, 15, 16, 17, 63, 64, 256, 640, 784, 1000, 1024, 4096})
@@ -45,35 +45,34 @@ TEST(SplitKPlanner, SlicesCoverKInWholeNonEmptyTiles) {
 }
 
 TEST(SplitKPlanner, SplitsOnlyGridsShortOfTheBlocksWanted) {
-  EXPECT_EQ(warptile_plan(396, 4096).splits, 1);  // 3 blocks on each of 132
-  EXPECT_EQ(warptile_plan(1000, 4096).splits, 1);
-  EXPECT_EQ(warptile_plan(395, 4096).splits, 2);
-  EXPECT_EQ(warptile_plan(1, 192).splits, 3);   // 12 K tiles: capped by the 4-K-tile minimum
-  EXPECT_EQ(warptile_plan(1, 48).splits, 1);    // 3 K tiles: too few to split
-  EXPECT_EQ(warptile_plan(1, 4096).splits, 8);  // capped at one cluster
+  EXPECT_EQ(fast_plan(396, 4096).splits, 1);  // 3 blocks on each of 132
+  EXPECT_EQ(fast_plan(1000, 4096).splits, 1);
+  EXPECT_EQ(fast_plan(395, 4096).splits, 2);
+  EXPECT_EQ(fast_plan(1, 192).splits, 3);   // 12 K tiles: capped by the 4-K-tile minimum
+  EXPECT_EQ(fast_plan(1, 48).splits, 1);    // 3 K tiles: too few to split
+  EXPECT_EQ(fast_plan(1, 4096).splits, 8);  // capped at one cluster
 }
 
 TEST(SplitKPlanner, MlpShapes) {
-  EXPECT_EQ(warptile_plan(64, 784).splits, 7);   // 256×1024×784 NT: 7 slices of 7 K tiles
-  EXPECT_EQ(warptile_plan(52, 1024).splits, 8);  // 256×784×1024 NN
-  EXPECT_EQ(warptile_plan(208, 256).splits, 2);  // 1024×784×256 TN
+  EXPECT_EQ(fast_plan(64, 784).splits, 7);   // 256×1024×784 NT: 7 slices of 7 K tiles
+  EXPECT_EQ(fast_plan(52, 1024).splits, 8);  // 256×784×1024 NN
+  EXPECT_EQ(fast_plan(208, 256).splits, 2);  // 1024×784×256 TN
 }
 
 // 256 tiles on 132 multiprocessors are 1.94 waves: already balanced. Split in 2, each slice of
 // K = 256 would be 8 K tiles; of K = 1024, 32.
 TEST(SplitKPlanner, LeavesBalancedGridsWithShortKUnsplit) {
-  EXPECT_EQ(warptile_plan(256, 256).splits, 1);   // 1024×1024×256 TN
-  EXPECT_EQ(warptile_plan(264, 256).splits, 1);   // two whole waves
-  EXPECT_EQ(warptile_plan(256, 1024).splits, 2);  // 1024³: long slices still pay
-  EXPECT_EQ(warptile_plan(208, 256).splits, 2);   // last wave 76 of 132: unbalanced
-  EXPECT_EQ(warptile_plan(100, 256).splits, 4);   // under one wave
+  EXPECT_EQ(fast_plan(256, 256).splits, 1);   // 1024×1024×256 TN
+  EXPECT_EQ(fast_plan(264, 256).splits, 1);   // two whole waves
+  EXPECT_EQ(fast_plan(256, 1024).splits, 2);  // 1024³: long slices still pay
+  EXPECT_EQ(fast_plan(208, 256).splits, 2);   // last wave 76 of 132: unbalanced
+  EXPECT_EQ(fast_plan(100, 256).splits, 4);   // under one wave
 }
 
-// warptile's choice between its 64×64 tile and the 64×32 one (the tile counts of M×N).
+// fast's choice between its 64×64 tile and the 64×32 one (the tile counts of M×N).
 TEST(SplitKPlanner, FinerTileReplacesShortSlices) {
   auto finer_wins = [](long coarse_tiles, long fine_tiles, int k) {
-    return finer_tile_beats_split<kBk>(warptile_plan(coarse_tiles, k),
-                                       warptile_plan(fine_tiles, k));
+    return finer_tile_beats_split<kBk>(fast_plan(coarse_tiles, k), fast_plan(fine_tiles, k));
   };
   EXPECT_TRUE(finer_wins(208, 400, 256));  // 1024×784×256 TN: 2 slices of 8 K tiles, or 400 tiles
   EXPECT_FALSE(finer_wins(256, 512, 1024));  // 1024³: slices of 32 K tiles pay

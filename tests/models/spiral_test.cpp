@@ -18,7 +18,7 @@ TEST(Spiral, DataShape) {
     EXPECT_EQ(d.labels[i], static_cast<int>(i / 50));
     EXPECT_LE(std::hypot(d.points[2 * i], d.points[2 * i + 1]), 1.0f + 1e-6f);
   }
-  EXPECT_THROW(models::make_spiral(0, 3, 0.1f, 1), engine::Error);
+  EXPECT_THROW(models::make_spiral(0, 3, 0.1f, 1), gemm_mlp::Error);
 }
 
 TEST(Spiral, CpuClassifierLearnsTheSpiral) {

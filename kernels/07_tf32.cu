@@ -3,7 +3,7 @@
 // 16·8·8 multiply-adds per instruction instead of one FMA per thread. Results differ from fp32 by
 // about 1e-3 relative: an explicit choice (variant tf32), never a substitute for an fp32 variant.
 // Change from 06: the thread tile becomes per-warp MMA fragments read straight from shared memory.
-// Each operand's tile is kept in its global layout (X-major for a K-contiguous operand, K-major
+// Each operand's tile is kept in its global layout (K-major for a K-major operand, MN-major
 // otherwise), so every cp.async is 16 bytes wide, and the padding (4 or 8 floats) makes each
 // fragment read conflict-free. BK grows to 32; 3 stages.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
@@ -32,15 +32,15 @@ struct MmaConfig {
 };
 
 // Shared tile of one operand, laid out as the operand is in global memory. Fragment reads touch
-// (x = base + lane/4, k = base + lane%4): with a row stride ≡ 4 (mod 32) words for X-major tiles
-// and ≡ 8 (mod 32) for K-major ones, the 32 lanes hit 32 different banks.
-template <int BK, int BX, bool KC>
-struct SmemTile {
-  static constexpr int kLds = KC ? BK + 4 : BX + 8;
-  static constexpr int kFloats = (KC ? BX : BK) * kLds;
-  static_assert(kLds % 32 == (KC ? 4 : 8), "padding chosen for conflict-free fragment reads");
+// (x = base + lane/4, k = base + lane%4): with a row stride ≡ 4 (mod 32) words for K-major tiles
+// and ≡ 8 (mod 32) for MN-major ones, the 32 lanes hit 32 different banks.
+template <int BK, int BX, bool KMajor>
+struct OperandTile {
+  static constexpr int kLds = KMajor ? BK + 4 : BX + 8;
+  static constexpr int kFloats = (KMajor ? BX : BK) * kLds;
+  static_assert(kLds % 32 == (KMajor ? 4 : 8), "padding chosen for conflict-free fragment reads");
   __device__ static float get(const float* tile, int x, int k) {
-    return KC ? tile[x * kLds + k] : tile[k * kLds + x];
+    return KMajor ? tile[x * kLds + k] : tile[k * kLds + x];
   }
 };
 
@@ -59,12 +59,12 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4],
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-template <class Cfg, bool KCA, bool KCB>
+template <class Cfg, bool KMajorA, bool KMajorB>
 __global__ void __launch_bounds__(Cfg::kThreads)
-    tf32_mma_kernel(Operand<KCA> a, Operand<KCB> b, Epilogue c, int k_per_split) {
+    tf32_mma_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
   enter_k_slice(a, b, c, k_per_split);
-  using TileA = SmemTile<Cfg::kBk, Cfg::kBm, KCA>;
-  using TileB = SmemTile<Cfg::kBk, Cfg::kBn, KCB>;
+  using TileA = OperandTile<Cfg::kBk, Cfg::kBm, KMajorA>;
+  using TileB = OperandTile<Cfg::kBk, Cfg::kBn, KMajorB>;
   constexpr int kStageFloats = TileA::kFloats + TileB::kFloats;
   extern __shared__ __align__(16) float smem[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -133,32 +133,42 @@ using SmallTile = MmaConfig<64, 64, 32, 32, 32, 3>;    // 4 warps, 32×32 each
 
 template <class Cfg>
 void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
-  with_layout(p, [&](auto a_kc, auto b_kc) {
-    constexpr bool KCA = decltype(a_kc)::value, KCB = decltype(b_kc)::value;
-    constexpr int smem_bytes =
-        Cfg::kStages * int(sizeof(float)) *
-        (SmemTile<Cfg::kBk, Cfg::kBm, KCA>::kFloats + SmemTile<Cfg::kBk, Cfg::kBn, KCB>::kFloats);
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    constexpr int smem_bytes = Cfg::kStages * int(sizeof(float)) *
+                               (OperandTile<Cfg::kBk, Cfg::kBm, KMajorA>::kFloats +
+                                OperandTile<Cfg::kBk, Cfg::kBn, KMajorB>::kFloats);
     static_assert(smem_bytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
-    constexpr auto kernel = tf32_mma_kernel<Cfg, KCA, KCB>;
+    constexpr auto kernel = tf32_mma_kernel<Cfg, KMajorA, KMajorB>;
     allow_dynamic_smem<kernel>(smem_bytes);
     dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
     grid.z = plan.splits;
     run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
-      kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(operand_a<KCA>(p), operand_b<KCB>(p), c,
-                                                          k_per_split);
+      kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(operand_a<KMajorA>(p),
+                                                          operand_b<KMajorB>(p), c, k_per_split);
       CUDA_CHECK_LAUNCH();
     });
   });
 }
 
-}  // namespace
-
-// The large tile when it gives every multiprocessor a block; otherwise the small one, with K
-// split across blocks until the grid fills the chip (split_k.cuh).
-void launch_tf32_mma(const Problem& p, cudaStream_t stream) {
-  launch_large_or_split_k<LargeTile, SmallTile>(p, [&](auto tile, SplitK plan) {
+// The tile choice for any pair of configs: the large tile when it gives every multiprocessor a
+// block; otherwise the small one, with K split across blocks until the grid fills the chip
+// (split_k.cuh). scripts/tune/ includes this file to time other configs through it.
+template <class Large, class Small>
+void launch_tf32_tiles(const Problem& p, cudaStream_t stream) {
+  launch_large_or_split_k<Large, Small>(p, [&](auto tile, SplitK plan) {
     launch_with<typename decltype(tile)::type>(p, plan, stream);
   });
 }
+
+}  // namespace
+
+// In the library only: a tune candidate (scripts/tune/) including this file must not define
+// these again.
+#ifndef GEMM_TUNE_CANDIDATE
+void launch_tf32_mma(const Problem& p, cudaStream_t stream) {
+  launch_tf32_tiles<LargeTile, SmallTile>(p, stream);
+}
+#endif
 
 }  // namespace gemm::detail

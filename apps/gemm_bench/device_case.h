@@ -1,0 +1,43 @@
+// One shape on the GPU: its random inputs, cuBLAS fp32's result as the reference and the error
+// scale |A|·|B|, made once and shared by every variant measured on the shape.
+//
+// measure(variant):
+//   1. Validate: C poisoned with NaN, one run, compared element-wise with the reference:
+//      |c − ref| ≤ (tolerance(variant) + tolerance(FP32))·Σ_k|a_ik·b_kj| + floor, where the
+//      second term covers the reference's own fp32 rounding (gemm::tolerance, kernels/gemm.h).
+//   2. Time (timing.h): warm-up, then the timed runs, C poisoned before each. Timed runs call the
+//      variant's launcher directly, so gemm::run's per-call argument checks are not timed. A case
+//      whose reps would exceed --max-seconds-per-case runs fewer (at least kMinCappedReps), or is
+//      skipped with --skip-slow.
+#pragma once
+
+#include <cstddef>
+
+#include "apps/gemm_bench/result.h"
+#include "apps/gemm_bench/timing.h"
+#include "kernels/device_buffer.h"
+#include "kernels/gemm.h"
+
+namespace bench {
+
+class DeviceCase {
+ public:
+  // Queues everything on timer.stream().
+  DeviceCase(const Shape& shape, const Settings& settings, Timer& timer);
+
+  Result measure(const gemm::Variant& v);
+
+ private:
+  // Step 1; false (and r marked Failed) when the variant is wrong.
+  bool validate(const gemm::Variant& v, const gemm::Problem& p, Result& r);
+  // Step 2: fills r's timing, or marks it Skipped or Capped.
+  void time_runs(const gemm::Variant& v, const gemm::Problem& p, Result& r);
+  void poison_c() { c_.fill_bytes(0xFF, timer_.stream()); }  // every float NaN
+
+  Shape shape_;
+  Settings settings_;
+  Timer& timer_;
+  gemm::DeviceBuffer<float> a_, b_, c_, ref_, scale_;
+};
+
+}  // namespace bench

@@ -1,0 +1,153 @@
+#include "apps/gemm_bench/report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "apps/common/csv.h"
+
+namespace bench {
+namespace {
+
+// Small error ratios keep their leading digits: "1.234e-02".
+std::string scientific_text(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3e", x);
+  return buf;
+}
+
+// One CSV column / JSON field of a result. A number's JSON value is parsed from its CSV text, so
+// both files carry the same digits.
+struct Field {
+  enum class Kind { Text, Integer, Real };
+  const char* name;
+  std::string text;
+  Kind kind;
+
+  nlohmann::ordered_json json() const {
+    if (kind == Kind::Text) return text;
+    if (kind == Kind::Integer) return std::stoll(text);
+    if (text == "null") return nullptr;
+    return std::stod(text);
+  }
+};
+
+// The fields of a result, in the CSV's column order (after the device).
+std::vector<Field> fields(const Result& r) {
+  using K = Field::Kind;
+  const Timing& t = r.timing;
+  return {{"m", std::to_string(r.shape.m), K::Integer},
+          {"n", std::to_string(r.shape.n), K::Integer},
+          {"k", std::to_string(r.shape.k), K::Integer},
+          {"layout", r.shape.layout(), K::Text},
+          {"variant", r.variant, K::Text},
+          {"precision", precision_name(r.precision), K::Text},
+          {"status", status_name(r.status), K::Text},
+          {"reps", std::to_string(t.runs), K::Integer},
+          {"ms_median", fixed_text(t.median_ms, 6, "null"), K::Real},
+          {"ms_min", fixed_text(t.min_ms, 6, "null"), K::Real},
+          {"ms_p90", fixed_text(t.p90_ms, 6, "null"), K::Real},
+          {"tflops", fixed_text(r.tflops, 4, "null"), K::Real},
+          {"pct_cublas", fixed_text(r.pct_cublas, 2, "null"), K::Real},
+          {"pct_cublas_tf32", fixed_text(r.pct_cublas_tf32, 2, "null"), K::Real},
+          {"max_err_ratio", scientific_text(r.max_err_ratio), K::Real},
+          {"note", r.note, K::Text}};
+}
+
+std::ofstream open_for_writing(const std::string& path, const char* option) {
+  std::ofstream f(path);
+  if (!f) throw UsageError(std::string("cannot write ") + option + " file '" + path + "'");
+  return f;
+}
+
+void finish(std::ofstream& f, const std::string& path) {
+  f.flush();
+  if (!f) throw UsageError("failed writing '" + path + "'");
+}
+
+}  // namespace
+
+std::string fixed_text(double x, int decimals, const char* missing) {
+  if (!std::isfinite(x)) return missing;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+  return buf;
+}
+
+void print_table_header() {
+  std::printf("%-16s %-6s %-12s %10s %9s %9s %9s  %s\n", "shape", "layout", "variant", "ms",
+              "TFLOP/s", "%cuBLAS", "%cuTF32", "status");
+}
+
+void print_table_row(const Result& r) {
+  std::string status = status_name(r.status);
+  if (!r.note.empty()) status += ": " + r.note;
+  std::printf("%-16s %-6s %-12s %10s %9s %9s %9s  %s\n", r.shape.text().c_str(),
+              r.shape.layout().c_str(), r.variant.c_str(),
+              fixed_text(r.timing.median_ms, 4).c_str(), fixed_text(r.tflops, 2).c_str(),
+              fixed_text(r.pct_cublas, 1).c_str(), fixed_text(r.pct_cublas_tf32, 1).c_str(),
+              status.c_str());
+}
+
+void print_host_table_header() {
+  std::printf("%-18s %-6s %10s %10s %10s\n", "shape", "layout", "ms", "GFLOP/s", "check");
+}
+
+void print_host_table_row(const Result& r) {
+  std::printf("%-18s %-6s %10s %10s %10s\n", r.shape.text().c_str(), r.shape.layout().c_str(),
+              fixed_text(r.timing.median_ms, 3).c_str(), fixed_text(1e3 * r.tflops, 1).c_str(),
+              status_name(r.status));
+}
+
+void write_csv(const std::string& path, const DeviceInfo& d, const std::vector<Result>& results) {
+  std::ofstream f = open_for_writing(path, "--csv");
+  std::vector<std::string> header = {"device"};
+  for (const Field& field : fields(Result{})) header.push_back(field.name);
+  f << apps::csv_row(header);
+  for (const Result& r : results) {
+    std::vector<std::string> row = {d.name};
+    for (Field& field : fields(r)) row.push_back(std::move(field.text));
+    f << apps::csv_row(row);
+  }
+  finish(f, path);
+}
+
+void write_json(const std::string& path, const DeviceInfo& d, const Method& method,
+                const std::vector<Result>& results) {
+  using Json = nlohmann::ordered_json;
+  Json doc;
+  doc["device"] = {
+      {"name", d.name},
+      {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+      {"sms", d.sms},
+      {"clock_mhz", d.clock_mhz},
+      {"memory_clock_mhz", d.mem_clock_mhz},
+      {"l2_bytes", d.l2_bytes},
+      {"memory_bytes", d.mem_bytes}};
+  doc["cuda_runtime"] = version_text(d.runtime);
+  doc["cuda_driver"] = version_text(d.driver);
+  doc["cublas"] = d.cublas;
+  const Settings& s = method.settings;
+  doc["method"] = {{"reps", s.reps},
+                   {"warmup", s.warmup},
+                   {"max_seconds_per_case",
+                    Field{"", fixed_text(s.max_seconds, 1, "null"), Field::Kind::Real}.json()},
+                   {"l2_flush_bytes", method.l2_flush_bytes},
+                   {"timing", "CUDA events per run, median of reps"},
+                   {"alpha", 1},
+                   {"beta", 0}};
+  Json rows = Json::array();
+  for (const Result& r : results) {
+    Json row = Json::object();
+    for (const Field& field : fields(r)) row[field.name] = field.json();
+    rows.push_back(std::move(row));
+  }
+  doc["results"] = std::move(rows);
+  std::ofstream f = open_for_writing(path, "--json");
+  f << doc.dump(2) << "\n";
+  finish(f, path);
+}
+
+}  // namespace bench

@@ -1,0 +1,37 @@
+// gemm_bench's output: the table on stdout, and the results as CSV (--csv) and JSON (--json).
+// The CSV and JSON fields are what scripts/bench_to_docs.py, readme_tables.py and plot_bench.py
+// read; a number missing (NaN) is written as null in both.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "apps/gemm_bench/device_info.h"
+#include "apps/gemm_bench/result.h"
+
+namespace bench {
+
+// x with `decimals` decimals, or `missing` when it is not finite.
+std::string fixed_text(double x, int decimals, const char* missing = "-");
+
+// The device table: one header, then one row per result.
+void print_table_header();
+void print_table_row(const Result& r);
+
+// The host variant's table (no cuBLAS columns, GFLOP/s).
+void print_host_table_header();
+void print_host_table_row(const Result& r);
+
+// The method as the JSON records it.
+struct Method {
+  const Settings& settings;
+  std::size_t l2_flush_bytes;
+};
+
+// Both throw UsageError when the file cannot be written.
+void write_csv(const std::string& path, const DeviceInfo& d, const std::vector<Result>& results);
+void write_json(const std::string& path, const DeviceInfo& d, const Method& method,
+                const std::vector<Result>& results);
+
+}  // namespace bench

@@ -1,0 +1,106 @@
+// The one GPU timing harness, shared by gemm_bench and the tune programs (scripts/tune/), so that a
+// sweep and the benchmark measure alike. Header-only: the tune programs, compiled by nvcc outside
+// CMake, include it as it is.
+//
+// Method:
+//   - Every run is timed on its own, by a pair of CUDA events around the launch on the stream.
+//   - Before each run, outside the timed region: the caller's `prepare` (e.g. poisoning C, so stale
+//     results cannot help), then a write of a buffer twice the L2 size (at least 64 MiB), so every
+//     run starts with a cold L2. The write also keeps the GPU busy while the host queues the start
+//     event and the launch, so host launch overhead does not leak into the timing.
+//   - Warm-up runs first (time_once, results dropped), then the timed runs.
+//   - The summary: median, minimum and 90th percentile of the timed runs.
+// cuBLAS is timed the same way beside the kernels, in the same process, by every caller.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "kernels/cuda_check.h"
+#include "kernels/device_buffer.h"
+
+namespace bench {
+
+// gemm_bench's defaults (--warmup, --reps), which the tune programs use too.
+constexpr int kDefaultWarmup = 5;
+constexpr int kDefaultRuns = 30;
+
+struct Timing {
+  int runs = 0;
+  double median_ms = NAN, min_ms = NAN, p90_ms = NAN;
+};
+
+// The median (the mean of the middle two for an even count), minimum and 90th percentile (nearest
+// rank) of run times in milliseconds; all NaN for none.
+inline Timing summarize(std::vector<double> ms) {
+  Timing t;
+  t.runs = int(ms.size());
+  if (ms.empty()) return t;
+  std::sort(ms.begin(), ms.end());
+  const std::size_t n = ms.size();
+  t.min_ms = ms.front();
+  t.median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  t.p90_ms = ms[std::min(n - 1, std::size_t(std::ceil(0.9 * double(n))) - 1)];
+  return t;
+}
+
+class Timer {
+ public:
+  using Step = std::function<void()>;
+
+  // Times work queued on `stream`, on the current device.
+  explicit Timer(cudaStream_t stream) : stream_(stream), flush_(flush_bytes_for_current_device()) {}
+
+  cudaStream_t stream() const { return stream_; }
+  std::size_t flush_bytes() const { return flush_.bytes(); }
+
+  // One run of `launch` (which must queue its work on stream()), after `prepare` and the L2
+  // flush; its time in milliseconds.
+  double time_once(const Step& launch, const Step& prepare = {}) {
+    if (prepare) prepare();
+    flush_.fill_bytes(0, stream_);
+    CUDA_CHECK(cudaEventRecord(start_.event, stream_));
+    launch();
+    CUDA_CHECK(cudaEventRecord(stop_.event, stream_));
+    CUDA_CHECK(cudaEventSynchronize(stop_.event));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start_.event, stop_.event));
+    return double(ms);
+  }
+
+  // `warmup` untimed runs, then `runs` timed ones, each as time_once.
+  Timing time(const Step& launch, const Step& prepare = {}, int warmup = kDefaultWarmup,
+              int runs = kDefaultRuns) {
+    for (int i = 0; i < warmup; ++i) time_once(launch, prepare);
+    std::vector<double> ms;
+    for (int i = 0; i < runs; ++i) ms.push_back(time_once(launch, prepare));
+    return summarize(std::move(ms));
+  }
+
+ private:
+  struct Event {
+    cudaEvent_t event = nullptr;
+    Event() { CUDA_CHECK(cudaEventCreate(&event)); }
+    ~Event() { cudaEventDestroy(event); }
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+  };
+
+  static std::size_t flush_bytes_for_current_device() {
+    int device = 0, l2_bytes = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+    return std::max<std::size_t>(2 * std::size_t(std::max(0, l2_bytes)), std::size_t(64) << 20);
+  }
+
+  cudaStream_t stream_;
+  gemm::DeviceBuffer<unsigned char> flush_;
+  Event start_, stop_;
+};
+
+}  // namespace bench

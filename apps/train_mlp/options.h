@@ -1,0 +1,58 @@
+// train_mlp's options: the command line, the checks that need no data, and what a checkpoint
+// records of a run (written with --save, adopted again by --resume and --eval).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/checkpoint.h"
+#include "engine/trainer.h"
+
+struct Options {
+  std::string gemm;  // empty: vec on CUDA, cpu on the CPU
+  bool compare = false;
+  std::vector<std::string> compare_extra;
+  std::string results;
+  int epochs = 10;
+  int batch = 256;
+  std::vector<int> hidden = {1024, 1024};
+  float lr = 0.0f;  // 0: the optimiser's default (0.1 for sgd, 1e-3 for adam)
+  std::string optimizer = "sgd";
+  float momentum = 0.9f;
+  float weight_decay = 5e-4f;
+  uint64_t seed = 1;
+  std::string dataset = "mnist";
+  std::string data_dir;  // empty: data/mnist or data/fashion-mnist, by the dataset
+  std::string device = "auto";
+  int train_limit = 0;  // 0: all
+  std::string save;
+  std::string resume;
+  std::string eval;
+  bool no_graph = false;
+  std::string schedule = "cosine";
+  std::string history;
+  int log_interval = 0;
+  std::set<std::string> given;  // the flags given on the command line, e.g. "--hidden"
+};
+
+// Fills `options` from the command line. Returns the exit status when the program is to stop
+// here (--help, a parse error, a bad --seed; the message is printed), else nothing.
+std::optional<int> parse_options(int argc, char** argv, Options& options);
+
+// Adopts the settings of a --resume or --eval checkpoint, fills in the defaults that depend on
+// other flags, and checks the flags that need neither a device nor data. Throws
+// std::runtime_error naming the flag.
+void complete_options(Options& options);
+
+// The peak learning rate: --lr, or the optimiser's default.
+float learning_rate(const Options& options);
+
+engine::TrainerOptions trainer_options(const Options& options, int classes, int64_t total_steps,
+                                       bool cuda_graph);
+
+// What a checkpoint's metadata records of the run that wrote it.
+engine::Metadata run_metadata(const Options& options, const std::string& layers,
+                              const char* variant, int epoch);

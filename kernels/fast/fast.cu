@@ -1,0 +1,58 @@
+// Variant `fast`: the production fp32 kernel, beside the ladder. It runs step 6's tiling
+// (warptile.cuh) with the tile configuration that suits the shape: a large tile when the grid fills
+// the chip, else a small tile with K split across blocks, a narrow one for outputs at most 32
+// wide, or a fine one in place of short K slices. docs/KERNELS.md, "fast", has the measurements.
+//   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+#include "kernels/fast/warptile.cuh"
+#include "kernels/launchers.h"
+
+namespace gemm::detail {
+namespace {
+
+// The fastest on the H200 of the shapes scripts/tune/tune_tiles.sh sweeps (docs/KERNELS.md,
+// docs/results/tuning_h200.txt). Large: 4 stages of BK = 16, warp tiles of 64×32, K-major
+// tiles transposed one K tile ahead. Small: 3 stages of BK = 16 (2 buffers where the fragment
+// reads are pipelined), the K-major reads, K split for 3 blocks per multiprocessor in at most 8
+// slices (one cluster on sm_90). Narrow: for an output at most 32 wide (the MLP's output layer,
+// N = 10), where a 64-wide tile would compute mostly columns that are not there. Fine: the same
+// tile with its fragment reads pipelined, in place of short slices of the small tile
+// (finer_tile_beats_split); at N = 10 the pipelining loses (the sweep's pk against sk).
+using LargeTile = WarpTileConfig<128, 128, 16, 64, 32, 8, 8, 4, KMajorTiles::TransposeAhead>;
+using SmallTile = WarpTileConfig<64, 64, 16, 32, 32, 8, 4, 3, KMajorTiles::ReadKMajor, true>;
+using NarrowTile = WarpTileConfig<64, 32, 16, 32, 16, 4, 4, 3, KMajorTiles::ReadKMajor>;
+using FineTile = WarpTileConfig<64, 32, 16, 32, 16, 4, 4, 3, KMajorTiles::ReadKMajor, true>;
+
+// The tile's plan: K split across blocks until the grid gives 3 blocks per multiprocessor, in at
+// most one cluster of slices.
+template <class Cfg>
+SplitK split_plan(const Problem& p, int sms) {
+  return plan_split_k<Cfg::kBk>(p, tile_count<Cfg::kBm, Cfg::kBn>(p), sms, 3, kMaxClusterSplits);
+}
+
+}  // namespace
+
+// The large block tile when it gives every multiprocessor a block. Otherwise the small one, K
+// split across blocks until the grid fills the chip; the narrow one for an output at most its
+// width wide; or the fine one where it fills the chip unsplit and the small tile's slices would
+// be short.
+void launch_fast(const Problem& p, cudaStream_t stream) {
+  const int sms = multiprocessor_count();
+  const long large_tiles = tile_count<LargeTile::kBm, LargeTile::kBn>(p);
+  if (large_tiles >= sms) {
+    launch_warptile_config<LargeTile, false>(p, SplitK{1, p.k}, stream);
+    return;
+  }
+  if (p.n <= NarrowTile::kBn) {
+    launch_warptile_config<NarrowTile, true>(p, split_plan<NarrowTile>(p, sms), stream);
+    return;
+  }
+  static_assert(SmallTile::kBk == FineTile::kBk, "both plans count K tiles of one size");
+  const SplitK small = split_plan<SmallTile>(p, sms), fine = split_plan<FineTile>(p, sms);
+  if (finer_tile_beats_split<SmallTile::kBk>(small, fine)) {
+    launch_warptile_config<FineTile, true>(p, fine, stream);
+  } else {
+    launch_warptile_config<SmallTile, true>(p, small, stream);
+  }
+}
+
+}  // namespace gemm::detail

@@ -1,0 +1,230 @@
+// The production fp32 kernel's building blocks (variant `fast`, fast.cu): step 6's block → warp →
+// thread tiling (06_warptile.cu), made configurable per shape and layout. A WarpTileConfig names
+// the block, warp and thread tiles, the pipeline depth and how a K-major operand's tiles are read;
+// launch_warptile_config runs one config with a split-K plan. fast.cu picks the configs the tune
+// sweep chose (scripts/tune/tune_tiles.sh, which instantiates other configs through this header).
+// docs/KERNELS.md, "fast", has the measurements behind each choice.
+//   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+#pragma once
+
+#include "kernels/fast/thread_tile.cuh"
+#include "kernels/pipeline.cuh"
+#include "kernels/split_k.cuh"
+
+namespace gemm::detail {
+
+// How the tiles of a K-major operand (A with op N, B with op T) reach the thread tile; they
+// are always copied as stored, K-major, 16 bytes per cp.async (StagedOperand).
+enum class KMajorTiles {
+  ReadKMajor,      // read as copied, a float4 along k per row: more live registers
+  Transpose,       // transposed into one MN-major tile per K tile, then a second barrier
+  TransposeAhead,  // transposed one K tile ahead into two MN-major tiles: one barrier, Stages ≥ 3
+};
+
+// One operand's shared tiles. An MN-major operand is copied straight into a MN-major tile,
+// tile[k·kLds + x] (16-byte cp.async along x), which the thread tile reads a float4 of 4
+// neighbouring x at a time. A K-major one is copied as it is stored, K-major
+// staged[x·kStagedLds + k], again 16 bytes per cp.async; then the thread tile reads it as it is
+// or from its transposed MN-major tile(s), as kKMajorTiles says (docs/KERNELS.md, "fast"). A staged
+// row stride of an odd number of float4s (≡ 4 mod 8 floats) puts the rows that 8 neighbouring
+// threads read in 8 different 16-byte bank groups; MN-major rows keep 4 floats of padding.
+template <int BK, int BX, bool KMajor, KMajorTiles kKMajorTiles>
+struct StagedOperand {
+  static constexpr int kMNMajorLds = BX + 4;
+  static constexpr int kStagedLds = BK + 4;                                         // KMajor only
+  static constexpr int kStageFloats = KMajor ? BX * kStagedLds : BK * kMNMajorLds;  // per stage
+  static constexpr bool kTransposed = KMajor && kKMajorTiles != KMajorTiles::ReadKMajor;
+  static constexpr int kTransposedTiles = kKMajorTiles == KMajorTiles::TransposeAhead ? 2 : 1;
+  static constexpr int kTransposedTileFloats = BK * kMNMajorLds;
+  static constexpr int kTransposedFloats =
+      kTransposed ? kTransposedTiles * kTransposedTileFloats : 0;
+  // What the thread tile reads.
+  static constexpr bool kReadStaged = KMajor && !kTransposed;
+  static constexpr TileLayout kLayout = kReadStaged ? TileLayout::KMajor : TileLayout::MNMajor;
+  static constexpr int kLds = kReadStaged ? kStagedLds : kMNMajorLds;
+  static_assert(kStagedLds % 8 == 4,
+                "an K-major row stride must be an odd number of float4s for conflict-free reads");
+};
+
+// Transposes the K-major BX×BK tile `staged` into the MN-major `tile` (StagedOperand strides): each
+// thread reads a float4 of one row along k and writes its 4 values down the MN-major columns.
+// Neighbouring threads take neighbouring x: conflict-free reads (odd float4 stride) and writes
+// (32 consecutive floats).
+template <class Tile, int BK, int BX, int NT>
+__device__ __forceinline__ void transpose_staged(float* tile, const float* staged, int tid) {
+  for_each_strided<BX * BK / 4, NT>(tid, [&](int i) {
+    const int x = i % BX, k = (i / BX) * 4;
+    const float4 v = *reinterpret_cast<const float4*>(&staged[x * Tile::kStagedLds + k]);
+    tile[(k + 0) * Tile::kMNMajorLds + x] = v.x;
+    tile[(k + 1) * Tile::kMNMajorLds + x] = v.y;
+    tile[(k + 2) * Tile::kMNMajorLds + x] = v.z;
+    tile[(k + 3) * Tile::kMNMajorLds + x] = v.w;
+  });
+}
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int Stages_,
+          KMajorTiles KMajorTiles_, bool PipelineFragments_ = false>
+struct WarpTileConfig {
+  static constexpr int kBm = BM_, kBn = BN_, kBk = BK_;  // block tile
+  static constexpr int kWm = WM_, kWn = WN_;             // warp tile
+  static constexpr int kTm = TM_, kTn = TN_;             // thread tile
+  static constexpr int kStages = Stages_;
+  static constexpr KMajorTiles kKMajorTiles = KMajorTiles_;
+  static constexpr bool kPipelineFragments = PipelineFragments_;  // see For::kFragmentLoop
+  static_assert(kKMajorTiles != KMajorTiles::TransposeAhead || kStages >= 3,
+                "transposing one K tile ahead needs three stages (pipelined_k_loop_ahead)");
+  static_assert(!kPipelineFragments || kStages >= 3,
+                "the fragment loop keeps kStages − 1 tiles in flight in kStages − 1 buffers");
+  static constexpr int kWarpsM = kBm / kWm, kWarpsN = kBn / kWn;
+  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+  // Blocks per multiprocessor the registers must leave room for (__launch_bounds__): thread tiles
+  // up to 8×8 get at most 128 registers, or the unrolled tile copies' hoisted addresses would
+  // take the registers of a second block (2 × 256 or 4 × 128 threads).
+  static constexpr int kMinBlocks = kTm * kTn <= 64 ? 65536 / (kThreads * 128) : 1;
+  static constexpr int kLanesM = kWm / kTm, kLanesN = kWn / kTn;  // thread grid inside a warp
+  static_assert(kBm % kWm == 0 && kBn % kWn == 0, "warp tiles must tile the block tile");
+  static_assert(kWm % kTm == 0 && kWn % kTn == 0, "thread tiles must tile the warp tile");
+  static_assert(kLanesM * kLanesN == 32, "a warp tile is covered by exactly 32 thread tiles");
+  static_assert(kBk % 4 == 0, "K tiles are copied in 16-byte chunks");
+
+  // What depends on the layout (A, B K-major or not): the shared tiles, the K loop, and the
+  // thread tile that reads them. Per stage A's tile then B's; after the stages, the transposed
+  // tiles. A thread's float4 groups (MN-major) sit 4·kLanesM rows and 4·kLanesN columns apart in
+  // its warp tile; its single rows or columns (K-major) kLanesM and kLanesN apart.
+  template <bool KMajorA, bool KMajorB>
+  struct For {
+    using TileA = StagedOperand<kBk, kBm, KMajorA, kKMajorTiles>;
+    using TileB = StagedOperand<kBk, kBn, KMajorB, kKMajorTiles>;
+    static constexpr bool kTransposes = TileA::kTransposed || TileB::kTransposed;
+    // Tiles read as copied, both in one layout (TN, NT), pipeline their fragment reads
+    // (pipelined_k_loop_fragments). With one MN-major and one K-major (NN) the 2-k fragment reads
+    // cost more than the pipelining hides (docs/KERNELS.md). That loop refills a buffer one
+    // step earlier, so one buffer fewer keeps as many tiles in flight, and frees shared memory.
+    static constexpr bool kFragmentLoop =
+        kPipelineFragments && !kTransposes && TileA::kLayout == TileB::kLayout;
+    static constexpr int kBuffers = kFragmentLoop ? kStages - 1 : kStages;
+    static constexpr int kStageFloats = TileA::kStageFloats + TileB::kStageFloats;
+    static constexpr int kSmemBytes =
+        (kBuffers * kStageFloats + TileA::kTransposedFloats + TileB::kTransposedFloats) *
+        int(sizeof(float));
+    static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
+    using Tile = ThreadTile<kTm, kTn, 4 * kLanesM, 4 * kLanesN, TileA::kLayout, TileB::kLayout>;
+  };
+};
+
+// kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
+// (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
+template <class Cfg, bool KMajorA, bool KMajorB, bool kClusterSplit>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+    warptile_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
+  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  using Tile = typename Layout::Tile;
+  enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
+  extern __shared__ __align__(16) float smem[];  // see Cfg::For
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
+  // Warp tile origin inside the block tile, then thread tile origin inside the warp tile.
+  const int warp_row = (warp / Cfg::kWarpsN) * Cfg::kWm,
+            warp_col = (warp % Cfg::kWarpsN) * Cfg::kWn;
+  const int row0 = warp_row + (lane / Cfg::kLanesN) * Tile::kLaneRowStep;
+  const int col0 = warp_col + (lane % Cfg::kLanesN) * Tile::kLaneColStep;
+
+  Tile tile;
+  using TileA = typename Layout::TileA;
+  using TileB = typename Layout::TileB;
+  auto a_stage = [&](int stage) { return smem + stage * Layout::kStageFloats; };
+  auto b_stage = [&](int stage) { return a_stage(stage) + TileA::kStageFloats; };
+  // The MN-major tile that K tile kt is transposed into (one of two when transposed ahead).
+  float* const a_transposed = smem + Layout::kBuffers * Layout::kStageFloats;
+  float* const b_transposed = a_transposed + TileA::kTransposedFloats;
+  auto a_mn_major = [&](int kt) {
+    return a_transposed + kt % TileA::kTransposedTiles * TileA::kTransposedTileFloats;
+  };
+  auto b_mn_major = [&](int kt) {
+    return b_transposed + kt % TileB::kTransposedTiles * TileB::kTransposedTileFloats;
+  };
+  auto load = [&](int stage, int kt) {
+    cp_async_tile_native<Cfg::kBk, Cfg::kBm, KMajorA ? TileA::kStagedLds : TileA::kLds,
+                         Cfg::kThreads>(a_stage(stage), a, m0, kt * Cfg::kBk, tid);
+    cp_async_tile_native<Cfg::kBk, Cfg::kBn, KMajorB ? TileB::kStagedLds : TileB::kLds,
+                         Cfg::kThreads>(b_stage(stage), b, n0, kt * Cfg::kBk, tid);
+  };
+  auto transpose = [&](int stage, int kt) {
+    if constexpr (TileA::kTransposed)
+      transpose_staged<TileA, Cfg::kBk, Cfg::kBm, Cfg::kThreads>(a_mn_major(kt), a_stage(stage),
+                                                                 tid);
+    if constexpr (TileB::kTransposed)
+      transpose_staged<TileB, Cfg::kBk, Cfg::kBn, Cfg::kThreads>(b_mn_major(kt), b_stage(stage),
+                                                                 tid);
+  };
+  auto multiply = [&](int stage, int kt) {
+    tile.template multiply<Cfg::kBk, TileA::kLds, TileB::kLds>(
+        TileA::kTransposed ? a_mn_major(kt) : a_stage(stage),
+        TileB::kTransposed ? b_mn_major(kt) : b_stage(stage), row0, col0);
+  };
+  const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
+  constexpr bool kTransposes = Layout::kTransposes;
+  if constexpr (kTransposes && Cfg::kKMajorTiles == KMajorTiles::TransposeAhead) {
+    pipelined_k_loop_ahead<Cfg::kStages>(k_tiles, load, transpose, multiply);
+  } else if constexpr (!Layout::kFragmentLoop) {
+    pipelined_k_loop<Cfg::kStages>(k_tiles, load, [&](int stage) {
+      if constexpr (kTransposes) {
+        // The loop's barrier has published this stage and every thread is done with the
+        // MN-major tile of the previous one; a second barrier publishes the new one.
+        transpose(stage, 0);
+        __syncthreads();
+      }
+      multiply(stage, 0);
+    });
+  } else {
+    typename Tile::Fragment fragment[2];
+    auto load_fragment = [&](int stage, int step, int buffer) {
+      Tile::template load_fragment<TileA::kLds, TileB::kLds>(
+          fragment[buffer], a_stage(stage), b_stage(stage), row0, col0, step * Tile::kStepK);
+    };
+    pipelined_k_loop_fragments<Layout::kBuffers, Cfg::kBk / Tile::kStepK>(
+        k_tiles, load, load_fragment, [&](int buffer) { tile.fma(fragment[buffer]); });
+  }
+  if constexpr (kClusterSplit) {
+    // The block's partial product is staged over the pipeline's shared memory.
+    constexpr int kPartialLds = Cfg::kBn + 4;
+    static_assert(Cfg::kBm * kPartialLds * int(sizeof(float)) <= Layout::kSmemBytes,
+                  "the partial product must fit in the pipeline's shared memory");
+    __syncthreads();  // every thread is done with the pipeline's shared memory
+    tile.template stage<kPartialLds>(smem, row0, col0);
+    cluster_split_k_store<Cfg::kBm, Cfg::kBn, kPartialLds, Cfg::kThreads>(c, smem, m0, n0, tid);
+  } else {
+    tile.store(c, m0, n0, row0, col0);
+  }
+}
+
+// kMaySplit: plan may have several K slices (the small tile), so the cluster kernel is built too.
+template <class Cfg, bool kMaySplit>
+void launch_warptile_config(const Problem& p, SplitK plan, cudaStream_t stream) {
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    constexpr int smem_bytes = Cfg::template For<KMajorA, KMajorB>::kSmemBytes;
+    dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
+    grid.z = plan.splits;
+    const Operand<KMajorA> a = operand_a<KMajorA>(p);
+    const Operand<KMajorB> b = operand_b<KMajorB>(p);
+    if constexpr (kMaySplit) {
+      if (plan.splits > 1 && plan.splits <= kMaxClusterSplits && clusters_supported()) {
+        constexpr auto kernel = warptile_kernel<Cfg, KMajorA, KMajorB, true>;
+        allow_dynamic_smem<kernel>(smem_bytes);
+        launch_split_k_cluster(kernel, grid, Cfg::kThreads, smem_bytes, stream, a, b, epilogue(p),
+                               plan.k_per_split);
+        return;
+      }
+    }
+    constexpr auto kernel = warptile_kernel<Cfg, KMajorA, KMajorB, false>;
+    allow_dynamic_smem<kernel>(smem_bytes);
+    run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
+      kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(a, b, c, k_per_split);
+      CUDA_CHECK_LAUNCH();
+    });
+  });
+}
+
+}  // namespace gemm::detail
