@@ -35,9 +35,9 @@ def eval_with_train_mlp(train_mlp, data_dir, ckpt):
     return float(m.group(1))
 
 
-def compare(label, model, ckpt, args, vs):
+def compare(label, model, ckpt, args, data):
     """PyTorch's test accuracy of `model` beside train_mlp --eval's of `ckpt`; True if within."""
-    torch_acc = 100 * vs.evaluate(model, vs.DATA)
+    torch_acc = 100 * baseline.evaluate(model, data)
     ours_acc = eval_with_train_mlp(args.train_mlp, args.data_dir, ckpt)
     good = abs(torch_acc - ours_acc) <= TOLERANCE
     print(f"{label}: PyTorch {torch_acc:.2f}%, train_mlp --eval {ours_acc:.2f}% "
@@ -57,9 +57,9 @@ def main():
         sys.exit("torch_roundtrip.py: needs PyTorch and safetensors")
     if not torch.cuda.is_available():
         sys.exit("torch_roundtrip.py: needs a CUDA GPU")
-    import vs_pytorch as vs
-    vs.torch = torch  # vs_pytorch imports torch lazily, into its module globals
-    data = vs.DATA = vs.load_mnist(args.data_dir)
+    global baseline
+    import pytorch_baseline as baseline  # imports torch
+    data = baseline.load_mnist(args.data_dir)
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         # 1. ours → PyTorch.
@@ -68,14 +68,14 @@ def main():
         subprocess.run([args.train_mlp, "--gemm", "fast", "--hidden", hidden, "--epochs", "2",
                         "--data-dir", args.data_dir, "--save", ours], check=True,
                        capture_output=True)
-        model = vs.build_model(SIZES)
+        model = baseline.build_model(SIZES)
         model.load_state_dict({k: v.cuda() for k, v in load_file(ours).items()}, strict=True)
-        ok &= compare("gemm-mlp checkpoint", model, ours, args, vs)
+        ok &= compare("gemm-mlp checkpoint", model, ours, args, data)
 
         # 2. PyTorch → ours.
-        vs.set_precision("fp32")
-        model = vs.build_model(SIZES)
-        vs.init_params(model, 1)
+        baseline.set_precision("fp32")
+        model = baseline.build_model(SIZES)
+        baseline.init_params(model, 1)
         opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
         for i in range(0, len(data.y_train), 256):
             loss = torch.nn.functional.cross_entropy(model(data.x_train[i:i + 256]),
@@ -90,7 +90,7 @@ def main():
                     "momentum": "0.9", "weight_decay": "0.0005", "schedule": "constant"}
         save_file({k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()},
                   theirs, metadata=metadata)
-        ok &= compare("PyTorch checkpoint", model, theirs, args, vs)
+        ok &= compare("PyTorch checkpoint", model, theirs, args, data)
     sys.exit(0 if ok else 1)
 
 

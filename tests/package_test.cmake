@@ -22,8 +22,14 @@ foreach(header engine/engine.h kernels/gemm.h models/mlp.h data/loader.h)
     message(FATAL_ERROR "package_test: include/gemm_mlp/${header} was not installed")
   endif()
 endforeach()
+# The parent build's dependency locations (stb, a CMAKE_PREFIX_PATH for nlohmann_json …), so that
+# a machine with them outside the system paths configures the same way.
+set(prefix_path "${WORK_DIR}/prefix")
+if(PREFIX_PATH)
+  string(APPEND prefix_path ";${PREFIX_PATH}")
+endif()
 step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/consumer -B ${WORK_DIR}/build
-     -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
+     "-DCMAKE_PREFIX_PATH=${prefix_path}" -DCMAKE_BUILD_TYPE=Release)
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 step(${WORK_DIR}/build/xor_mlp)
 message(STATUS "package_test: ${step_output}")
@@ -32,7 +38,8 @@ message(STATUS "package_test: ${step_output}")
 file(WRITE ${WORK_DIR}/parent/CMakeLists.txt
      "cmake_minimum_required(VERSION 3.24)\nproject(parent LANGUAGES CXX)\n"
      "add_subdirectory(${SOURCE_DIR} gemm_mlp)\n")
-step(${CMAKE_COMMAND} -S ${WORK_DIR}/parent -B ${WORK_DIR}/parent-build)
+step(${CMAKE_COMMAND} -S ${WORK_DIR}/parent -B ${WORK_DIR}/parent-build
+     -DSTB_INCLUDE_DIR=${STB_INCLUDE_DIR} "-DCMAKE_PREFIX_PATH=${PREFIX_PATH}")
 file(STRINGS ${WORK_DIR}/parent-build/CMakeCache.txt cache)
 foreach(wanted "CMAKE_BUILD_TYPE:STRING=" "GEMM_MLP_BUILD_TESTS:BOOL=OFF"
         "GEMM_MLP_BUILD_APPS:BOOL=OFF")

@@ -3,16 +3,21 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "apps/common/csv.h"
 
 namespace {
 
 // One cell of a results table: a number, a name, or nothing (empty in CSV, null in JSON).
 struct Cell {
   enum class Kind { Number, Text, None } kind;
-  std::string text;
-  Cell(double v) : kind(Kind::Number), text(format(v)) {}
-  Cell(int v) : kind(Kind::Number), text(std::to_string(v)) {}
+  std::string text;      // as written to CSV
+  double number = 0;     // Number: the value, for JSON
+  bool integer = false;  // Number: written to JSON without a fraction
+  Cell(double v) : kind(Kind::Number), text(format(v)), number(v) {}
+  Cell(int v) : kind(Kind::Number), text(std::to_string(v)), number(v), integer(true) {}
   Cell(std::string v) : kind(Kind::Text), text(std::move(v)) {}
   static Cell none() { return Cell(Kind::None); }
 
@@ -32,26 +37,29 @@ void write_table(const std::string& path, const std::vector<std::string>& column
   const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
   std::ostringstream f;
   if (json) {
-    f << "[\n";
-    for (size_t i = 0; i < rows.size(); ++i) {
-      f << "  {";
-      for (size_t c = 0; c < columns.size(); ++c) {
-        const Cell& cell = rows[i][c];
-        f << (c ? ", " : "") << '"' << columns[c] << "\": ";
-        if (cell.kind == Cell::Kind::Text)
-          f << '"' << cell.text << '"';
-        else
-          f << (cell.kind == Cell::Kind::None ? "null" : cell.text);
-      }
-      f << "}" << (i + 1 < rows.size() ? ",\n" : "\n");
-    }
-    f << "]\n";
-  } else {
-    for (size_t c = 0; c < columns.size(); ++c) f << (c ? "," : "") << columns[c];
-    f << "\n";
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const std::vector<Cell>& row : rows) {
-      for (size_t c = 0; c < row.size(); ++c) f << (c ? "," : "") << row[c].text;
-      f << "\n";
+      nlohmann::ordered_json object = nlohmann::ordered_json::object();
+      for (size_t c = 0; c < columns.size(); ++c) {
+        const Cell& cell = row[c];
+        if (cell.kind == Cell::Kind::Text)
+          object[columns[c]] = cell.text;
+        else if (cell.kind == Cell::Kind::Number && cell.integer)
+          object[columns[c]] = static_cast<long long>(cell.number);
+        else if (cell.kind == Cell::Kind::Number)
+          object[columns[c]] = cell.number;
+        else
+          object[columns[c]] = nullptr;
+      }
+      list.push_back(std::move(object));
+    }
+    f << list.dump(2) << "\n";
+  } else {
+    f << apps::csv_row(columns);
+    for (const std::vector<Cell>& row : rows) {
+      std::vector<std::string> fields;
+      for (const Cell& cell : row) fields.push_back(cell.text);
+      f << apps::csv_row(fields);
     }
   }
   const std::string tmp = path + ".tmp";
