@@ -36,24 +36,24 @@ struct Field {
 
 // The fields of a result, in the CSV's column order (after the device).
 std::vector<Field> fields(const Result& r) {
-  using K = Field::Kind;
+  using Kind = Field::Kind;
   const Timing& t = r.timing;
-  return {{"m", std::to_string(r.shape.m), K::Integer},
-          {"n", std::to_string(r.shape.n), K::Integer},
-          {"k", std::to_string(r.shape.k), K::Integer},
-          {"layout", r.shape.layout(), K::Text},
-          {"variant", r.variant, K::Text},
-          {"precision", precision_name(r.precision), K::Text},
-          {"status", status_name(r.status), K::Text},
-          {"reps", std::to_string(t.runs), K::Integer},
-          {"ms_median", fixed_text(t.median_ms, 6, "null"), K::Real},
-          {"ms_min", fixed_text(t.min_ms, 6, "null"), K::Real},
-          {"ms_p90", fixed_text(t.p90_ms, 6, "null"), K::Real},
-          {"tflops", fixed_text(r.tflops, 4, "null"), K::Real},
-          {"pct_cublas", fixed_text(r.pct_cublas, 2, "null"), K::Real},
-          {"pct_cublas_tf32", fixed_text(r.pct_cublas_tf32, 2, "null"), K::Real},
-          {"max_err_ratio", scientific_text(r.max_err_ratio), K::Real},
-          {"note", r.note, K::Text}};
+  return {{"m", std::to_string(r.shape.m), Kind::Integer},
+          {"n", std::to_string(r.shape.n), Kind::Integer},
+          {"k", std::to_string(r.shape.k), Kind::Integer},
+          {"layout", r.shape.layout(), Kind::Text},
+          {"variant", r.variant, Kind::Text},
+          {"precision", precision_name(r.precision), Kind::Text},
+          {"status", status_name(r.status), Kind::Text},
+          {"reps", std::to_string(t.runs), Kind::Integer},
+          {"ms_median", fixed_text(t.median_ms, 6, "null"), Kind::Real},
+          {"ms_min", fixed_text(t.min_ms, 6, "null"), Kind::Real},
+          {"ms_p90", fixed_text(t.p90_ms, 6, "null"), Kind::Real},
+          {"tflops", fixed_text(r.tflops, 4, "null"), Kind::Real},
+          {"pct_cublas", fixed_text(r.pct_cublas, 2, "null"), Kind::Real},
+          {"pct_cublas_tf32", fixed_text(r.pct_cublas_tf32, 2, "null"), Kind::Real},
+          {"max_err_ratio", scientific_text(r.max_err_ratio), Kind::Real},
+          {"note", r.note, Kind::Text}};
 }
 
 std::ofstream open_for_writing(const std::string& path, const char* option) {

@@ -28,12 +28,17 @@ rm -rf "$work" && mkdir -p "$work"
 flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I. ${TUNE_NVCC_FLAGS:-})
 source scripts/tune/candidates.sh
 
+# candidates_from <source> [nvcc flags…]: one candidate per "name config" line of stdin.
+candidates_from() {
+  local source=$1 name cfg
+  shift
+  while read -r name cfg; do candidate "$name" "$source" "$cfg" "$@"; done
+}
+
 if [[ $sections == *,large,* ]]; then
   # name, then WarpTileConfig's arguments: BM, BN, BK, WM, WN, TM, TN, stages, and how K-major
   # tiles are read (KMajorTiles). ye is shipped (fast.cu's LargeTile).
-  while read -r name cfg; do
-    candidate "$name" scripts/tune/fast_candidate.cu "$cfg"
-  done <<'L'
+  candidates_from scripts/tune/fast_candidate.cu <<'L'
 wa 128, 128, 32, 64, 32, 8, 8, 2, KMajorTiles::Transpose
 wb 128, 128, 32, 64, 32, 8, 8, 3, KMajorTiles::Transpose
 wc 128, 128, 16, 64, 32, 8, 8, 2, KMajorTiles::Transpose
@@ -56,9 +61,7 @@ fi
 
 if [[ $sections == *,tf32,* ]]; then
   # name, then MmaConfig's arguments: BM, BN, BK, WM, WN, stages. tb is shipped.
-  while read -r name cfg; do
-    candidate "$name" scripts/tune/tf32_candidate.cu "$cfg"
-  done <<'L'
+  candidates_from scripts/tune/tf32_candidate.cu <<'L'
 ta 128, 128, 32, 64, 64, 3
 tb 128, 128, 32, 64, 32, 3
 tc 128, 256, 32, 64, 64, 3
@@ -71,9 +74,7 @@ fi
 if [[ $sections == *,small,* ]]; then
   # name, then WarpTileConfig's arguments (as above, and whether the fragment reads are
   # pipelined). Shipped (fast.cu): pa as SmallTile, sk as NarrowTile, pk as FineTile.
-  while read -r name cfg; do
-    candidate "$name" scripts/tune/fast_candidate.cu "$cfg" -DTUNE_SMALL
-  done <<'L'
+  candidates_from scripts/tune/fast_candidate.cu -DTUNE_SMALL <<'L'
 sa 64, 64, 16, 32, 32, 8, 4, 3, KMajorTiles::ReadKMajor
 sb 64, 64, 32, 32, 32, 8, 4, 3, KMajorTiles::ReadKMajor
 sc 64, 64, 16, 32, 32, 4, 8, 3, KMajorTiles::ReadKMajor

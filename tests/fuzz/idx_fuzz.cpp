@@ -1,5 +1,6 @@
 // libFuzzer target: data::read_idx on arbitrary bytes, as a raw file (scripts/fuzz.sh).
-// Every input must end in an IdxArray or a data::Error: never a crash, a hang or a sanitizer report.
+// Every input must end in an IdxArray or a data::Error: never a crash, a hang or a sanitizer
+// report.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
