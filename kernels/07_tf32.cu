@@ -5,160 +5,41 @@
 // Change from 06: the thread tile becomes per-warp MMA fragments read straight from shared memory.
 // Each operand's tile is kept in its global layout (K-major for a K-major operand, MN-major
 // otherwise), so every cp.async is 16 bytes wide, and the padding (4 or 8 floats) makes each
-// fragment read conflict-free. BK grows to 32; 3 stages.
+// fragment read conflict-free. BK grows to 32; 3 stages. The kernel is in mma_sync.cuh, shared
+// with step 10; this file gives it its arithmetic: each value rounded to TF32 once, one mma.sync.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
-#include <cstdint>
-
 #include "kernels/launchers.h"
-#include "kernels/pipeline.cuh"
-#include "kernels/split_k.cuh"
+#include "kernels/mma_sync.cuh"
 
 namespace gemm::detail {
 namespace {
 
-constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 8;  // mma.sync.m16n8k8 shape
-
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int Stages_>
-struct MmaConfig {
-  static constexpr int kBm = BM_, kBn = BN_, kBk = BK_;  // block tile
-  static constexpr int kWm = WM_, kWn = WN_;             // warp tile
-  static constexpr int kStages = Stages_;
-  static constexpr int kWarpsM = kBm / kWm, kWarpsN = kBn / kWn;
-  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
-  static constexpr int kFragsM = kWm / kMmaM, kFragsN = kWn / kMmaN;  // MMA tiles per warp tile
-  static_assert(kBm % kWm == 0 && kBn % kWn == 0, "warp tiles must tile the block tile");
-  static_assert(kWm % kMmaM == 0 && kWn % kMmaN == 0, "MMA tiles must tile the warp tile");
-  static_assert(kBk % kMmaK == 0, "the K tile must be a whole number of MMA steps");
-};
-
-// Shared tile of one operand, laid out as the operand is in global memory. Fragment reads touch
-// (x = base + lane/4, k = base + lane%4): with a row stride ≡ 4 (mod 32) words for K-major tiles
-// and ≡ 8 (mod 32) for MN-major ones, the 32 lanes hit 32 different banks.
-template <int BK, int BX, bool KMajor>
-struct OperandTile {
-  static constexpr int kLds = KMajor ? BK + 4 : BX + 8;
-  static constexpr int kFloats = (KMajor ? BX : BK) * kLds;
-  static_assert(kLds % 32 == (KMajor ? 4 : 8), "padding chosen for conflict-free fragment reads");
-  __device__ static float get(const float* tile, int x, int k) {
-    return KMajor ? tile[x * kLds + k] : tile[k * kLds + x];
+// One TF32 product per fragment pair: each fp32 value rounded to TF32 (10-bit mantissa) once.
+struct RoundedTf32 {
+  template <int N>
+  struct Fragment {
+    uint32_t x[N];
+  };
+  template <int N>
+  __device__ __forceinline__ static Fragment<N> from(const float (&v)[N]) {
+    Fragment<N> f;
+#pragma unroll
+    for (int e = 0; e < N; ++e) f.x[e] = to_tf32(v[e]);
+    return f;
+  }
+  __device__ __forceinline__ static void mma(float (&acc)[4], const Fragment<4>& a,
+                                             const Fragment<2>& b) {
+    mma_tf32(acc, a.x, b.x);
   }
 };
-
-__device__ __forceinline__ uint32_t to_tf32(float x) {
-  uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-  return r;
-}
-
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4],
-                                         const uint32_t (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-template <class Cfg, bool KMajorA, bool KMajorB>
-__global__ void __launch_bounds__(Cfg::kThreads)
-    tf32_mma_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
-  enter_k_slice(a, b, c, k_per_split);
-  using TileA = OperandTile<Cfg::kBk, Cfg::kBm, KMajorA>;
-  using TileB = OperandTile<Cfg::kBk, Cfg::kBn, KMajorB>;
-  constexpr int kStageFloats = TileA::kFloats + TileB::kFloats;
-  extern __shared__ __align__(16) float smem[];
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int group = lane / 4, quad = lane % 4;  // the MMA fragment coordinates of this lane
-  const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
-  const int warp_row = (warp / Cfg::kWarpsN) * Cfg::kWm,
-            warp_col = (warp % Cfg::kWarpsN) * Cfg::kWn;
-
-  float acc[Cfg::kFragsM][Cfg::kFragsN][4] = {};
-  auto a_tile = [&](int stage) { return smem + stage * kStageFloats; };
-  auto b_tile = [&](int stage) { return smem + stage * kStageFloats + TileA::kFloats; };
-  pipelined_k_loop<Cfg::kStages>(
-      (a.extent_k + Cfg::kBk - 1) / Cfg::kBk,
-      [&](int stage, int kt) {
-        cp_async_tile_native<Cfg::kBk, Cfg::kBm, TileA::kLds, Cfg::kThreads>(a_tile(stage), a, m0,
-                                                                             kt * Cfg::kBk, tid);
-        cp_async_tile_native<Cfg::kBk, Cfg::kBn, TileB::kLds, Cfg::kThreads>(b_tile(stage), b, n0,
-                                                                             kt * Cfg::kBk, tid);
-      },
-      [&](int stage) {
-        const float* as = a_tile(stage);
-        const float* bs = b_tile(stage);
-#pragma unroll
-        for (int k8 = 0; k8 < Cfg::kBk; k8 += kMmaK) {
-          // A fragment (16×8, row-major): rows group, group+8; columns quad, quad+4.
-          uint32_t af[Cfg::kFragsM][4];
-#pragma unroll
-          for (int i = 0; i < Cfg::kFragsM; ++i) {
-            const int r = warp_row + i * kMmaM + group;
-            af[i][0] = to_tf32(TileA::get(as, r, k8 + quad));
-            af[i][1] = to_tf32(TileA::get(as, r + 8, k8 + quad));
-            af[i][2] = to_tf32(TileA::get(as, r, k8 + quad + 4));
-            af[i][3] = to_tf32(TileA::get(as, r + 8, k8 + quad + 4));
-          }
-          // B fragment (8×8, column-major): column group; rows quad, quad+4.
-          uint32_t bf[Cfg::kFragsN][2];
-#pragma unroll
-          for (int j = 0; j < Cfg::kFragsN; ++j) {
-            const int col = warp_col + j * kMmaN + group;
-            bf[j][0] = to_tf32(TileB::get(bs, col, k8 + quad));
-            bf[j][1] = to_tf32(TileB::get(bs, col, k8 + quad + 4));
-          }
-#pragma unroll
-          for (int i = 0; i < Cfg::kFragsM; ++i)
-#pragma unroll
-            for (int j = 0; j < Cfg::kFragsN; ++j) mma_tf32(acc[i][j], af[i], bf[j]);
-        }
-      });
-
-  // Accumulator fragment: (group, 2·quad + {0,1}) and (group + 8, 2·quad + {0,1}).
-#pragma unroll
-  for (int i = 0; i < Cfg::kFragsM; ++i)
-#pragma unroll
-    for (int j = 0; j < Cfg::kFragsN; ++j) {
-      const int row = m0 + warp_row + i * kMmaM + group;
-      const int col = n0 + warp_col + j * kMmaN + 2 * quad;
-      c.store(row, col, acc[i][j][0]);
-      c.store(row, col + 1, acc[i][j][1]);
-      c.store(row + 8, col, acc[i][j][2]);
-      c.store(row + 8, col + 1, acc[i][j][3]);
-    }
-}
 
 using LargeTile = MmaConfig<128, 128, 32, 64, 32, 3>;  // 8 warps, 64×32 each
 using SmallTile = MmaConfig<64, 64, 32, 32, 32, 3>;    // 4 warps, 32×32 each
 
-template <class Cfg>
-void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
-  with_layout(p, [&](auto a_k_major, auto b_k_major) {
-    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
-    constexpr int smem_bytes = Cfg::kStages * int(sizeof(float)) *
-                               (OperandTile<Cfg::kBk, Cfg::kBm, KMajorA>::kFloats +
-                                OperandTile<Cfg::kBk, Cfg::kBn, KMajorB>::kFloats);
-    static_assert(smem_bytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
-    constexpr auto kernel = tf32_mma_kernel<Cfg, KMajorA, KMajorB>;
-    allow_dynamic_smem<kernel>(smem_bytes);
-    dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
-    grid.z = plan.splits;
-    run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
-      kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(operand_a<KMajorA>(p),
-                                                          operand_b<KMajorB>(p), c, k_per_split);
-      CUDA_CHECK_LAUNCH();
-    });
-  });
-}
-
-// The tile choice for any pair of configs: the large tile when it gives every multiprocessor a
-// block; otherwise the small one, with K split across blocks until the grid fills the chip
-// (split_k.cuh). scripts/tune/ includes this file to time other configs through it.
+// scripts/tune/ includes this file to time other configs of this step.
 template <class Large, class Small>
 void launch_tf32_tiles(const Problem& p, cudaStream_t stream) {
-  launch_large_or_split_k<Large, Small>(p, [&](auto tile, SplitK plan) {
-    launch_with<typename decltype(tile)::type>(p, plan, stream);
-  });
+  launch_mma_sync_tiles<Large, Small, RoundedTf32>(p, stream);
 }
 
 }  // namespace

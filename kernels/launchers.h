@@ -19,6 +19,7 @@ void launch_wgmma_ws(const Problem& p, cudaStream_t stream);       // 09_wgmma_w
 // Why steps 8 and 9 cannot run on the current GPU, or null on compute capability 9.0
 // (08_wgmma.cu).
 const char* wgmma_unavailable();
+void launch_tf32x3(const Problem& p, cudaStream_t stream);  // 10_tf32x3.cu, fp32-accurate
 // The production fp32 kernel beside the ladder: step 6's tiling with a tile chosen per shape,
 // split-K and a deeper pipeline (fast/fast.cu).
 void launch_fast(const Problem& p, cudaStream_t stream);

@@ -1,6 +1,7 @@
 // Gemm/Correctness: every variant × layout against ref_gemm, through batches of cases
 // (gemm_harness.h). The kinds are defined in test_gemm_shapes.cpp (EdgeShapes, LeadingDims,
-// Misaligned, RandomShapes) and test_gemm_arithmetic.cpp (AlphaBeta, Epilogues, Deterministic),
+// Misaligned, RandomShapes) and test_gemm_arithmetic.cpp (AlphaBeta, Epilogues, Deterministic,
+// WideRange),
 // which registers them all.
 #pragma once
 
@@ -63,6 +64,7 @@ class Correctness : public Parameterised<Param, Correctness> {
   void RandomShapes();
   void Deterministic();
   void Epilogues();
+  void WideRange();
 
  protected:
   const gemm::Variant& variant() const { return gemm::find_variant(GetParam().variant); }

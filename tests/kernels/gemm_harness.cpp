@@ -39,12 +39,19 @@ std::uint32_t bits_of(float f) {
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// Random values in [-1, 1], never zero, so that no product vanishes and every element counts.
+// Random values in [-1, 1], never zero, so that no product vanishes and every element counts; or
+// (wide_range) a random sign times 2^u, u uniform in [-12, 12]: magnitudes over 24 octaves, where
+// rounding an operand to TF32 shows at the fp32 tolerance.
 struct Values {
   std::mt19937_64 rng;
   std::uniform_real_distribution<float> dist{-1.0f, 1.0f};
-  explicit Values(std::uint64_t seed) : rng(seed) {}
+  bool wide_range;
+  Values(std::uint64_t seed, bool wide) : rng(seed), wide_range(wide) {}
   float operator()() {
+    if (wide_range) {
+      const float x = dist(rng);
+      return std::copysign(std::exp2(12.0f * dist(rng)), x);
+    }
     for (;;) {
       const float x = dist(rng);
       if (std::fabs(x) >= 1.0f / 1024.0f) return x;
@@ -53,7 +60,7 @@ struct Values {
 };
 
 void fill(const Case& c, const Placement& at, float* buf) {
-  Values value(c.seed);
+  Values value(c.seed, c.wide_range);
   for (int r = 0; r < c.rows_a(); ++r)
     for (int col = 0; col < c.lda; ++col)
       buf[at.a + std::size_t(r) * c.lda + col] = col < c.cols_a() ? value() : kNaN;
@@ -122,6 +129,7 @@ std::string Case::describe() const {
   if (epilogue != gemm::EpilogueOp::None)
     s << " epilogue=" << gemm::epilogue_name(epilogue) << " ldmask=" << ldmask
       << " offsets(bias,mask)=(" << off_bias << "," << off_mask << ")";
+  if (wide_range) s << " wide-range";
   s << " seed=" << seed;
   return s.str();
 }

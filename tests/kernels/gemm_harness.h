@@ -51,6 +51,7 @@ struct Case {
   int ldmask = 0;                  // 0 means tight (N); the mask exists for ReluMask only
   int off_bias = 0, off_mask = 0;  // floats past a 256-byte aligned address
   std::uint64_t seed = 0;
+  bool wide_range = false;  // A, B, bias and mask magnitudes 2^-12 … 2^12 instead of up to 1
 
   int rows_a() const { return op_a == gemm::Op::N ? m : k; }
   int cols_a() const { return op_a == gemm::Op::N ? k : m; }

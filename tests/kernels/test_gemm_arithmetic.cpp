@@ -1,5 +1,5 @@
-// Gemm/Correctness kinds about the arithmetic: AlphaBeta, Epilogues, Deterministic; and the
-// registration of every Correctness kind (correctness.h).
+// Gemm/Correctness kinds about the arithmetic: AlphaBeta, Epilogues, Deterministic, WideRange;
+// and the registration of every Correctness kind (correctness.h).
 #include <cstring>
 #include <vector>
 
@@ -80,6 +80,23 @@ void Correctness::Deterministic() {
   RecordProperty("cases", int(batch.cases().size()));
 }
 
+void Correctness::WideRange() {
+  // Operands over 24 octaves (2^-12 … 2^12): every variant still meets its own precision's
+  // tolerance, fp32 ones included (tf32x3 among them); GemmTf32x3.* shows that tf32 does not meet
+  // the fp32 one here.
+  const std::vector<Shape> shapes = {{64, 64, 64}, {33, 65, 17}, {96, 200, 640}, {256, 10, 1024}};
+  std::vector<Case> cases;
+  for (const Shape& s : shapes)
+    for (float beta : {0.0f, 1.0f}) {
+      Case c = base();
+      c.m = s.m, c.n = s.n, c.k = s.k;
+      c.beta = beta;
+      c.wide_range = true;
+      cases.push_back(c);
+    }
+  run_cases("WideRange", cases);
+}
+
 namespace {
 
 std::string param_name(const Param& p) {
@@ -94,7 +111,8 @@ const bool correctness_registered = [] {
                              {"AlphaBeta", &Correctness::AlphaBeta},
                              {"RandomShapes", &Correctness::RandomShapes},
                              {"Deterministic", &Correctness::Deterministic},
-                             {"Epilogues", &Correctness::Epilogues}},
+                             {"Epilogues", &Correctness::Epilogues},
+                             {"WideRange", &Correctness::WideRange}},
                             correctness_params(), param_name);
   return true;
 }();
