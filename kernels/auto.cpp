@@ -65,7 +65,8 @@ const char* auto_choice(const Problem& p) {
 }
 
 void launch_auto(const Problem& p, cudaStream_t stream) {
-  const Variant& v = find_variant(auto_choice(p));
+  const std::string name = auto_choice(p);  // named: find_variant must not see a temporary
+  const Variant& v = find_variant(name);
   if (v.device != Device::CUDA || v.precision != Precision::FP32 || v.launch == launch_auto)
     throw Error(std::string("auto: table entry '") + v.name + "' is not a device fp32 kernel");
   v.launch(p, stream);

@@ -22,6 +22,7 @@
 #   gemm_bench.csv     the default benchmark's results (bench_to_docs.py, plot_bench.py read it)
 #   gemm_bench.json    the same with device and method
 #   mlp_shapes.json    a second benchmark over the nine GEMMs of an MLP training step (NT, NN, TN)
+#   mlp4096_shapes.json  the same for the wide model, 784-4096-4096-10 at batch 512
 #   auto_table.inc     the `auto` variant's table from that run (copy to kernels/auto_table.inc)
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)
 #   train_compare_nograph.csv   the same, launch by launch
@@ -239,6 +240,17 @@ if [[ $steps == *,bench,* ]]; then
       note "bench: MLP shapes ok in $((SECONDS - start)) s (mlp_shapes.json, auto_table.inc)"
     else
       fail "bench: gemm_bench on the MLP shapes failed after $((SECONDS - start)) s (gpu_check.log)"
+    fi
+    # The same nine GEMMs of the wide model (784-4096-4096-10, batch 512), where the tensor-core
+    # variants have room to run; not part of the `auto` table.
+    wide_shapes=512x4096x784:NT,512x4096x4096:NT,512x10x4096:NT,512x4096x10:NN,512x4096x4096:NN
+    wide_shapes+=,512x784x4096:NN,10x4096x512:TN,4096x4096x512:TN,4096x784x512:TN
+    start=$SECONDS
+    if run_logged "$main_log" "$bench" --shapes "$wide_shapes" --json "$out/mlp4096_shapes.json" \
+        "${bench_extra[@]}"; then
+      note "bench: wide-model shapes ok in $((SECONDS - start)) s (mlp4096_shapes.json)"
+    else
+      fail "bench: gemm_bench on the wide model's shapes failed after $((SECONDS - start)) s"
     fi
   fi
 fi

@@ -61,7 +61,8 @@ void time_host_runs(const gemm::Variant& cpu, const gemm::Problem& p, const Sett
 
 int run_host_bench(const std::vector<Shape>& shapes, const Settings& settings,
                    const std::string& csv) {
-  const gemm::Variant& cpu = gemm::find_variant("cpu");
+  const std::string cpu_name = "cpu";  // named: find_variant must not see a temporary
+  const gemm::Variant& cpu = gemm::find_variant(cpu_name);
   std::printf(
       "device: host CPU (OpenBLAS); method: validate %d sampled elements in double, "
       "%d warm-up + %d timed runs (steady clock), median\n",
