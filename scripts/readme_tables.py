@@ -5,6 +5,8 @@ Tables go between marker comments (<!-- NAME:begin --> ... <!-- NAME:end -->), s
 replaces them in place. Standard library only.
   squares  TFLOP/s of every variant on square NN GEMMs, and % of cuBLAS fp32 at 4096³
   mlp      TFLOP/s on the MLP's own GEMM shapes (M = 256 and the weight gradient)
+  wide     TFLOP/s on the nine GEMMs of the wide model (784-4096-4096-10, batch 512), with the
+           percentage of cuBLAS in each variant's own precision
   train    train_mlp --compare: seconds per epoch (one CUDA graph per step, and launch by
            launch from train_compare_nograph.csv of the same run), GEMM share, speedup over
            naive, accuracy
@@ -66,6 +68,30 @@ def mlp_table(results, variants):
     return head + "\n".join(rows) + "\n"
 
 
+def wide_table(results):
+    """One row per GEMM of the wide model's step, one column per variant: TFLOP/s and, in
+    brackets, the percentage of cuBLAS in the variant's own precision (fp32 or TF32)."""
+    variants, shapes = [], []
+    for r in results:
+        if r["variant"] not in variants:
+            variants.append(r["variant"])
+        key = (r["m"], r["n"], r["k"], r["layout"])
+        if key not in shapes:
+            shapes.append(key)
+    by = {(r["variant"], (r["m"], r["n"], r["k"], r["layout"])): r for r in results}
+    head = "| GEMM | " + " | ".join(variants) + " |\n|---|" + "--:|" * len(variants) + "\n"
+    rows = []
+    for s in shapes:
+        cells = []
+        for v in variants:
+            r = by.get((v, s))
+            pct = None if r is None else (
+                r["pct_cublas_tf32"] if r["precision"] == "TF32" else r["pct_cublas"])
+            cells.append("" if r is None else "%s (%s%%)" % (fmt(r["tflops"], 1), fmt(pct, 0)))
+        rows.append("| %d×%d×%d %s | %s |" % (s + (" | ".join(cells),)))
+    return head + "\n".join(rows) + "\n"
+
+
 def read_csv(path):
     with open(path) as f:
         return list(csv.DictReader(f))
@@ -117,6 +143,10 @@ def main():
         text = f.read()
     text = replace_block(text, "squares", squares_table(results, variants))
     text = replace_block(text, "mlp", mlp_table(results, variants))
+    wide_path = os.path.join(args.results, "mlp4096_shapes.json")
+    if os.path.exists(wide_path):
+        with open(wide_path) as f:
+            text = replace_block(text, "wide", wide_table(json.load(f)["results"]))
     text = replace_block(text, "train",
                          train_table(os.path.join(args.results, "train_compare.csv"),
                                      os.path.join(args.results, "train_compare_nograph.csv")))
