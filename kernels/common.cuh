@@ -222,6 +222,14 @@ long tile_count(const Problem& p) {
   return long((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
 }
 
+// x rounded to TF32 (10-bit mantissa, to nearest, ties away from zero), as the bits of an fp32
+// value: the tensor-core steps' operand conversion.
+__device__ __forceinline__ uint32_t to_tf32(float x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+
 // Grid of BM×BN output tiles: x over N, y over M. Throws if M is beyond the grid's y limit.
 template <int BM, int BN>
 dim3 tile_grid(const Problem& p) {

@@ -16,10 +16,11 @@ void launch_warptile(const Problem& p, cudaStream_t stream);       // 06_warptil
 void launch_tf32_mma(const Problem& p, cudaStream_t stream);       // 07_tf32.cu
 void launch_wgmma(const Problem& p, cudaStream_t stream);          // 08_wgmma.cu, sm_90a
 void launch_wgmma_ws(const Problem& p, cudaStream_t stream);       // 09_wgmma_ws.cu, sm_90a
-// Why steps 8 and 9 cannot run on the current GPU, or null on compute capability 9.0
+// Why steps 8, 9 and 11 cannot run on the current GPU, or null on compute capability 9.0
 // (08_wgmma.cu).
 const char* wgmma_unavailable();
-void launch_tf32x3(const Problem& p, cudaStream_t stream);  // 10_tf32x3.cu, fp32-accurate
+void launch_tf32x3(const Problem& p, cudaStream_t stream);     // 10_tf32x3.cu, fp32-accurate
+void launch_tf32x3_ws(const Problem& p, cudaStream_t stream);  // 11_tf32x3_ws.cu, sm_90a, fp32
 // The production fp32 kernel beside the ladder: step 6's tiling with a tile chosen per shape,
 // split-K and a deeper pipeline (fast/fast.cu).
 void launch_fast(const Problem& p, cudaStream_t stream);

@@ -51,6 +51,11 @@ __device__ __forceinline__ void producer_barrier() {
   asm volatile("bar.sync 1, 128;\n" ::: "memory");
 }
 
+// Barrier 2 among the consumer warpgroups' `threads` threads (the first 128 · consumers).
+__device__ __forceinline__ void consumer_barrier(int threads) {
+  asm volatile("bar.sync 2, %0;\n" ::"r"(threads) : "memory");
+}
+
 // Copies the box at coordinates (c0 along the contiguous dim, c1) of `map`'s tensor to dst
 // (1024-byte aligned for the 128-byte swizzle) and counts its bytes, zero-filled parts included,
 // on `bar`.

@@ -179,10 +179,27 @@ __device__ __forceinline__ void wgmma_m64n128k8(float (&d)[64], uint64_t desc_a,
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
+// One TF32 product per wgmma step, the fp32 operands read as they are stored: the tensor cores use
+// the top 19 bits of each value (TF32 truncation). A stage holds one part, the tiles as loaded.
+// (The arithmetic of steps 8 and 9; step 11 has the other one.)
+struct Tf32Product {
+  static constexpr int kParts = 1;
+  // Nothing to derive from the landed tiles (step 11 writes a second part here).
+  template <int kPartFloats, int kThreads>
+  __device__ __forceinline__ static void prepare(float*, int) {}
+  // d[64×128] += a[64×8] · b[8×128]; a and b point into the stage's first part.
+  template <int kPartFloats>
+  __device__ __forceinline__ static void mma(float (&d)[64], const float* a, const float* b) {
+    wgmma_m64n128k8(d, sw128_descriptor(a), sw128_descriptor(b));
+  }
+};
+
 // One K tile of a warpgroup's product: acc[WM×BN] += A[WM×BK] · B[BK×BN], issued asynchronously
 // and committed as one wgmma group; acc[i][j] is the 64×128 wgmma tile at rows 64i, columns 128j.
 // a_rows: the warpgroup's WM rows of a BM×BK swizzled A tile; b_tile: a BN×BK swizzled B tile.
-template <int BM, int BN, int BK, int WM>
+// Arithmetic issues the products of each 64×128×8 step; where it keeps a second part of the
+// stage (step 11), that part lies kPartFloats further on than the tiles.
+template <int BM, int BN, int BK, int WM, class Arithmetic = Tf32Product, int kPartFloats = 0>
 __device__ __forceinline__ void wgmma_k_tile(float (&acc)[WM / kWgmmaM][BN / kWgmmaN][64],
                                              const float* a_rows, const float* b_tile) {
   static_assert(WM % kWgmmaM == 0, "a warpgroup's rows are split into 64-row wgmma tiles");
@@ -198,8 +215,8 @@ __device__ __forceinline__ void wgmma_k_tile(float (&acc)[WM / kWgmmaM][BN / kWg
     for (int i = 0; i < WM / kWgmmaM; ++i)  // 64 rows further on: 8 whole atoms
 #pragma unroll
       for (int j = 0; j < BN / kWgmmaN; ++j)  // 128 rows of B further on: 16 whole atoms
-        wgmma_m64n128k8(acc[i][j], sw128_descriptor(a + i * kWgmmaM * kPanelK),
-                        sw128_descriptor(b + j * kWgmmaN * kPanelK));
+        Arithmetic::template mma<kPartFloats>(acc[i][j], a + i * kWgmmaM * kPanelK,
+                                              b + j * kWgmmaN * kPanelK);
   }
   wgmma_commit();
 }

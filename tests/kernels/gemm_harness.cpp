@@ -214,7 +214,8 @@ std::vector<float> run_batch(const gemm::Variant& variant, const Batch& batch,
   return out;
 }
 
-std::string check_case(const Batch& batch, std::size_t i, const float* output, double tol) {
+std::string check_case(const Batch& batch, std::size_t i, const float* output, double tol,
+                       double* worst_ratio_out) {
   const Case& c = batch.cases()[i];
   const Placement& at = batch.placements()[i];
   const float* in = batch.input();
@@ -281,6 +282,7 @@ std::string check_case(const Batch& batch, std::size_t i, const float* output, d
         w_got = got, w_want = want, w_bound = bound;
       }
     }
+  if (worst_ratio_out) *worst_ratio_out = worst_ratio;
   if (bad == 0) return "";
   std::ostringstream s;
   s.precision(9);

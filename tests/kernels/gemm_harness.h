@@ -96,8 +96,11 @@ std::vector<float> run_batch(const gemm::Variant& variant, const Batch& batch,
                              std::vector<std::string>& errors);
 
 // Checks case i of the output against ref_gemm; "" when it passes, else a description of the
-// worst element (index, got, want, bound) or of the first write outside the region.
-std::string check_case(const Batch& batch, std::size_t i, const float* output, double tol);
+// worst element (index, got, want, bound) or of the first write outside the region. If
+// worst_ratio is given, it receives the largest |c − ref| / bound over the M×N region (left
+// unchanged when the case wrote outside it).
+std::string check_case(const Batch& batch, std::size_t i, const float* output, double tol,
+                       double* worst_ratio = nullptr);
 
 // Runs and checks the whole batch (the reference on all cores), returning one message per
 // failing case.

@@ -1,8 +1,11 @@
-// GemmTf32x3.*: on the same operands spread over 24 octaves, tf32 (each operand rounded to TF32,
-// one product) misses the fp32 tolerance and tf32x3 (each split into two TF32 parts, three
-// products) meets it, in every layout.
+// GemmTf32x3.*: on the same operands spread over 24 octaves, a TF32 variant (each operand rounded
+// or truncated to TF32, one product) misses the fp32 tolerance and its 3×TF32 counterpart (each
+// split into two TF32 parts, three products) meets it, in every layout: tf32 against tf32x3
+// (mma.sync), and wgmma_ws against tf32x3_ws (Hopper's wgmma). Each prints its worst error
+// ratio against the fp32 bound.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <tuple>
@@ -15,23 +18,8 @@
 namespace gemm_test {
 namespace {
 
-// How many cases of `batch` variant `name` gets outside the fp32 bound, and the first such
-// case's description.
-int cases_outside_fp32_bound(const char* name, const Batch& batch, std::string& first) {
-  std::vector<std::string> errors;
-  const std::vector<float> out = run_batch(gemm::find_variant(name), batch, errors);
-  int outside = 0;
-  for (std::size_t i = 0; i < batch.cases().size(); ++i) {
-    const std::string why =
-        errors[i].empty() ? check_case(batch, i, out.data(), gemm::tolerance(gemm::Precision::FP32))
-                          : errors[i];
-    if (!why.empty() && outside++ == 0) first = why;
-  }
-  return outside;
-}
-
-TEST(GemmTf32x3, WideRangeMissesTheFp32BoundWithTf32AndMeetsItWithTf32x3) {
-  VARIANT_TEST_OR_SKIP(gemm::find_variant("tf32x3"));
+// 4 layouts × 2 shapes, operands with magnitudes 2^-12 … 2^12.
+Batch wide_range_batch() {
   std::vector<Case> cases;
   std::uint64_t seed = 1;
   for (gemm::Op a : {gemm::Op::N, gemm::Op::T})
@@ -43,13 +31,51 @@ TEST(GemmTf32x3, WideRangeMissesTheFp32BoundWithTf32AndMeetsItWithTf32x3) {
         c.seed = seed++;
         cases.push_back(finished(c));
       }
-  const Batch batch(cases);
-  std::string tf32_first, tf32x3_first;
-  const int tf32_outside = cases_outside_fp32_bound("tf32", batch, tf32_first);
-  const int tf32x3_outside = cases_outside_fp32_bound("tf32x3", batch, tf32x3_first);
-  EXPECT_EQ(tf32_outside, int(cases.size())) << "tf32 met the fp32 bound on some wide-range cases";
-  EXPECT_EQ(tf32x3_outside, 0) << tf32x3_first;
-  std::cout << "tf32, first case outside the fp32 bound: " << tf32_first << "\n";
+  return Batch(cases);
+}
+
+// How variant `name` fares on `batch` against the fp32 bound.
+struct Outcome {
+  int outside = 0;           // cases with an element outside the bound (or an error)
+  double worst_ratio = 0.0;  // the largest |c − ref| / bound over all cases
+  std::string first;         // the first failing case's description
+};
+
+Outcome against_fp32_bound(const char* name, const Batch& batch) {
+  std::vector<std::string> errors;
+  const std::vector<float> out = run_batch(gemm::find_variant(name), batch, errors);
+  Outcome o;
+  for (std::size_t i = 0; i < batch.cases().size(); ++i) {
+    double ratio = 0.0;
+    const std::string why =
+        errors[i].empty()
+            ? check_case(batch, i, out.data(), gemm::tolerance(gemm::Precision::FP32), &ratio)
+            : errors[i];
+    o.worst_ratio = std::max(o.worst_ratio, ratio);
+    if (!why.empty() && o.outside++ == 0) o.first = why;
+  }
+  std::cout << name << ": worst error ratio against the fp32 bound " << o.worst_ratio << ", "
+            << o.outside << " of " << batch.cases().size() << " cases outside\n";
+  return o;
+}
+
+void expect_split_meets_what_tf32_misses(const char* tf32, const char* split) {
+  const Batch batch = wide_range_batch();
+  const Outcome plain = against_fp32_bound(tf32, batch);
+  const Outcome accurate = against_fp32_bound(split, batch);
+  EXPECT_EQ(plain.outside, int(batch.cases().size()))
+      << tf32 << " met the fp32 bound on some wide-range cases";
+  EXPECT_EQ(accurate.outside, 0) << accurate.first;
+}
+
+TEST(GemmTf32x3, WideRangeMissesTheFp32BoundWithTf32AndMeetsItWithTf32x3) {
+  VARIANT_TEST_OR_SKIP(gemm::find_variant("tf32x3"));
+  expect_split_meets_what_tf32_misses("tf32", "tf32x3");
+}
+
+TEST(GemmTf32x3, WideRangeMissesTheFp32BoundWithWgmmaWsAndMeetsItWithTf32x3Ws) {
+  VARIANT_TEST_OR_SKIP(gemm::find_variant("tf32x3_ws"));
+  expect_split_meets_what_tf32_misses("wgmma_ws", "tf32x3_ws");
 }
 
 }  // namespace

@@ -1,0 +1,290 @@
+// The warp-specialised wgmma GEMM of steps 9 (09_wgmma_ws.cu) and 11 (11_tf32x3_ws.cu): a TMA
+// producer warpgroup fills a ring of shared stages and consumer warpgroups issue wgmma from them,
+// handing stages back and forth through mbarriers, with split-K on small grids. The steps differ
+// only in their Arithmetic (wgmma.cuh's Tf32Product, or step 11's split): how many parts a stage
+// holds, what the consumers derive from the landed tiles, and which products they issue.
+// sm_90a only: include from files that kernels/CMakeLists.txt compiles for sm_90a.
+//   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+#pragma once
+
+#include <cudaTypedefs.h>
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/launchers.h"
+#include "kernels/split_k.cuh"
+#include "kernels/tma.cuh"
+#include "kernels/wgmma.cuh"
+
+namespace gemm::detail {
+
+template <int BM_, int BN_, int Stages_, int Consumers_, class Arithmetic_ = Tf32Product>
+struct WsConfig {
+  using Arithmetic = Arithmetic_;
+  static constexpr int kBm = BM_, kBn = BN_, kBk = kPanelK;  // block tile; a TMA box is 32 k
+  static constexpr int kConsumers = Consumers_;
+  static constexpr int kWm = kBm / kConsumers;             // rows per consumer warpgroup
+  static constexpr int kThreads = 128 * (kConsumers + 1);  // + one producer warpgroup
+  // A stage: the A and B tiles as loaded (one part), then whatever else the arithmetic derives
+  // from them, laid out the same way (a second part).
+  static constexpr int kPartFloats = (kBm + kBn) * kBk;
+  static constexpr int kStageFloats = Arithmetic::kParts * kPartFloats;
+  static constexpr bool kPrepared = Arithmetic::kParts > 1;  // the consumers write a second part
+  static_assert(kBm % kConsumers == 0 && kWm % kWgmmaM == 0,
+                "each consumer owns a whole number of 64-row wgmma tiles");
+  static_assert(kBn % kWgmmaN == 0, "the block's columns are split into 128-column wgmma tiles");
+  static_assert(kBm <= 256 && kBn <= 256, "a TMA box spans at most 256 rows");
+
+  // Shared memory for one layout (A, B K-major or not): Stages_ stages if they fit beside
+  // the staging slots of the MN-major operands (two slots, or one where two would leave
+  // fewer than 3 stages), then the mbarriers; 1 KB to align everything to the swizzle atoms.
+  template <bool KMajorA, bool KMajorB>
+  struct For {
+    static constexpr int kStagedFloats =
+        ((KMajorA ? 0 : kBm) + (KMajorB ? 0 : kBn)) * kBk;  // per slot
+    static constexpr int kBudgetFloats = (227 * 1024 - 1024 - 256) / int(sizeof(float));
+    static constexpr int kSlots = kStagedFloats == 0                                      ? 0
+                                  : kBudgetFloats - 2 * kStagedFloats >= 3 * kStageFloats ? 2
+                                                                                          : 1;
+    static constexpr int kFit = (kBudgetFloats - kSlots * kStagedFloats) / kStageFloats;
+    static constexpr int kStages = kFit < Stages_ ? kFit : Stages_;
+    static constexpr int kRing = kSlots > 0 ? kSlots : 1;  // slot of tile kt: kt % kRing
+    static constexpr int kBarriers = 2 * kStages + kSlots;
+    static constexpr int kSmemBytes =
+        (kStages * kStageFloats + kSlots * kStagedFloats) * int(sizeof(float)) + 8 * kBarriers +
+        1024;
+    static_assert(kStages >= 3,
+                  "the consumers read one stage and hold one more in flight; the producer fills a "
+                  "third");
+    static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
+  };
+};
+
+// How the producer fills one operand's BX×32 swizzled tiles, per operand and layout:
+//   K-major, aligned: TMA straight into the tile (map).
+//   MN-major, aligned: TMA into a staging slot as stored (map), then the producer's 128
+//     threads transpose it into the tile (SwizzledTileLoader, reading the slot).
+//   misaligned (TMA needs a 16-byte aligned base and ld % 4 == 0): the threads copy from global
+//     memory, by cp.async (K-major) or transposing through registers (MN-major).
+template <int BX, bool KMajor>
+struct ProducerOperand {
+  static constexpr int kBk = kPanelK, kTileBytes = BX * kBk * int(sizeof(float));
+  using Loader = SwizzledTileLoader<BX, kBk, 128, KMajor>;
+  const CUtensorMap* map;  // null: misaligned
+  int x0, k_begin;         // tile origin; first k of this block's split-K slice
+
+  __device__ __forceinline__ bool staged() const { return !KMajor && map; }
+  __device__ __forceinline__ int direct_bytes() const { return KMajor && map ? kTileBytes : 0; }
+  __device__ __forceinline__ int staged_bytes() const { return staged() ? kTileBytes : 0; }
+  // Thread 0: start the TMA copy of K tile kt into `tile` (direct) or `slot` (staged).
+  __device__ __forceinline__ void copy_direct(float* tile, int kt, uint64_t* bar) const {
+    if (KMajor && map) tma_load_tile(tile, map, k_begin + kt * kBk, x0, bar);
+  }
+  __device__ __forceinline__ void copy_staged(float* slot, int kt, uint64_t* bar) const {
+    if (staged()) tma_load_tile(slot, map, x0, k_begin + kt * kBk, bar);
+  }
+  // Every thread: complete `tile` (K tile kt) from the staging slot, or for a misaligned
+  // operand from global memory (unpipelined: that path is for correctness, not speed).
+  __device__ __forceinline__ void store(float* tile, const float* slot, const Operand<KMajor>& op,
+                                        int kt, int ptid) const {
+    if constexpr (KMajor) {
+      if (!map) {  // cp.async, waited for by the caller
+        Loader loader;
+        loader.fetch(op, x0, kt * kBk, ptid);
+        loader.store(tile, op, x0, ptid);
+      }
+    } else if (map) {  // the slot as an MN-major BX×32 operand
+      Loader::copy(tile, Operand<false>{slot, BX, BX, kBk, true}, 0, 0, ptid);
+    } else {
+      Loader::copy(tile, op, x0, kt * kBk, ptid);
+    }
+  }
+};
+
+template <class Cfg, bool KMajorA, bool KMajorB>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_ws_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split,
+                    const __grid_constant__ CUtensorMap map_a,
+                    const __grid_constant__ CUtensorMap map_b, bool tma_a, bool tma_b) {
+  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  const int k_begin = blockIdx.z * k_per_split;
+  enter_k_slice(a, b, c, k_per_split);
+  extern __shared__ float smem_raw[];
+  float* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float);
+  float* staging = smem + Layout::kStages * Cfg::kStageFloats;  // kSlots × (A's part, B's part)
+  uint64_t* full = reinterpret_cast<uint64_t*>(staging + Layout::kSlots * Layout::kStagedFloats);
+  uint64_t* empty = full + Layout::kStages;
+  uint64_t* staged = empty + Layout::kStages;  // a slot's TMA copies have landed
+  const int tid = threadIdx.x, warpgroup = tid / 128;
+  const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
+  auto a_tile = [&](int stage) { return smem + stage * Cfg::kStageFloats; };
+  auto b_tile = [&](int stage) { return a_tile(stage) + Cfg::kBm * Cfg::kBk; };
+  auto a_slot = [&](int slot) { return staging + slot * Layout::kStagedFloats; };
+  auto b_slot = [&](int slot) { return a_slot(slot) + (KMajorA ? 0 : Cfg::kBm * Cfg::kBk); };
+  const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
+
+  if (tid == 0) {
+    for (int s = 0; s < Layout::kStages; ++s) {
+      mbarrier_init(&full[s], 128);                     // every producer thread, + TMA bytes
+      mbarrier_init(&empty[s], 128 * Cfg::kConsumers);  // every consumer thread
+    }
+    for (int s = 0; s < Layout::kSlots; ++s) mbarrier_init(&staged[s], 1);  // thread 0, + TMA bytes
+    fence_mbarrier_init();
+  }
+  __syncthreads();  // the last block-wide barrier: from here the two roles run apart
+
+  if (warpgroup == Cfg::kConsumers) {
+    // Producer. Step kt waits until the consumers have emptied stage kt % S (its previous tile,
+    // kt − S), has thread 0 start the direct TMA copies into it, transposes the staged tiles
+    // (copied kSlots steps earlier) into it, and arrives on its "full" barrier; then thread 0
+    // refills the slot just read with tile kt + kSlots.
+    const int ptid = tid - 128 * Cfg::kConsumers;
+    const ProducerOperand<Cfg::kBm, KMajorA> pa{tma_a ? &map_a : nullptr, m0, k_begin};
+    const ProducerOperand<Cfg::kBn, KMajorB> pb{tma_b ? &map_b : nullptr, n0, k_begin};
+    const int direct_bytes = pa.direct_bytes() + pb.direct_bytes();
+    const int staged_bytes = pa.staged_bytes() + pb.staged_bytes();
+    const bool uses_cp_async = (KMajorA && !tma_a) || (KMajorB && !tma_b);
+    auto stage_copies = [&](int kt) {  // thread 0
+      uint64_t* bar = &staged[kt % Layout::kRing];
+      mbarrier_expect_bytes(bar, staged_bytes);
+      pa.copy_staged(a_slot(kt % Layout::kRing), kt, bar);
+      pb.copy_staged(b_slot(kt % Layout::kRing), kt, bar);
+      mbarrier_arrive(bar);
+    };
+    if (ptid == 0 && staged_bytes > 0)
+      for (int kt = 0; kt < Layout::kSlots && kt < k_tiles; ++kt) stage_copies(kt);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      const int stage = kt % Layout::kStages;
+      if (kt >= Layout::kStages) mbarrier_wait(&empty[stage], (kt / Layout::kStages - 1) & 1);
+      if (ptid == 0 && direct_bytes > 0) {
+        mbarrier_expect_bytes(&full[stage], direct_bytes);
+        pa.copy_direct(a_tile(stage), kt, &full[stage]);
+        pb.copy_direct(b_tile(stage), kt, &full[stage]);
+      }
+      const int slot = kt % Layout::kRing;
+      if (staged_bytes > 0) mbarrier_wait(&staged[slot], (kt / Layout::kRing) & 1);
+      pa.store(a_tile(stage), a_slot(slot), a, kt, ptid);
+      pb.store(b_tile(stage), b_slot(slot), b, kt, ptid);
+      if (uses_cp_async) {
+        cp_async_commit();
+        cp_async_wait<0>();
+      }
+      // This thread's writes, visible to wgmma, and its reads of the slot ordered before the
+      // TMA copy that refills it (both are the async proxy).
+      fence_proxy_async();
+      if (staged_bytes > 0) {
+        producer_barrier();  // every thread is done reading the slot
+        if (ptid == 0 && kt + Layout::kSlots < k_tiles) stage_copies(kt + Layout::kSlots);
+      }
+      mbarrier_arrive(&full[stage]);
+    }
+    return;
+  }
+
+  // Consumers: wait for a full stage, multiply it, and once that batch has completed (one step
+  // later: one batch stays in flight) hand its stage back.
+  float acc[Cfg::kWm / kWgmmaM][Cfg::kBn / kWgmmaN][64] = {};
+  for (auto& row : acc)
+    for (auto& tile : row) fence_operands(tile);
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const int stage = kt % Layout::kStages;
+    mbarrier_wait(&full[stage], (kt / Layout::kStages) & 1);
+    if constexpr (Cfg::kPrepared) {
+      // The stage's second part, each consumer thread its share, while the tensor cores still
+      // run the batch of tile kt − 1; published to wgmma (async proxy) and to the other consumers.
+      using Arithmetic = typename Cfg::Arithmetic;
+      Arithmetic::template prepare<Cfg::kPartFloats, 128 * Cfg::kConsumers>(a_tile(stage), tid);
+      fence_proxy_async();
+      consumer_barrier(128 * Cfg::kConsumers);
+    }
+    wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk, Cfg::kWm, typename Cfg::Arithmetic,
+                 Cfg::kPartFloats>(acc, a_tile(stage) + warpgroup * Cfg::kWm * kPanelK,
+                                   b_tile(stage));
+    wgmma_wait<1>();  // the batch of tile kt − 1 has completed
+    if (kt > 0) mbarrier_arrive(&empty[(kt - 1) % Layout::kStages]);
+  }
+  wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < Cfg::kWm / kWgmmaM; ++i) {
+    for (auto& tile : acc[i]) fence_operands(tile);
+    store_warpgroup_tile<Cfg::kBn>(c, acc[i], m0 + warpgroup * Cfg::kWm + i * kWgmmaM, n0,
+                                   tid % 128);
+  }
+}
+
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                                cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || fn == nullptr)
+      throw Error("gemm: the CUDA driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12)");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+// A tensor map for TMA copies of one operand's tiles of bx rows (M or N) by 32 k. K-major:
+// boxes of 32 k (one 128-byte panel) × bx, 128-byte swizzled as wgmma.cuh's swizzled<bx>()
+// expects (the tile 1024-byte aligned). MN-major: boxes of bx × 32 k as stored, for a staging
+// slot. The operand must be 16-byte aligned with ld % 4 == 0 (Operand::vec4_ok); throws
+// gemm::Error otherwise or if the driver refuses the map.
+template <bool KMajor>
+CUtensorMap make_tile_map(const Operand<KMajor>& op, int bx) {
+  if (!op.vec4_ok) throw Error("gemm: a TMA tile map needs a 16-byte aligned operand, ld % 4 == 0");
+  CUtensorMap map{};
+  const cuuint64_t k = cuuint64_t(op.extent_k), x = cuuint64_t(op.extent_x);
+  const cuuint64_t dims[2] = {KMajor ? k : x, KMajor ? x : k};        // contiguous dim first
+  const cuuint64_t strides[1] = {cuuint64_t(op.ld) * sizeof(float)};  // bytes per line
+  const cuuint32_t box[2] = {cuuint32_t(KMajor ? kPanelK : bx), cuuint32_t(KMajor ? bx : kPanelK)};
+  const cuuint32_t unit_steps[2] = {1, 1};
+  const CUresult r =
+      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(op.p), dims,
+                           strides, box, unit_steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                           KMajor ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw Error("gemm: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
+                ") for an operand of " + std::to_string(op.extent_x) + " x " +
+                std::to_string(op.extent_k) + ", ld " + std::to_string(op.ld));
+  return map;
+}
+
+template <class Cfg>
+void launch_wgmma_ws_config(const Problem& p, SplitK plan, cudaStream_t stream) {
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    constexpr auto kernel = wgmma_ws_kernel<Cfg, KMajorA, KMajorB>;
+    constexpr int smem_bytes = Cfg::template For<KMajorA, KMajorB>::kSmemBytes;
+    allow_dynamic_smem<kernel>(smem_bytes);
+    const Operand<KMajorA> a = operand_a<KMajorA>(p);
+    const Operand<KMajorB> b = operand_b<KMajorB>(p);
+    // TMA wherever the operand is aligned; a misaligned operand's map stays zero.
+    const bool tma_a = a.vec4_ok, tma_b = b.vec4_ok;
+    CUtensorMap map_a{}, map_b{};
+    if (tma_a) map_a = make_tile_map(a, Cfg::kBm);
+    if (tma_b) map_b = make_tile_map(b, Cfg::kBn);
+    dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
+    grid.z = plan.splits;
+    run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
+      kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(a, b, c, k_per_split, map_a, map_b, tma_a,
+                                                          tma_b);
+      CUDA_CHECK_LAUNCH();
+    });
+  });
+}
+
+// The tile choice for any pair of configs: the large tile when it gives every multiprocessor a
+// block; otherwise the small one, with K split across blocks until the grid fills the chip
+// (split_k.cuh). Steps 9 and 11 give their pairs; scripts/tune/ times other configs through it.
+template <class Large, class Small>
+void launch_wgmma_ws_tiles(const Problem& p, cudaStream_t stream) {
+  if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
+  launch_large_or_split_k<Large, Small>(p, [&](auto tile, SplitK plan) {
+    launch_wgmma_ws_config<typename decltype(tile)::type>(p, plan, stream);
+  });
+}
+
+}  // namespace gemm::detail
