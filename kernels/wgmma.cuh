@@ -242,4 +242,38 @@ __device__ __forceinline__ void store_warpgroup_tile(const Epilogue& c,
     }
 }
 
+// Writes a warpgroup's 64×BN accumulators (held as store_warpgroup_tile says) into a shared
+// tile of row stride LD from `rows`, a float2 per pair of columns; LD ≡ 8 (mod 32) spreads each
+// half-warp's four rows over all 32 banks.
+template <int BN, int LD>
+__device__ __forceinline__ void stage_warpgroup_tile(float* rows,
+                                                     const float (&acc)[BN / kWgmmaN][64],
+                                                     int thread_in_wg) {
+  static_assert(LD % 32 == 8, "a row stride of 8 (mod 32) floats keeps the float2 writes apart");
+  const int warp = thread_in_wg / 32, lane = thread_in_wg % 32;
+  float* row = rows + (warp * 16 + lane / 4) * LD;
+#pragma unroll
+  for (int t = 0; t < BN / kWgmmaN; ++t)
+#pragma unroll
+    for (int j = 0; j < kWgmmaN / 8; ++j) {
+      const int col = t * kWgmmaN + 8 * j + 2 * (lane % 4);
+      *reinterpret_cast<float2*>(row + col) = make_float2(acc[t][4 * j], acc[t][4 * j + 1]);
+      *reinterpret_cast<float2*>(row + 8 * LD + col) =
+          make_float2(acc[t][4 * j + 2], acc[t][4 * j + 3]);
+    }
+}
+
+// Stores a BM×BN tile staged in shared memory (row stride LD) to C at (m0, n0): NT threads, BN/4
+// per row, each a float4 of consecutive columns, so a warp writes whole 128-byte lines.
+template <int BM, int BN, int LD, int NT>
+__device__ __forceinline__ void store_staged_tile(const Epilogue& c, const float* tile, int m0,
+                                                  int n0, int tid) {
+  static_assert(BN % 4 == 0 && LD % 4 == 0 && NT % (BN / 4) == 0,
+                "a row is read a float4 at a time by a whole number of row groups of threads");
+  constexpr int kRowsPerPass = NT / (BN / 4);
+  const int col = (tid % (BN / 4)) * 4;
+  for (int r = tid / (BN / 4); r < BM; r += kRowsPerPass)
+    c.store4(m0 + r, n0 + col, *reinterpret_cast<const float4*>(tile + r * LD + col));
+}
+
 }  // namespace gemm::detail

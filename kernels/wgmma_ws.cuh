@@ -37,26 +37,30 @@ struct WsConfig {
   static_assert(kBm <= 256 && kBn <= 256, "a TMA box spans at most 256 rows");
 
   // Shared memory for one layout (A, B K-major or not): Stages_ stages if they fit beside
-  // the staging slots of the MN-major operands (two slots, or one where two would leave
-  // fewer than 3 stages), then the mbarriers; 1 KB to align everything to the swizzle atoms.
+  // the staging slots of the MN-major operands, then the mbarriers; 1 KB to align everything to
+  // the swizzle atoms. Two slots wherever they leave room for two stages: with one, a slot's next
+  // TMA copy waits for the transpose of the tile before it, which exposes the copy's whole
+  // latency at every K tile (docs/KERNELS.md, "11. tf32x3_ws").
   template <bool KMajorA, bool KMajorB>
   struct For {
     static constexpr int kStagedFloats =
         ((KMajorA ? 0 : kBm) + (KMajorB ? 0 : kBn)) * kBk;  // per slot
     static constexpr int kBudgetFloats = (227 * 1024 - 1024 - 256) / int(sizeof(float));
     static constexpr int kSlots = kStagedFloats == 0                                      ? 0
-                                  : kBudgetFloats - 2 * kStagedFloats >= 3 * kStageFloats ? 2
+                                  : kBudgetFloats - 2 * kStagedFloats >= 2 * kStageFloats ? 2
                                                                                           : 1;
     static constexpr int kFit = (kBudgetFloats - kSlots * kStagedFloats) / kStageFloats;
     static constexpr int kStages = kFit < Stages_ ? kFit : Stages_;
     static constexpr int kRing = kSlots > 0 ? kSlots : 1;  // slot of tile kt: kt % kRing
     static constexpr int kBarriers = 2 * kStages + kSlots;
-    static constexpr int kSmemBytes =
-        (kStages * kStageFloats + kSlots * kStagedFloats) * int(sizeof(float)) + 8 * kBarriers +
-        1024;
-    static_assert(kStages >= 3,
-                  "the consumers read one stage and hold one more in flight; the producer fills a "
-                  "third");
+    static constexpr int kPipelineFloats = kStages * kStageFloats + kSlots * kStagedFloats;
+    static constexpr int kSmemBytes = kPipelineFloats * int(sizeof(float)) + 8 * kBarriers + 1024;
+    // The output tile is staged over the stages and slots once the K loop is done.
+    static constexpr int kOutputLd = kBn + 8;  // ≡ 8 (mod 32): conflict-free float2 writes
+    static_assert(kBm * kOutputLd <= kPipelineFloats,
+                  "the staged output tile must fit in the pipeline's shared memory");
+    static_assert(kStages >= 2,
+                  "the consumers read one stage while the producer fills the other");
     static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
   };
 };
@@ -102,14 +106,16 @@ struct ProducerOperand {
   }
 };
 
-template <class Cfg, bool KMajorA, bool KMajorB>
+// kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
+// (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
+template <class Cfg, bool KMajorA, bool KMajorB, bool kClusterSplit>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_ws_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split,
                     const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b, bool tma_a, bool tma_b) {
   using Layout = typename Cfg::template For<KMajorA, KMajorB>;
   const int k_begin = blockIdx.z * k_per_split;
-  enter_k_slice(a, b, c, k_per_split);
+  enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ float smem_raw[];
   float* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float);
   float* staging = smem + Layout::kStages * Cfg::kStageFloats;  // kSlots × (A's part, B's part)
@@ -179,37 +185,49 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
       mbarrier_arrive(&full[stage]);
     }
-    return;
+  } else {
+    // Consumers: wait for a full stage, multiply it, and once that batch has completed (one step
+    // later: one batch stays in flight) hand its stage back.
+    float acc[Cfg::kWm / kWgmmaM][Cfg::kBn / kWgmmaN][64] = {};
+    for (auto& row : acc)
+      for (auto& tile : row) fence_operands(tile);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      const int stage = kt % Layout::kStages;
+      mbarrier_wait(&full[stage], (kt / Layout::kStages) & 1);
+      if constexpr (Cfg::kPrepared) {
+        // The stage's second part, each consumer thread its share, while the tensor cores still
+        // run the batch of tile kt − 1; published to wgmma (async proxy) and to the other
+        // consumers.
+        Cfg::Arithmetic::template prepare<Cfg::kPartFloats, 128 * Cfg::kConsumers>(a_tile(stage),
+                                                                                  tid);
+        fence_proxy_async();
+        consumer_barrier(128 * Cfg::kConsumers);
+      }
+      wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk, Cfg::kWm, typename Cfg::Arithmetic,
+                   Cfg::kPartFloats>(acc, a_tile(stage) + warpgroup * Cfg::kWm * kPanelK,
+                                     b_tile(stage));
+      wgmma_wait<1>();  // the batch of tile kt − 1 has completed
+      if (kt > 0) mbarrier_arrive(&empty[(kt - 1) % Layout::kStages]);
+    }
+    wgmma_wait<0>();
+    // Once every consumer is done reading the stages, the output tile is staged over them.
+    consumer_barrier(128 * Cfg::kConsumers);
+#pragma unroll
+    for (int i = 0; i < Cfg::kWm / kWgmmaM; ++i) {
+      for (auto& tile : acc[i]) fence_operands(tile);
+      stage_warpgroup_tile<Cfg::kBn, Layout::kOutputLd>(
+          smem + (warpgroup * Cfg::kWm + i * kWgmmaM) * Layout::kOutputLd, acc[i], tid % 128);
+    }
   }
 
-  // Consumers: wait for a full stage, multiply it, and once that batch has completed (one step
-  // later: one batch stays in flight) hand its stage back.
-  float acc[Cfg::kWm / kWgmmaM][Cfg::kBn / kWgmmaN][64] = {};
-  for (auto& row : acc)
-    for (auto& tile : row) fence_operands(tile);
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    const int stage = kt % Layout::kStages;
-    mbarrier_wait(&full[stage], (kt / Layout::kStages) & 1);
-    if constexpr (Cfg::kPrepared) {
-      // The stage's second part, each consumer thread its share, while the tensor cores still
-      // run the batch of tile kt − 1; published to wgmma (async proxy) and to the other consumers.
-      using Arithmetic = typename Cfg::Arithmetic;
-      Arithmetic::template prepare<Cfg::kPartFloats, 128 * Cfg::kConsumers>(a_tile(stage), tid);
-      fence_proxy_async();
-      consumer_barrier(128 * Cfg::kConsumers);
-    }
-    wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk, Cfg::kWm, typename Cfg::Arithmetic,
-                 Cfg::kPartFloats>(acc, a_tile(stage) + warpgroup * Cfg::kWm * kPanelK,
-                                   b_tile(stage));
-    wgmma_wait<1>();  // the batch of tile kt − 1 has completed
-    if (kt > 0) mbarrier_arrive(&empty[(kt - 1) % Layout::kStages]);
-  }
-  wgmma_wait<0>();
-#pragma unroll
-  for (int i = 0; i < Cfg::kWm / kWgmmaM; ++i) {
-    for (auto& tile : acc[i]) fence_operands(tile);
-    store_warpgroup_tile<Cfg::kBn>(c, acc[i], m0 + warpgroup * Cfg::kWm + i * kWgmmaM, n0,
-                                   tid % 128);
+  // The epilogue, every thread: rows of the staged output tile are stored a float4 at a time,
+  // coalesced, or summed across the cluster's K slices first.
+  __syncthreads();
+  if constexpr (kClusterSplit) {
+    cluster_split_k_store<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, Cfg::kThreads>(c, smem, m0, n0,
+                                                                                tid);
+  } else {
+    store_staged_tile<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, Cfg::kThreads>(c, smem, m0, n0, tid);
   }
 }
 
@@ -256,9 +274,7 @@ template <class Cfg>
 void launch_wgmma_ws_config(const Problem& p, SplitK plan, cudaStream_t stream) {
   with_layout(p, [&](auto a_k_major, auto b_k_major) {
     constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
-    constexpr auto kernel = wgmma_ws_kernel<Cfg, KMajorA, KMajorB>;
     constexpr int smem_bytes = Cfg::template For<KMajorA, KMajorB>::kSmemBytes;
-    allow_dynamic_smem<kernel>(smem_bytes);
     const Operand<KMajorA> a = operand_a<KMajorA>(p);
     const Operand<KMajorB> b = operand_b<KMajorB>(p);
     // TMA wherever the operand is aligned; a misaligned operand's map stays zero.
@@ -268,6 +284,16 @@ void launch_wgmma_ws_config(const Problem& p, SplitK plan, cudaStream_t stream) 
     if (tma_b) map_b = make_tile_map(b, Cfg::kBn);
     dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
     grid.z = plan.splits;
+    // Up to 8 K slices sum in the cluster's shared memory; more go through the workspace.
+    if (plan.splits > 1 && plan.splits <= kMaxClusterSplits) {
+      constexpr auto kernel = wgmma_ws_kernel<Cfg, KMajorA, KMajorB, true>;
+      allow_dynamic_smem<kernel>(smem_bytes);
+      launch_split_k_cluster(kernel, grid, Cfg::kThreads, smem_bytes, stream, a, b, epilogue(p),
+                             plan.k_per_split, map_a, map_b, tma_a, tma_b);
+      return;
+    }
+    constexpr auto kernel = wgmma_ws_kernel<Cfg, KMajorA, KMajorB, false>;
+    allow_dynamic_smem<kernel>(smem_bytes);
     run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
       kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(a, b, c, k_per_split, map_a, map_b, tma_a,
                                                           tma_b);
