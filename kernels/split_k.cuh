@@ -33,16 +33,19 @@ constexpr int kShortKTiles = 16;
 // split; nor where the tiles already load the multiprocessors evenly (whole waves, the last at
 // least 7/8 full) and two slices would each be shorter than kShortKTiles: there slicing only adds
 // prologues and the reduction (docs/KERNELS.md, "fast": small grids, the weight gradient).
+// one_wave: never more than that many blocks (tiles·splits rounded down, not up), for kernels of
+// one block per multiprocessor, where the blocks beyond would run as a second, mostly idle wave.
 template <int BK>
 SplitK plan_split_k(const Problem& p, long tiles, int sms, int blocks_per_sm = 1,
-                    int max_splits = 16, int min_k_tiles = 4) {
+                    int max_splits = 16, int min_k_tiles = 4, bool one_wave = false) {
   const int k_tiles = (p.k + BK - 1) / BK;
   const long blocks = long(blocks_per_sm) * sms;
   const long last_wave = tiles % sms;
   const bool balanced =
       tiles >= sms && (last_wave == 0 || 8 * last_wave >= 7L * sms) && k_tiles < 2 * kShortKTiles;
   if (tiles >= blocks || balanced) return {1, k_tiles * BK};
-  const int wanted = int(std::min<long>((blocks + tiles - 1) / tiles, max_splits));
+  const long per_tile = one_wave ? blocks / tiles : (blocks + tiles - 1) / tiles;
+  const int wanted = int(std::min<long>(per_tile, max_splits));
   const int splits = std::max(1, std::min(wanted, k_tiles / min_k_tiles));
   const int tiles_per_split = (k_tiles + splits - 1) / splits;
   // Recount: rounding the slice length up can leave the last slices empty.
@@ -58,7 +61,7 @@ bool finer_tile_beats_split(const SplitK& coarse, const SplitK& fine) {
   return coarse.splits > 1 && coarse.k_per_split < kShortKTiles * BK && fine.splits == 1;
 }
 
-// The tile choice of the launchers of 07–09: Large when it gives every multiprocessor a block,
+// The tile choice of the launchers of 07, 08 and 10: Large when it gives every multiprocessor a block,
 // unsplit; otherwise Small, with K split across blocks until the grid fills the chip.
 // launch(TileTag<Cfg>{}, plan) launches with tile config Cfg.
 template <class Cfg>
@@ -128,6 +131,14 @@ __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const f
   __trap();  // launched only where clusters_supported()
 #endif
 }
+
+// Whether `clusters` clusters of (1, 1, cluster_size) blocks of `kernel` (threads and smem_bytes
+// of dynamic shared memory each, already allowed) can all be resident at once on the current
+// device (cudaOccupancyMaxActiveClusters, cached per kernel and size). A cluster's blocks must
+// share a GPC: with one block per multiprocessor, fewer clusters fit than sms / cluster_size, and
+// those that do not wait for a second wave.
+bool clusters_fit_at_once(const void* kernel, long clusters, int cluster_size, int threads,
+                          int smem_bytes);
 
 // Launches kernel<<<grid, threads, smem_bytes, stream>>>(args…) with clusters of (1, 1, grid.z).
 template <class... Params, class... Args>

@@ -38,17 +38,23 @@ struct WsConfig {
 
   // Shared memory for one layout (A, B K-major or not): Stages_ stages if they fit beside
   // the staging slots of the MN-major operands, then the mbarriers; 1 KB to align everything to
-  // the swizzle atoms. Two slots wherever they leave room for two stages: with one, a slot's next
-  // TMA copy waits for the transpose of the tile before it, which exposes the copy's whole
-  // latency at every K tile (docs/KERNELS.md, "11. tf32x3_ws").
+  // the swizzle atoms. A slot's next TMA copy waits for the transpose of the tile it holds, so
+  // each slot in the ring hides that much more of the copy's latency: two slots with three
+  // stages where they fit, else three or two slots with two stages, one only as a last resort
+  // (docs/KERNELS.md, "11. tf32x3_ws").
   template <bool KMajorA, bool KMajorB>
   struct For {
     static constexpr int kStagedFloats =
         ((KMajorA ? 0 : kBm) + (KMajorB ? 0 : kBn)) * kBk;  // per slot
     static constexpr int kBudgetFloats = (227 * 1024 - 1024 - 256) / int(sizeof(float));
-    static constexpr int kSlots = kStagedFloats == 0                                      ? 0
-                                  : kBudgetFloats - 2 * kStagedFloats >= 2 * kStageFloats ? 2
-                                                                                          : 1;
+    static constexpr bool Fit(int slots, int stages) {
+      return kBudgetFloats - slots * kStagedFloats >= stages * kStageFloats;
+    }
+    static constexpr int kSlots = kStagedFloats == 0 ? 0
+                                  : Fit(2, 3)        ? 2
+                                  : Fit(3, 2)        ? 3
+                                  : Fit(2, 2)        ? 2
+                                                     : 1;
     static constexpr int kFit = (kBudgetFloats - kSlots * kStagedFloats) / kStageFloats;
     static constexpr int kStages = kFit < Stages_ ? kFit : Stages_;
     static constexpr int kRing = kSlots > 0 ? kSlots : 1;  // slot of tile kt: kt % kRing
@@ -284,13 +290,17 @@ void launch_wgmma_ws_config(const Problem& p, SplitK plan, cudaStream_t stream) 
     if (tma_b) map_b = make_tile_map(b, Cfg::kBn);
     dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
     grid.z = plan.splits;
-    // Up to 8 K slices sum in the cluster's shared memory; more go through the workspace.
+    // K slices sum in the cluster's shared memory where every cluster is resident at once (at
+    // most 8 slices); otherwise through the workspace.
     if (plan.splits > 1 && plan.splits <= kMaxClusterSplits) {
       constexpr auto kernel = wgmma_ws_kernel<Cfg, KMajorA, KMajorB, true>;
       allow_dynamic_smem<kernel>(smem_bytes);
-      launch_split_k_cluster(kernel, grid, Cfg::kThreads, smem_bytes, stream, a, b, epilogue(p),
-                             plan.k_per_split, map_a, map_b, tma_a, tma_b);
-      return;
+      if (clusters_fit_at_once(reinterpret_cast<const void*>(kernel), long(grid.x) * grid.y,
+                               plan.splits, Cfg::kThreads, smem_bytes)) {
+        launch_split_k_cluster(kernel, grid, Cfg::kThreads, smem_bytes, stream, a, b, epilogue(p),
+                               plan.k_per_split, map_a, map_b, tma_a, tma_b);
+        return;
+      }
     }
     constexpr auto kernel = wgmma_ws_kernel<Cfg, KMajorA, KMajorB, false>;
     allow_dynamic_smem<kernel>(smem_bytes);
@@ -303,14 +313,20 @@ void launch_wgmma_ws_config(const Problem& p, SplitK plan, cudaStream_t stream) 
 }
 
 // The tile choice for any pair of configs: the large tile when it gives every multiprocessor a
-// block; otherwise the small one, with K split across blocks until the grid fills the chip
+// block; otherwise the small one, with K split across blocks until the grid fills one wave
 // (split_k.cuh). Steps 9 and 11 give their pairs; scripts/tune/ times other configs through it.
 template <class Large, class Small>
 void launch_wgmma_ws_tiles(const Problem& p, cudaStream_t stream) {
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
-  launch_large_or_split_k<Large, Small>(p, [&](auto tile, SplitK plan) {
-    launch_wgmma_ws_config<typename decltype(tile)::type>(p, plan, stream);
-  });
+  const int sms = multiprocessor_count();
+  if (tile_count<Large::kBm, Large::kBn>(p) >= sms) {
+    launch_wgmma_ws_config<Large>(p, SplitK{1, p.k}, stream);
+    return;
+  }
+  // One block per multiprocessor: the slices fill one wave, never spill into a second.
+  const SplitK plan = plan_split_k<Small::kBk>(p, tile_count<Small::kBm, Small::kBn>(p), sms, 1,
+                                               16, 4, /*one_wave=*/true);
+  launch_wgmma_ws_config<Small>(p, plan, stream);
 }
 
 }  // namespace gemm::detail

@@ -53,6 +53,18 @@ TEST(SplitKPlanner, SplitsOnlyGridsShortOfTheBlocksWanted) {
   EXPECT_EQ(fast_plan(1, 4096).splits, 8);  // capped at one cluster
 }
 
+TEST(SplitKPlanner, OneWaveRoundsTheSlicesDown) {
+  // 28 tiles on 132 multiprocessors, 256 K tiles: 5 slices would make 140 blocks.
+  auto one_block_plan = [](long tiles, bool one_wave) {
+    return plan_split_k<kBk>(with_k(4096), tiles, kSms, 1, 16, 4, one_wave);
+  };
+  EXPECT_EQ(one_block_plan(28, false).splits, 5);
+  EXPECT_EQ(one_block_plan(28, true).splits, 4);
+  EXPECT_LE(28 * one_block_plan(28, true).splits, kSms);
+  EXPECT_EQ(one_block_plan(16, true).splits, 8);  // 132 / 16 = 8.25
+  EXPECT_EQ(one_block_plan(100, true).splits, 1);  // not even two slices each fit
+}
+
 TEST(SplitKPlanner, MlpShapes) {
   EXPECT_EQ(fast_plan(64, 784).splits, 7);   // 256×1024×784 NT: 7 slices of 7 K tiles
   EXPECT_EQ(fast_plan(52, 1024).splits, 8);  // 256×784×1024 NN
