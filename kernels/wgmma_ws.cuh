@@ -47,13 +47,13 @@ struct WsConfig {
     static constexpr int kStagedFloats =
         ((KMajorA ? 0 : kBm) + (KMajorB ? 0 : kBn)) * kBk;  // per slot
     static constexpr int kBudgetFloats = (227 * 1024 - 1024 - 256) / int(sizeof(float));
-    static constexpr bool Fit(int slots, int stages) {
+    static constexpr bool fits(int slots, int stages) {
       return kBudgetFloats - slots * kStagedFloats >= stages * kStageFloats;
     }
     static constexpr int kSlots = kStagedFloats == 0 ? 0
-                                  : Fit(2, 3)        ? 2
-                                  : Fit(3, 2)        ? 3
-                                  : Fit(2, 2)        ? 2
+                                  : fits(2, 3)       ? 2
+                                  : fits(3, 2)       ? 3
+                                  : fits(2, 2)       ? 2
                                                      : 1;
     static constexpr int kFit = (kBudgetFloats - kSlots * kStagedFloats) / kStageFloats;
     static constexpr int kStages = kFit < Stages_ ? kFit : Stages_;
