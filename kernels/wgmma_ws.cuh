@@ -65,8 +65,7 @@ struct WsConfig {
     static constexpr int kOutputLd = kBn + 8;  // ≡ 8 (mod 32): conflict-free float2 writes
     static_assert(kBm * kOutputLd <= kPipelineFloats,
                   "the staged output tile must fit in the pipeline's shared memory");
-    static_assert(kStages >= 2,
-                  "the consumers read one stage while the producer fills the other");
+    static_assert(kStages >= 2, "the consumers read one stage while the producer fills the other");
     static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
   };
 };
@@ -205,7 +204,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         // run the batch of tile kt − 1; published to wgmma (async proxy) and to the other
         // consumers.
         Cfg::Arithmetic::template prepare<Cfg::kPartFloats, 128 * Cfg::kConsumers>(a_tile(stage),
-                                                                                  tid);
+                                                                                   tid);
         fence_proxy_async();
         consumer_barrier(128 * Cfg::kConsumers);
       }
@@ -324,8 +323,8 @@ void launch_wgmma_ws_tiles(const Problem& p, cudaStream_t stream) {
     return;
   }
   // One block per multiprocessor: the slices fill one wave, never spill into a second.
-  const SplitK plan = plan_split_k<Small::kBk>(p, tile_count<Small::kBm, Small::kBn>(p), sms, 1,
-                                               16, 4, /*one_wave=*/true);
+  const SplitK plan = plan_split_k<Small::kBk>(p, tile_count<Small::kBm, Small::kBn>(p), sms, 1, 16,
+                                               4, /*one_wave=*/true);
   launch_wgmma_ws_config<Small>(p, plan, stream);
 }
 

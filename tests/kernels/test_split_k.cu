@@ -61,7 +61,7 @@ TEST(SplitKPlanner, OneWaveRoundsTheSlicesDown) {
   EXPECT_EQ(one_block_plan(28, false).splits, 5);
   EXPECT_EQ(one_block_plan(28, true).splits, 4);
   EXPECT_LE(28 * one_block_plan(28, true).splits, kSms);
-  EXPECT_EQ(one_block_plan(16, true).splits, 8);  // 132 / 16 = 8.25
+  EXPECT_EQ(one_block_plan(16, true).splits, 8);   // 132 / 16 = 8.25
   EXPECT_EQ(one_block_plan(100, true).splits, 1);  // not even two slices each fit
 }
 
