@@ -36,12 +36,12 @@ struct WsConfig {
   static_assert(kBn % kWgmmaN == 0, "the block's columns are split into 128-column wgmma tiles");
   static_assert(kBm <= 256 && kBn <= 256, "a TMA box spans at most 256 rows");
 
-  // Shared memory for one layout (A, B K-major or not): Stages_ stages if they fit beside
-  // the staging slots of the MN-major operands, then the mbarriers; 1 KB to align everything to
-  // the swizzle atoms. A slot's next TMA copy waits for the transpose of the tile it holds, so
-  // each slot in the ring hides that much more of the copy's latency: two slots with three
-  // stages where they fit, else three or two slots with two stages, one only as a last resort
-  // (docs/KERNELS.md, "11. tf32x3_ws").
+  // Shared memory for one layout (A, B K-major or not): stages, the staging slots of the
+  // MN-major operands, then the mbarriers; 1 KB to align everything to the swizzle atoms. A
+  // slot's next TMA copy waits for the transpose of the tile it holds, so each slot in the ring
+  // hides one more K tile of the copy's latency. Stages_ stages where two slots fit beside them,
+  // else 3, else 2; then as many slots as fit beside those stages, up to 8 (docs/KERNELS.md,
+  // "9. wgmma_ws").
   template <bool KMajorA, bool KMajorB>
   struct For {
     static constexpr int kStagedFloats =
@@ -50,13 +50,10 @@ struct WsConfig {
     static constexpr bool fits(int slots, int stages) {
       return kBudgetFloats - slots * kStagedFloats >= stages * kStageFloats;
     }
-    static constexpr int kSlots = kStagedFloats == 0 ? 0
-                                  : fits(2, 3)       ? 2
-                                  : fits(3, 2)       ? 3
-                                  : fits(2, 2)       ? 2
-                                                     : 1;
-    static constexpr int kFit = (kBudgetFloats - kSlots * kStagedFloats) / kStageFloats;
-    static constexpr int kStages = kFit < Stages_ ? kFit : Stages_;
+    static constexpr int kStages = fits(2, Stages_) ? Stages_ : fits(2, 3) ? 3 : 2;
+    static constexpr int kSlotsFit =
+        kStagedFloats == 0 ? 0 : (kBudgetFloats - kStages * kStageFloats) / kStagedFloats;
+    static constexpr int kSlots = kSlotsFit < 8 ? kSlotsFit : 8;
     static constexpr int kRing = kSlots > 0 ? kSlots : 1;  // slot of tile kt: kt % kRing
     static constexpr int kBarriers = 2 * kStages + kSlots;
     static constexpr int kPipelineFloats = kStages * kStageFloats + kSlots * kStagedFloats;
@@ -65,7 +62,8 @@ struct WsConfig {
     static constexpr int kOutputLd = kBn + 8;  // ≡ 8 (mod 32): conflict-free float2 writes
     static_assert(kBm * kOutputLd <= kPipelineFloats,
                   "the staged output tile must fit in the pipeline's shared memory");
-    static_assert(kStages >= 2, "the consumers read one stage while the producer fills the other");
+    static_assert(kStagedFloats == 0 || kSlots >= 1, "an MN-major operand needs a staging slot");
+    static_assert(kStages <= Stages_, "no more stages than the config asks for");
     static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
   };
 };
