@@ -4,9 +4,9 @@
 Tables go between marker comments (<!-- NAME:begin --> ... <!-- NAME:end -->), so re-running
 replaces them in place. Standard library only.
   squares  TFLOP/s of every variant on square NN GEMMs, and % of cuBLAS fp32 at 4096³
-  mlp      TFLOP/s on the MLP's own GEMM shapes (M = 256 and the weight gradient)
-  wide     TFLOP/s on the nine GEMMs of the wide model (784-4096-4096-10, batch 512), with the
-           percentage of cuBLAS in each variant's own precision
+  mlp      TFLOP/s on the nine GEMMs of the default model's step (784-1024-1024-10, batch 256,
+           mlp_shapes.json), with the percentage of cuBLAS in each variant's own precision
+  wide     the same for the wide model (784-4096-4096-10, batch 512, mlp4096_shapes.json)
   train    train_mlp --compare: seconds per epoch (one CUDA graph per step, and launch by
            launch from train_compare_nograph.csv of the same run), GEMM share, speedup over
            naive, accuracy
@@ -49,28 +49,9 @@ def squares_table(results, variants):
     return head + "\n".join(rows) + "\n"
 
 
-def mlp_table(results, variants):
-    shapes = []
-    for r in results:
-        key = (r["m"], r["n"], r["k"], r["layout"])
-        if not (r["m"] == r["n"] == r["k"]) and key not in shapes:
-            shapes.append(key)
-    by = {(r["variant"], (r["m"], r["n"], r["k"], r["layout"])): r for r in results}
-    head = "| variant | " + " | ".join("%d×%d×%d %s" % s for s in shapes) + " |\n"
-    head += "|---|" + "--:|" * len(shapes) + "\n"
-    rows = []
-    for v in variants:
-        cells = []
-        for s in shapes:
-            r = by.get((v, s))
-            cells.append("" if r is None else "%s (%s%%)" % (fmt(r["tflops"], 2), fmt(r["pct_cublas"], 0)))
-        rows.append("| %s | %s |" % (v, " | ".join(cells)))
-    return head + "\n".join(rows) + "\n"
-
-
-def wide_table(results):
-    """One row per GEMM of the wide model's step, one column per variant: TFLOP/s and, in
-    brackets, the percentage of cuBLAS in the variant's own precision (fp32 or TF32)."""
+def step_table(results):
+    """One row per GEMM of a training step, one column per variant: TFLOP/s and, in brackets,
+    the percentage of cuBLAS in the variant's own precision (fp32 or TF32)."""
     variants, shapes = [], []
     for r in results:
         if r["variant"] not in variants:
@@ -142,11 +123,9 @@ def main():
     with open(args.readme) as f:
         text = f.read()
     text = replace_block(text, "squares", squares_table(results, variants))
-    text = replace_block(text, "mlp", mlp_table(results, variants))
-    wide_path = os.path.join(args.results, "mlp4096_shapes.json")
-    if os.path.exists(wide_path):
-        with open(wide_path) as f:
-            text = replace_block(text, "wide", wide_table(json.load(f)["results"]))
+    for block, name in (("mlp", "mlp_shapes.json"), ("wide", "mlp4096_shapes.json")):
+        with open(os.path.join(args.results, name)) as f:
+            text = replace_block(text, block, step_table(json.load(f)["results"]))
     text = replace_block(text, "train",
                          train_table(os.path.join(args.results, "train_compare.csv"),
                                      os.path.join(args.results, "train_compare_nograph.csv")))
