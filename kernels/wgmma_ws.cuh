@@ -101,14 +101,8 @@ struct ProducerOperand {
         loader.fetch(op, x0, kt * kBk, ptid);
         loader.store(tile, op, x0, ptid);
       }
-    } else if (map) {
-      // The slot as an MN-major BX×32 operand, all of this thread's blocks read before any is
-      // written: a block at a time (Loader::copy), each write waited on its read's shared-memory
-      // latency, and that stall held NN to half of NT (docs/KERNELS.md, "9. wgmma_ws").
-      const Operand<false> slot_view{slot, BX, BX, kBk, true};
-      Loader loader;
-      loader.fetch(slot_view, 0, 0, ptid);
-      loader.store(tile, slot_view, 0, ptid);
+    } else if (map) {  // the slot as an MN-major BX×32 operand
+      Loader::copy(tile, Operand<false>{slot, BX, BX, kBk, true}, 0, 0, ptid);
     } else {
       Loader::copy(tile, op, x0, kt * kBk, ptid);
     }
