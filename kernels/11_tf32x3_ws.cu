@@ -6,8 +6,8 @@
 // lands (each thread a share, then a barrier among them), while the tensor cores still run the
 // previous tile's batch, and issue three wgmma per step: lo_a·hi_b, hi_a·lo_b, hi_a·hi_b.
 // Change from 09: the arithmetic and the tiles. The producer and its TMA copies are 09's; a stage
-// is twice the size, so the block tile is 128×128 in 3 stages (two stages where the layout needs
-// staging slots): 256×128 stages of 96 KB would fit only twice, and not at all beside TN's slots.
+// is twice the size, so the block tile is 128×128 in 3 stages (2 for TN, whose two operands both
+// need staging slots): 256×128 stages of 96 KB would fit only twice, and not at all beside TN's.
 // Inputs must be finite: an infinite x gives lo = ∞ − ∞ = NaN.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/launchers.h"

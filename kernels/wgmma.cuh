@@ -183,10 +183,7 @@ __device__ __forceinline__ void wgmma_m64n128k8(float (&d)[64], uint64_t desc_a,
 // the top 19 bits of each value (TF32 truncation). A stage holds one part, the tiles as loaded.
 // (The arithmetic of steps 8 and 9; step 11 has the other one.)
 struct Tf32Product {
-  static constexpr int kParts = 1;
-  // Nothing to derive from the landed tiles (step 11 writes a second part here).
-  template <int kPartFloats, int kThreads>
-  __device__ __forceinline__ static void prepare(float*, int) {}
+  static constexpr int kParts = 1;  // nothing derived from the landed tiles (no prepare step)
   // d[64×128] += a[64×8] · b[8×128]; a and b point into the stage's first part.
   template <int kPartFloats>
   __device__ __forceinline__ static void mma(float (&d)[64], const float* a, const float* b) {
