@@ -4,39 +4,16 @@
 // fragment pair take the first three terms, smallest first; the dropped lo_a·lo_b and the
 // rounding of lo are about 2⁻²² relative to a·b, below fp32's own rounding of the sum, so the
 // result passes the fp32 tolerance where step 7's one product (≈2⁻¹¹) does not.
-// Change from 07: the arithmetic only. The split is done once per value loaded from shared memory,
-// in registers, so the tiles, the pipeline and split-K are 07's (mma_sync.cuh); each K step costs
-// three instructions instead of one. Inputs must be finite: an infinite x gives lo = ∞ − ∞ = NaN.
+// Change from 07: the arithmetic only (SplitTf32, split_tf32.cuh, shared with tf32x3_fast). The
+// split is done once per value loaded from shared memory, in registers, so the tiles, the pipeline
+// and split-K are 07's (mma_sync.cuh); each K step costs three instructions instead of one. Inputs
+// must be finite: an infinite x gives lo = ∞ − ∞ = NaN.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/launchers.h"
-#include "kernels/mma_sync.cuh"
+#include "kernels/split_tf32.cuh"
 
 namespace gemm::detail {
 namespace {
-
-struct SplitTf32 {
-  template <int N>
-  struct Fragment {
-    uint32_t hi[N], lo[N];
-  };
-  template <int N>
-  __device__ __forceinline__ static Fragment<N> from(const float (&v)[N]) {
-    Fragment<N> f;
-#pragma unroll
-    for (int e = 0; e < N; ++e) {
-      f.hi[e] = to_tf32(v[e]);
-      f.lo[e] = to_tf32(v[e] - __uint_as_float(f.hi[e]));  // exact in fp32, then rounded
-    }
-    return f;
-  }
-  // The small products first, so that they are not rounded away against the large one.
-  __device__ __forceinline__ static void mma(float (&acc)[4], const Fragment<4>& a,
-                                             const Fragment<2>& b) {
-    mma_tf32(acc, a.lo, b.hi);
-    mma_tf32(acc, a.hi, b.lo);
-    mma_tf32(acc, a.hi, b.hi);
-  }
-};
 
 using LargeTile = MmaConfig<128, 128, 32, 64, 32, 3>;  // 8 warps, 64×32 each
 using SmallTile = MmaConfig<64, 64, 32, 32, 32, 3>;    // 4 warps, 32×32 each

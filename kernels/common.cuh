@@ -261,7 +261,7 @@ void launch_for_layout(const Problem& p, dim3 grid, dim3 block, cudaStream_t str
 // first call of a shape allocates and later calls do not. Nothing is freed before exit, so a CUDA
 // graph that captured a call keeps valid pointers; capture after one uncaptured call of each
 // shape, since an allocation inside a capture fails.
-enum class WorkspaceUse { SplitK, Cublas };
+enum class WorkspaceUse { SplitK, Transpose, Cublas };
 float* stream_workspace(WorkspaceUse use, size_t floats, cudaStream_t stream);  // split_k.cu
 
 // Multiprocessors of the current device, for launchers that size their tiles to fill the chip.

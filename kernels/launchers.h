@@ -24,6 +24,9 @@ void launch_tf32x3_ws(const Problem& p, cudaStream_t stream);  // 11_tf32x3_ws.c
 // The production fp32 kernel beside the ladder: step 6's tiling with a tile chosen per shape,
 // split-K and a deeper pipeline (fast/fast.cu).
 void launch_fast(const Problem& p, cudaStream_t stream);
+// The production fp32-accurate tensor-core kernel: 3×TF32 with a kernel and tile chosen per shape
+// (fast/tf32x3_fast.cu).
+void launch_tf32x3_fast(const Problem& p, cudaStream_t stream);
 void launch_auto(const Problem& p, cudaStream_t stream);         // auto.cpp
 void launch_cublas(const Problem& p, cudaStream_t stream);       // cublas.cu, TF32 off
 void launch_cublas_tf32(const Problem& p, cudaStream_t stream);  // cublas.cu, TF32 tensor cores

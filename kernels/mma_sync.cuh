@@ -29,10 +29,11 @@ struct MmaConfig {
 
 // Shared tile of one operand, laid out as the operand is in global memory. Fragment reads touch
 // (x = base + lane/4, k = base + lane%4): with a row stride ≡ 4 (mod 32) words for K-major tiles
-// and ≡ 8 (mod 32) for MN-major ones, the 32 lanes hit 32 different banks.
+// and ≡ 8 (mod 32) for MN-major ones, the 32 lanes hit 32 different banks. (An MN-major row of 16,
+// in tf32x3_fast's skinny tiles, is padded to 40.)
 template <int BK, int BX, bool KMajor>
 struct OperandTile {
-  static constexpr int kLds = KMajor ? BK + 4 : BX + 8;
+  static constexpr int kLds = KMajor ? BK + 4 : (BX + 31) / 32 * 32 + 8;
   static constexpr int kFloats = (KMajor ? BX : BK) * kLds;
   static_assert(kLds % 32 == (KMajor ? 4 : 8), "padding chosen for conflict-free fragment reads");
   __device__ static float get(const float* tile, int x, int k) {

@@ -23,6 +23,7 @@ enum class Kind {
   FastSmall,  // fast's small tile with a split-K policy (fast_candidate.cu, TUNE_SMALL)
   Tf32Large,  // step 7's large tile; its small tile as shipped (tf32_candidate.cu)
   Wgmma,      // step 8 or 9, the config as both large and small tile (wgmma_candidate.cu)
+  Tf32x3,     // a tf32x3_fast split tile, run on every shape (tf32x3_candidate.cu)
 };
 
 // How a FastSmall candidate splits K: plan_split_k's constants (split_k.cuh), or, with

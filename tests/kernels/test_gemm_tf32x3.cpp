@@ -2,7 +2,7 @@
 // or truncated to TF32, one product) misses the fp32 tolerance and its 3×TF32 counterpart (each
 // split into two TF32 parts, three products) meets it, in every layout: tf32 against tf32x3
 // (mma.sync), and wgmma_ws against tf32x3_ws (Hopper's wgmma). Each prints its worst error
-// ratio against the fp32 bound.
+// ratio against the fp32 bound. tf32x3_fast meets it too, on shapes that take each of its paths.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,13 +18,15 @@
 namespace gemm_test {
 namespace {
 
-// 4 layouts × 2 shapes, operands with magnitudes 2^-12 … 2^12.
-Batch wide_range_batch() {
+using Shapes = std::vector<std::tuple<int, int, int>>;
+
+// 4 layouts × the shapes (M, N, K), operands with magnitudes 2^-12 … 2^12.
+Batch wide_range_batch(const Shapes& shapes = {{128, 128, 256}, {256, 1024, 784}}) {
   std::vector<Case> cases;
   std::uint64_t seed = 1;
   for (gemm::Op a : {gemm::Op::N, gemm::Op::T})
     for (gemm::Op b : {gemm::Op::N, gemm::Op::T})
-      for (const auto& [m, n, k] : {std::tuple{128, 128, 256}, std::tuple{256, 1024, 784}}) {
+      for (const auto& [m, n, k] : shapes) {
         Case c;
         c.op_a = a, c.op_b = b, c.m = m, c.n = n, c.k = k;
         c.wide_range = true;
@@ -76,6 +78,16 @@ TEST(GemmTf32x3, WideRangeMissesTheFp32BoundWithTf32AndMeetsItWithTf32x3) {
 TEST(GemmTf32x3, WideRangeMissesTheFp32BoundWithWgmmaWsAndMeetsItWithTf32x3Ws) {
   VARIANT_TEST_OR_SKIP(gemm::find_variant("tf32x3_ws"));
   expect_split_meets_what_tf32_misses("wgmma_ws", "tf32x3_ws");
+}
+
+// Its narrow tiles (N or M ≤ 16), its short-K tile (K ≤ 32), step 11 as it is, and (TN only)
+// step 11 on K-major copies (M·N ≥ 512·(M + N)).
+TEST(GemmTf32x3, WideRangeMeetsTheFp32BoundOnEveryPathOfTf32x3Fast) {
+  VARIANT_TEST_OR_SKIP(gemm::find_variant("tf32x3_fast"));
+  const Batch batch = wide_range_batch(
+      {{256, 10, 1024}, {10, 1024, 256}, {256, 1024, 10}, {256, 1024, 784}, {1024, 1030, 77}});
+  const Outcome fast = against_fp32_bound("tf32x3_fast", batch);
+  EXPECT_EQ(fast.outside, 0) << fast.first;
 }
 
 }  // namespace

@@ -1,0 +1,57 @@
+// Times the tf32x3_fast split-tile candidates that tf32x3_tiles.sh compiled (candidate.h) at the
+// two MLPs' GEMMs with a dimension of 10, and the shipped variants at those and at weight-gradient
+// (TN) shapes, where tf32x3_fast's K-major copies decide against step 11 alone; each beside cuBLAS
+// fp32 through gemm_bench's timing harness, with its largest difference from cuBLAS fp32 (a
+// sanity check; the test suite is the correctness proof).
+#include <cstdio>
+#include <vector>
+
+#include "scripts/tune/candidate.h"
+#include "scripts/tune/tune_case.h"
+
+int main() {
+  using gemm::Op;
+  if (!gemm::cuda_device_available()) {
+    std::fprintf(stderr, "tf32x3_tiles: no usable CUDA device\n");
+    return 2;
+  }
+  if (const char* why = gemm::detail::wgmma_unavailable()) {
+    std::fprintf(stderr, "tf32x3_tiles: %s\n", why);
+    return 2;
+  }
+  const bench::Shape narrow[] = {{256, 10, 1024, Op::N, Op::T}, {512, 10, 4096, Op::N, Op::T},
+                                 {10, 1024, 256, Op::T, Op::N}, {10, 4096, 512, Op::T, Op::N},
+                                 {256, 1024, 10, Op::N, Op::N}, {512, 4096, 10, Op::N, Op::N}};
+  const bench::Shape weight_gradients[] = {
+      {1024, 784, 256, Op::T, Op::N},  {1024, 1024, 256, Op::T, Op::N},
+      {2048, 2048, 256, Op::T, Op::N}, {4096, 784, 512, Op::T, Op::N},
+      {4096, 4096, 512, Op::T, Op::N}, {4096, 4096, 4096, Op::T, Op::N}};
+  struct Entry {
+    const char* name;
+    tune::LaunchFn launch;
+  };
+  const std::vector<Entry> shipped = {{"fast", gemm::detail::launch_fast},
+                                      {"tf32x3", gemm::detail::launch_tf32x3},
+                                      {"tf32x3_ws", gemm::detail::launch_tf32x3_ws},
+                                      {"tf32x3_fast", gemm::detail::launch_tf32x3_fast}};
+  std::vector<Entry> all = shipped;
+  for (const tune::Candidate& cand : tune::candidates()) all.push_back({cand.name, cand.launch});
+  try {
+    bench::Timer timer(nullptr);
+    auto sweep = [&](const bench::Shape& s, const std::vector<Entry>& entries) {
+      tune::Case c(s, timer);
+      const tune::Case::Baselines cublas = c.time_cublas();
+      for (const Entry& e : entries) {
+        const double ms = c.median_ms(e.launch);
+        std::printf("  %-14s %7.2f TF  %6.1f%% of cublas  %7.1f us  maxerr %.2e\n", e.name,
+                    c.tflops(ms), 100.0 * cublas.fp32_ms / ms, 1e3 * ms, c.max_error());
+      }
+    };
+    for (const bench::Shape& s : narrow) sweep(s, all);
+    for (const bench::Shape& s : weight_gradients) sweep(s, shipped);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tf32x3_tiles: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
