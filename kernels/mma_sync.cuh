@@ -14,11 +14,15 @@ namespace gemm::detail {
 
 constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 8;  // mma.sync.m16n8k8 shape
 
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int Stages_>
+// StagedOutput_: the output tile goes through shared memory to be stored a float4 row at a time
+// (tf32x3_fast's short-K tile, whose blocks do little but store); otherwise each thread stores its
+// fragments straight to C.
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int Stages_, bool StagedOutput_ = false>
 struct MmaConfig {
   static constexpr int kBm = BM_, kBn = BN_, kBk = BK_;  // block tile
   static constexpr int kWm = WM_, kWn = WN_;             // warp tile
   static constexpr int kStages = Stages_;
+  static constexpr bool kStagedOutput = StagedOutput_;
   static constexpr int kWarpsM = kBm / kWm, kWarpsN = kBn / kWn;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int kFragsM = kWm / kMmaM, kFragsN = kWn / kMmaN;  // MMA tiles per warp tile
@@ -112,17 +116,38 @@ __global__ void __launch_bounds__(Cfg::kThreads)
       });
 
   // Accumulator fragment: (group, 2·quad + {0,1}) and (group + 8, 2·quad + {0,1}).
+  if constexpr (Cfg::kStagedOutput) {
+    constexpr int kOutputLd = Cfg::kBn + 8;
+    static_assert(kOutputLd % 32 == 8,
+                  "a row stride ≡ 8 (mod 32) makes the float2 writes conflict-free");
+    static_assert(Cfg::kBm * kOutputLd <= Cfg::kStages * kStageFloats,
+                  "the staged output tile must fit in the pipeline's shared memory");
+    cp_async_wait<0>();
+    __syncthreads();  // every warp is done reading the stages
 #pragma unroll
-  for (int i = 0; i < Cfg::kFragsM; ++i)
+    for (int i = 0; i < Cfg::kFragsM; ++i)
 #pragma unroll
-    for (int j = 0; j < Cfg::kFragsN; ++j) {
-      const int row = m0 + warp_row + i * kMmaM + group;
-      const int col = n0 + warp_col + j * kMmaN + 2 * quad;
-      c.store(row, col, acc[i][j][0]);
-      c.store(row, col + 1, acc[i][j][1]);
-      c.store(row + 8, col, acc[i][j][2]);
-      c.store(row + 8, col + 1, acc[i][j][3]);
-    }
+      for (int j = 0; j < Cfg::kFragsN; ++j) {
+        float* out = smem + (warp_row + i * kMmaM + group) * kOutputLd + warp_col + j * kMmaN;
+        *reinterpret_cast<float2*>(out + 2 * quad) = make_float2(acc[i][j][0], acc[i][j][1]);
+        *reinterpret_cast<float2*>(out + 8 * kOutputLd + 2 * quad) =
+            make_float2(acc[i][j][2], acc[i][j][3]);
+      }
+    __syncthreads();
+    store_staged_tile<Cfg::kBm, Cfg::kBn, kOutputLd, Cfg::kThreads>(c, smem, m0, n0, tid);
+  } else {
+#pragma unroll
+    for (int i = 0; i < Cfg::kFragsM; ++i)
+#pragma unroll
+      for (int j = 0; j < Cfg::kFragsN; ++j) {
+        const int row = m0 + warp_row + i * kMmaM + group;
+        const int col = n0 + warp_col + j * kMmaN + 2 * quad;
+        c.store(row, col, acc[i][j][0]);
+        c.store(row, col + 1, acc[i][j][1]);
+        c.store(row + 8, col, acc[i][j][2]);
+        c.store(row + 8, col + 1, acc[i][j][3]);
+      }
+  }
 }
 
 template <class Cfg, class Arithmetic>

@@ -260,17 +260,4 @@ __device__ __forceinline__ void stage_warpgroup_tile(float* rows,
     }
 }
 
-// Stores a BM×BN tile staged in shared memory (row stride LD) to C at (m0, n0): NT threads, BN/4
-// per row, each a float4 of consecutive columns, so a warp writes whole 128-byte lines.
-template <int BM, int BN, int LD, int NT>
-__device__ __forceinline__ void store_staged_tile(const Epilogue& c, const float* tile, int m0,
-                                                  int n0, int tid) {
-  static_assert(BN % 4 == 0 && LD % 4 == 0 && NT % (BN / 4) == 0,
-                "a row is read a float4 at a time by a whole number of row groups of threads");
-  constexpr int kRowsPerPass = NT / (BN / 4);
-  const int col = (tid % (BN / 4)) * 4;
-  for (int r = tid / (BN / 4); r < BM; r += kRowsPerPass)
-    c.store4(m0 + r, n0 + col, *reinterpret_cast<const float4*>(tile + r * LD + col));
-}
-
 }  // namespace gemm::detail

@@ -21,8 +21,9 @@ flags=(-std=c++17 -O3 "-gencode=arch=compute_90a,code=sm_90a" --expt-relaxed-con
   ${TUNE_NVCC_FLAGS:-})
 source scripts/tune/candidates.sh
 
-# name, blocks per multiprocessor, then MmaConfig<BM, BN, BK, WM, WN, stages>. n: 16 columns, m:
-# 16 rows, k: one K tile. Shipped: n64x16, m16x64, k32x64 (4 blocks per multiprocessor).
+# name, blocks per multiprocessor, then MmaConfig<BM, BN, BK, WM, WN, stages[, staged output]>.
+# n: 16 columns, m: 16 rows, k: one K tile (s: output staged). Shipped: n64x16, m16x64, k32x64s
+# (4 blocks per multiprocessor).
 while read -r name bps cfg; do
   candidate "$name" scripts/tune/tf32x3_candidate.cu "$cfg" "-DTUNE_BPS=$bps"
 done <<'L'
@@ -40,5 +41,12 @@ k32x32 4 32, 32, 32, 16, 16, 2
 k64x64 4 64, 64, 32, 32, 32, 2
 k64x128 4 64, 128, 32, 32, 64, 2
 k128x128 4 128, 128, 32, 64, 32, 2
+k32x64s 4 32, 64, 32, 16, 32, 2, true
+k32x32s 4 32, 32, 32, 16, 16, 2, true
+k64x64s 4 64, 64, 32, 32, 32, 2, true
+k32x128s 4 32, 128, 32, 16, 64, 2, true
+k64x128s 4 64, 128, 32, 32, 64, 2, true
+k64x128s8 4 64, 128, 32, 32, 32, 2, true
+k128x128s 4 128, 128, 32, 64, 32, 2, true
 L
 build_and_run scripts/tune/tf32x3_tiles_main.cu "$work/tf32x3_tiles" "no candidates"
