@@ -4,7 +4,9 @@
 //     weight gradient, M = 10): step 10's mma.sync kernel with a 16-wide tile, K split across
 //     blocks. wgmma's tiles are at least 64 rows; step 11's 128×128 tile would be 92% padding.
 //   short K: K at most one K tile (32; the output layer's input gradient, K = 10): step 10's
-//     kernel with a small tile, so that the grid, which only writes C, fills the chip.
+//     kernel with its output staged in shared memory and stored a row at a time, since these
+//     blocks do little but store; a 64×128 tile where that gives every multiprocessor a block,
+//     else 16×64.
 //   on Hopper, the rest: step 11's kernel. Where both operands are MN-major (TN, the weight
 //     gradients) and the GEMM does at least kTransposeMinFlopsPerElement flops per element it
 //     would transpose, both are first copied K-major into a workspace and the GEMM runs as NT,
@@ -21,14 +23,14 @@
 namespace gemm::detail {
 namespace {
 
-using NarrowNTile = MmaConfig<64, 16, 32, 16, 16, 3>;  // 4 warps, 16×16 each
-using NarrowMTile = MmaConfig<16, 64, 32, 16, 16, 3>;  // 4 warps, 16×16 each
-// 4 warps, 16×32 each; its output staged, to be stored a row at a time
-using ShortKTile = MmaConfig<32, 64, 32, 16, 32, 2, true>;
+using NarrowNTile = MmaConfig<64, 16, 32, 16, 16, 3>;             // 4 warps, 16×16 each
+using NarrowMTile = MmaConfig<16, 64, 32, 16, 16, 3>;             // 4 warps, 16×16 each
+using ShortKLargeTile = MmaConfig<64, 128, 32, 32, 64, 2, true>;  // 4 warps, 32×64 each
+using ShortKSmallTile = MmaConfig<16, 64, 32, 16, 16, 2, true>;   // 4 warps, 16×16 each
 
 // An output narrower than this in M or N takes a narrow tile; K up to this takes the short-K one.
 constexpr int kNarrow = 16;
-constexpr int kShortK = ShortKTile::kBk;
+constexpr int kShortK = ShortKLargeTile::kBk;
 static_assert(NarrowNTile::kBn == kNarrow && NarrowMTile::kBm == kNarrow,
               "a narrow tile is exactly as wide as the outputs it serves");
 
@@ -105,7 +107,10 @@ void launch_tf32x3_fast(const Problem& p, cudaStream_t stream) {
   } else if (p.m <= kNarrow) {
     launch_split_tile<NarrowMTile>(p, stream);
   } else if (p.k <= kShortK) {
-    launch_split_tile<ShortKTile>(p, stream);
+    if (tile_count<ShortKLargeTile::kBm, ShortKLargeTile::kBn>(p) >= multiprocessor_count())
+      launch_split_tile<ShortKLargeTile>(p, stream);
+    else
+      launch_split_tile<ShortKSmallTile>(p, stream);
   } else if (wgmma_unavailable()) {
     launch_tf32x3(p, stream);
   } else if (worth_transposing(p)) {

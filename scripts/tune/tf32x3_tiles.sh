@@ -22,8 +22,8 @@ flags=(-std=c++17 -O3 "-gencode=arch=compute_90a,code=sm_90a" --expt-relaxed-con
 source scripts/tune/candidates.sh
 
 # name, blocks per multiprocessor, then MmaConfig<BM, BN, BK, WM, WN, stages[, staged output]>.
-# n: 16 columns, m: 16 rows, k: one K tile (s: output staged). Shipped: n64x16, m16x64, k32x64s
-# (4 blocks per multiprocessor).
+# n: 16 columns, m: 16 rows, k: one K tile (s: output staged). Shipped: n64x16, m16x64, k64x128s
+# where it fills the chip, else k16x64s (4 blocks per multiprocessor).
 while read -r name bps cfg; do
   candidate "$name" scripts/tune/tf32x3_candidate.cu "$cfg" "-DTUNE_BPS=$bps"
 done <<'L'
@@ -42,6 +42,7 @@ k64x64 4 64, 64, 32, 32, 32, 2
 k64x128 4 64, 128, 32, 32, 64, 2
 k128x128 4 128, 128, 32, 64, 32, 2
 k32x64s 4 32, 64, 32, 16, 32, 2, true
+k16x64s 4 16, 64, 32, 16, 16, 2, true
 k32x32s 4 32, 32, 32, 16, 16, 2, true
 k64x64s 4 64, 64, 32, 32, 32, 2, true
 k32x128s 4 32, 128, 32, 16, 64, 2, true
