@@ -1,8 +1,19 @@
-# shellcheck shell=bash disable=SC2154  # nvcc, flags, work and lib come from the sourcing script
-# Sourced by tune_tiles.sh and wgmma_tiles.sh: compiles tune candidates (candidate.h) in parallel,
-# each config given to nvcc as -D macros (no source is copied or edited), and links them with a
-# tune program and the kernels library. Needs, set by the sourcing script: nvcc, flags (an array
-# of nvcc flags), work (an empty folder), lib (libgemm_kernels.a).
+# shellcheck shell=bash disable=SC2154  # flags comes from the sourcing script
+# Sourced by tune_tiles.sh, wgmma_tiles.sh and tf32x3_tiles.sh, from the repository root: compiles
+# tune candidates (candidate.h) in parallel, each config given to nvcc as -D macros (no source is
+# copied or edited), and links them with a tune program and the kernels library. The sourcing
+# script calls tune_prepare, then sets flags (an array of nvcc flags).
+
+# tune_prepare PROGRAM BUILD FOLDER: sets lib (BUILD's libgemm_kernels.a, which must exist), nvcc
+# ($NVCC, else the one on PATH or in /usr/local/cuda) and work (BUILD/FOLDER, emptied).
+tune_prepare() {
+  lib="$2/kernels/libgemm_kernels.a"
+  [ -f "$lib" ] || { echo "$1: $lib not found; build the project first" >&2; exit 2; }
+  nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+  work="$2/$3"
+  rm -rf "$work" && mkdir -p "$work"
+}
+
 candidate_pids=()
 candidate_objects=()
 candidates_start=$SECONDS

@@ -11,15 +11,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-gpu}
-lib="$build/kernels/libgemm_kernels.a"
-[ -f "$lib" ] || { echo "tf32x3_tiles: $lib not found; build the project first" >&2; exit 2; }
-nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-work="$build/tf32x3_tune"
-rm -rf "$work" && mkdir -p "$work"
+source scripts/tune/candidates.sh
+tune_prepare tf32x3_tiles "$build" tf32x3_tune
 # shellcheck disable=SC2206
 flags=(-std=c++17 -O3 "-gencode=arch=compute_90a,code=sm_90a" --expt-relaxed-constexpr -I.
   ${TUNE_NVCC_FLAGS:-})
-source scripts/tune/candidates.sh
 
 # name, blocks per multiprocessor, then MmaConfig<BM, BN, BK, WM, WN, stages[, staged output]>.
 # n: 16 columns, m: 16 rows, k: one K tile (s: output staged). Shipped: n64x16, m16x64, k64x128s

@@ -11,14 +11,7 @@
 
 int main() {
   using gemm::Op;
-  if (!gemm::cuda_device_available()) {
-    std::fprintf(stderr, "tf32x3_tiles: no usable CUDA device\n");
-    return 2;
-  }
-  if (const char* why = gemm::detail::wgmma_unavailable()) {
-    std::fprintf(stderr, "tf32x3_tiles: %s\n", why);
-    return 2;
-  }
+  if (!tune::device_ready("tf32x3_tiles", true)) return 2;
   const bench::Shape narrow[] = {{256, 10, 1024, Op::N, Op::T}, {512, 10, 4096, Op::N, Op::T},
                                  {10, 1024, 256, Op::T, Op::N}, {10, 4096, 512, Op::T, Op::N},
                                  {256, 1024, 10, Op::N, Op::N}, {512, 4096, 10, Op::N, Op::N}};

@@ -19,6 +19,20 @@
 
 namespace tune {
 
+// Whether tune program `program` can run here: a usable CUDA device and, with needs_wgmma, one
+// that runs the sm_90a steps; otherwise says why on stderr.
+inline bool device_ready(const char* program, bool needs_wgmma) {
+  if (!gemm::cuda_device_available()) {
+    std::fprintf(stderr, "%s: no usable CUDA device\n", program);
+    return false;
+  }
+  if (const char* why = needs_wgmma ? gemm::detail::wgmma_unavailable() : nullptr) {
+    std::fprintf(stderr, "%s: %s\n", program, why);
+    return false;
+  }
+  return true;
+}
+
 class Case {
  public:
   Case(const bench::Shape& shape, bench::Timer& timer)

@@ -19,14 +19,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-gpu}
 sections=",${2:-large,tf32,small},"
-lib="$build/kernels/libgemm_kernels.a"
-[ -f "$lib" ] || { echo "tune_tiles: $lib not found; build the project first" >&2; exit 2; }
-nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-work="$build/tune"
-rm -rf "$work" && mkdir -p "$work"
+source scripts/tune/candidates.sh
+tune_prepare tune_tiles "$build" tune
 # shellcheck disable=SC2206
 flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I. ${TUNE_NVCC_FLAGS:-})
-source scripts/tune/candidates.sh
 
 # candidates_from <source> [nvcc flags…]: one candidate per "name config" line of stdin.
 candidates_from() {

@@ -98,10 +98,7 @@ void small_section(bench::Timer& timer) {
 }  // namespace
 
 int main() {
-  if (!gemm::cuda_device_available()) {
-    std::fprintf(stderr, "tune_tiles: no usable CUDA device\n");
-    return 2;
-  }
+  if (!tune::device_ready("tune_tiles", false)) return 2;
   try {
     bench::Timer timer(nullptr);
     if (tune::any_of_kind(Kind::FastLarge) || tune::any_of_kind(Kind::Tf32Large))

@@ -12,15 +12,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-gpu}
 steps=${2:-all}
-lib="$build/kernels/libgemm_kernels.a"
-[ -f "$lib" ] || { echo "wgmma_tiles: $lib not found; build the project first" >&2; exit 2; }
-nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-work="$build/wgmma_tune"
-rm -rf "$work" && mkdir -p "$work"
+source scripts/tune/candidates.sh
+tune_prepare wgmma_tiles "$build" wgmma_tune
 # shellcheck disable=SC2206
 flags=(-std=c++17 -O3 "-gencode=arch=compute_90a,code=sm_90a" --expt-relaxed-constexpr -I.
   ${TUNE_NVCC_FLAGS:-})
-source scripts/tune/candidates.sh
 
 # step, name, then the step's config arguments: 08's WgmmaConfig<BM, BN, BK, stages>, 09's
 # WsConfig<BM, BN, stages, consumer warpgroups>. Shipped: w256x128k32s4 and ws256x128s4c2 as the

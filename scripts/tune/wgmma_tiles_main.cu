@@ -10,14 +10,7 @@
 
 int main() {
   using gemm::Op;
-  if (!gemm::cuda_device_available()) {
-    std::fprintf(stderr, "wgmma_tiles: no usable CUDA device\n");
-    return 2;
-  }
-  if (const char* why = gemm::detail::wgmma_unavailable()) {
-    std::fprintf(stderr, "wgmma_tiles: %s\n", why);
-    return 2;
-  }
+  if (!tune::device_ready("wgmma_tiles", true)) return 2;
   const bench::Shape shapes[] = {{4096, 4096, 4096, Op::N, Op::N}, {4096, 4096, 4096, Op::N, Op::T},
                                  {4096, 4096, 4096, Op::T, Op::N}, {8192, 8192, 8192, Op::N, Op::N},
                                  {2048, 2048, 2048, Op::N, Op::N}, {256, 1024, 784, Op::N, Op::T},
