@@ -39,6 +39,8 @@ const std::vector<Variant>& variants() {
       {"fast", Device::CUDA, Precision::FP32,
        "production fp32: warptile with a tile per shape, a deeper pipeline and split-K",
        launch_fast},
+      {"tf32_fast", Device::CUDA, Precision::TF32,
+       "production TF32: wgmma_ws, TN weight gradients on K-major copies", launch_tf32_fast},
       {"tf32x3_fast", Device::CUDA, Precision::FP32,
        "production 3xTF32: steps 10 and 11 with a kernel and tile per shape", launch_tf32x3_fast},
       {"auto", Device::CUDA, Precision::FP32,

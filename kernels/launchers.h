@@ -27,6 +27,8 @@ void launch_fast(const Problem& p, cudaStream_t stream);
 // The production fp32-accurate tensor-core kernel: 3×TF32 with a kernel and tile chosen per shape
 // (fast/tf32x3_fast.cu).
 void launch_tf32x3_fast(const Problem& p, cudaStream_t stream);
+// The production TF32 kernel: step 9, TN weight gradients on K-major copies (fast/tf32_fast.cu).
+void launch_tf32_fast(const Problem& p, cudaStream_t stream);
 void launch_auto(const Problem& p, cudaStream_t stream);         // auto.cpp
 void launch_cublas(const Problem& p, cudaStream_t stream);       // cublas.cu, TF32 off
 void launch_cublas_tf32(const Problem& p, cudaStream_t stream);  // cublas.cu, TF32 tensor cores

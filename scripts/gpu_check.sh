@@ -46,7 +46,7 @@
 #                 source's (default: git rev-parse --short HEAD)
 #   TRAIN_EPOCHS  epochs for the training comparison (default 2)
 #   TRAIN_COMPARE variants added to every fp32 device variant in --compare (default:
-#                 tf32,wgmma,wgmma_ws,cublas_tf32)
+#                 tf32,wgmma,wgmma_ws,tf32_fast,cublas_tf32)
 #   VS_ARGS       extra scripts/vs_pytorch.py arguments (word-split), e.g. "--epochs 3"
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -271,7 +271,7 @@ if [[ $steps == *,train,* ]]; then
         mode_args=(--no-graph)
       fi
       start=$SECONDS
-      if run_logged "$main_log" "$train" --compare "${TRAIN_COMPARE:-tf32,wgmma,wgmma_ws,cublas_tf32}" \
+      if run_logged "$main_log" "$train" --compare "${TRAIN_COMPARE:-tf32,wgmma,wgmma_ws,tf32_fast,cublas_tf32}" \
           --epochs "${TRAIN_EPOCHS:-2}" --data-dir "$mnist_dir" --results "$results" "${mode_args[@]}"; then
         note "train ($mode): ok in $((SECONDS - start)) s ($(basename "$results"))"
       else

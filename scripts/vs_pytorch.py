@@ -68,7 +68,7 @@ def parse_args(argv):
                     default=os.path.join(ROOT, "build-gpu", "apps", "train_mlp", "train_mlp"))
     ap.add_argument("--fp32-variants", default="fast,tf32x3_ws,tf32x3_fast",
                     help="train_mlp --gemm variants for fp32 (cublas is always added)")
-    ap.add_argument("--tf32-variants", default="tf32,wgmma_ws,cublas_tf32",
+    ap.add_argument("--tf32-variants", default="tf32,wgmma_ws,tf32_fast,cublas_tf32",
                     help="train_mlp --gemm variants for tf32")
     ap.add_argument("--train-mlp-args", default="", help="extra train_mlp flags, one string")
     ap.add_argument("--csv", default=os.path.join(ROOT, "docs", "results", "vs_pytorch.csv"),

@@ -1,11 +1,13 @@
 // Times the tf32x3_fast split-tile candidates that tf32x3_tiles.sh compiled (candidate.h) at the
-// two MLPs' GEMMs with a dimension of 10, and the shipped variants at those and at weight-gradient
-// (TN) shapes, where tf32x3_fast's K-major copies decide against step 11 alone; each beside cuBLAS
-// fp32 through gemm_bench's timing harness, with its largest difference from cuBLAS fp32 (a
-// sanity check; the test suite is the correctness proof).
+// two MLPs' GEMMs with a dimension of 10, beside the shipped variants; and at weight-gradient (TN)
+// shapes steps 11 and 9 alone, on K-major copies, and as tf32x3_fast and tf32_fast choose, which
+// sets their thresholds. Each beside cuBLAS fp32 (and TF32) through gemm_bench's timing harness,
+// with its largest difference from cuBLAS fp32 (a sanity check; the test suite is the correctness
+// proof; TF32 differs by about 1e-2).
 #include <cstdio>
 #include <vector>
 
+#include "kernels/fast/k_major_copies.h"
 #include "scripts/tune/candidate.h"
 #include "scripts/tune/tune_case.h"
 
@@ -27,6 +29,20 @@ int main() {
                                       {"tf32x3", gemm::detail::launch_tf32x3},
                                       {"tf32x3_ws", gemm::detail::launch_tf32x3_ws},
                                       {"tf32x3_fast", gemm::detail::launch_tf32x3_fast}};
+  // Steps 11 and 9 alone, on K-major copies (k_major_copies.h) whatever the thresholds say, and
+  // as the production variants choose.
+  const std::vector<Entry> weight_gradient_entries = {
+      {"tf32x3_ws", gemm::detail::launch_tf32x3_ws},
+      {"tf32x3_fast", gemm::detail::launch_tf32x3_fast},
+      {"tf32x3_ws+copies",
+       [](const gemm::Problem& p, cudaStream_t s) {
+         gemm::detail::launch_tn_on_k_major_copies(p, s, gemm::detail::launch_tf32x3_ws);
+       }},
+      {"wgmma_ws", gemm::detail::launch_wgmma_ws},
+      {"tf32_fast", gemm::detail::launch_tf32_fast},
+      {"wgmma_ws+copies", [](const gemm::Problem& p, cudaStream_t s) {
+         gemm::detail::launch_tn_on_k_major_copies(p, s, gemm::detail::launch_wgmma_ws);
+       }}};
   std::vector<Entry> all = shipped;
   for (const tune::Candidate& cand : tune::candidates()) all.push_back({cand.name, cand.launch});
   try {
@@ -36,12 +52,15 @@ int main() {
       const tune::Case::Baselines cublas = c.time_cublas();
       for (const Entry& e : entries) {
         const double ms = c.median_ms(e.launch);
-        std::printf("  %-14s %7.2f TF  %6.1f%% of cublas  %7.1f us  maxerr %.2e\n", e.name,
-                    c.tflops(ms), 100.0 * cublas.fp32_ms / ms, 1e3 * ms, c.max_error());
+        std::printf(
+            "  %-16s %7.2f TF  %6.1f%% of cublas  %6.1f%% of cublas_tf32  %7.1f us  "
+            "maxerr %.2e\n",
+            e.name, c.tflops(ms), 100.0 * cublas.fp32_ms / ms, 100.0 * cublas.tf32_ms / ms,
+            1e3 * ms, c.max_error());
       }
     };
     for (const bench::Shape& s : narrow) sweep(s, all);
-    for (const bench::Shape& s : weight_gradients) sweep(s, shipped);
+    for (const bench::Shape& s : weight_gradients) sweep(s, weight_gradient_entries);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tf32x3_tiles: %s\n", e.what());
     return 1;

@@ -1,0 +1,59 @@
+// The K-major copies of a TN GEMM (k_major_copies.h).
+//   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+#include <algorithm>
+
+#include "kernels/common.cuh"
+#include "kernels/fast/k_major_copies.h"
+
+namespace gemm::detail {
+namespace {
+
+// Copies of MN-major A (K×M, stored) and B (K×N) as K-major M×K and N×K matrices of row stride
+// ld_k, for the NT kernel. 32×32 blocks through shared memory (the column padded against bank
+// conflicts), read and written a row at a time; blockIdx.z picks the operand.
+constexpr int kTransposeTile = 32, kTransposeRows = 8;
+__global__ void __launch_bounds__(kTransposeTile* kTransposeRows)
+    transpose_to_k_major(Operand<false> a, Operand<false> b, float* a_k, float* b_k, int ld_k) {
+  const Operand<false>& op = blockIdx.z == 0 ? a : b;
+  float* dst = blockIdx.z == 0 ? a_k : b_k;
+  const int x0 = blockIdx.x * kTransposeTile, k0 = blockIdx.y * kTransposeTile;
+  if (x0 >= op.extent_x) return;  // the grid covers the longer of M and N
+  __shared__ float tile[kTransposeTile][kTransposeTile + 1];
+  for (int r = threadIdx.y; r < kTransposeTile; r += kTransposeRows)
+    tile[r][threadIdx.x] = op.at(x0 + threadIdx.x, k0 + r);  // along x, coalesced
+  __syncthreads();
+  for (int r = threadIdx.y; r < kTransposeTile; r += kTransposeRows) {
+    const int x = x0 + r, k = k0 + threadIdx.x;  // along k, coalesced
+    if (x < op.extent_x && k < op.extent_k) dst[int64_t(x) * ld_k + k] = tile[threadIdx.x][r];
+  }
+}
+
+}  // namespace
+
+bool k_major_copies_pay(const Problem& p, double min_flops_per_element) {
+  if (p.op_a != Op::T || p.op_b != Op::N) return false;
+  const double flops = 2.0 * p.m * p.n * p.k, copied = (double(p.m) + p.n) * p.k;
+  return flops >= min_flops_per_element * copied;
+}
+
+void launch_tn_on_k_major_copies(const Problem& p, cudaStream_t stream,
+                                 void (*launch_nt)(const Problem&, cudaStream_t)) {
+  if (p.op_a != Op::T || p.op_b != Op::N) throw Error("gemm: K-major copies serve TN only");
+  const int ld_k = (p.k + 3) / 4 * 4;  // 16-byte rows, as TMA needs
+  const long k_blocks = (p.k + kTransposeTile - 1) / kTransposeTile;
+  if (k_blocks > 65535) throw Error("gemm: K-major copies take K up to 2^21");
+  float* a_k =
+      stream_workspace(WorkspaceUse::Transpose, size_t(ld_k) * (size_t(p.m) + p.n), stream);
+  float* b_k = a_k + size_t(ld_k) * p.m;
+  const dim3 grid((std::max(p.m, p.n) + kTransposeTile - 1) / kTransposeTile, unsigned(k_blocks),
+                  2);
+  transpose_to_k_major<<<grid, dim3(kTransposeTile, kTransposeRows), 0, stream>>>(
+      operand_a<false>(p), operand_b<false>(p), a_k, b_k, ld_k);
+  CUDA_CHECK_LAUNCH();
+  Problem nt = p;
+  nt.op_a = Op::N, nt.a = a_k, nt.lda = ld_k;
+  nt.op_b = Op::T, nt.b = b_k, nt.ldb = ld_k;
+  launch_nt(nt, stream);
+}
+
+}  // namespace gemm::detail
