@@ -30,10 +30,10 @@ __global__ void __launch_bounds__(kTransposeTile* kTransposeRows)
 
 }  // namespace
 
-bool k_major_copies_pay(const Problem& p, double min_flops_per_element) {
+bool k_major_copies_pay(const Problem& p) {
   if (p.op_a != Op::T || p.op_b != Op::N) return false;
   const double flops = 2.0 * p.m * p.n * p.k, copied = (double(p.m) + p.n) * p.k;
-  return flops >= min_flops_per_element * copied;
+  return flops >= kCopiesMinFlopsPerElement * copied;
 }
 
 void launch_tn_on_k_major_copies(const Problem& p, cudaStream_t stream,

@@ -10,9 +10,14 @@
 
 namespace gemm::detail {
 
-// Whether p is TN and does at least min_flops_per_element flops (2·M·N·K) per element the copies
-// write ((M + N)·K).
-bool k_major_copies_pay(const Problem& p, double min_flops_per_element);
+// TN takes the copies from this many flops (2·M·N·K) per element they write ((M + N)·K), i.e.
+// where M·N ≥ 600·(M + N). Measured on the H200 (scripts/tune/tf32x3_tiles.sh) with steps 9 and
+// 11 alike: the copies lose at 1024 × 1024 × 256 (1024 flops per element), win at
+// 4096 × 784 × 512 (1316) and at every larger GEMM.
+constexpr double kCopiesMinFlopsPerElement = 1200;
+
+// Whether p is TN and does at least kCopiesMinFlopsPerElement flops per element the copies write.
+bool k_major_copies_pay(const Problem& p);
 
 // Copies A (stored K×M) and B (stored K×N) as M×K and N×K matrices into the Transpose workspace of
 // `stream`, then calls launch_nt on the same GEMM as NT over the copies (C, alpha, beta and the

@@ -8,8 +8,8 @@
 //     blocks do little but store; a 64×128 tile where that gives every multiprocessor a block,
 //     else 16×64.
 //   on Hopper, the rest: step 11's kernel. Where both operands are MN-major (TN, the weight
-//     gradients) and the GEMM does at least kCopiesMinFlopsPerElement flops per element it
-//     would transpose, both are first copied K-major into a workspace and the GEMM runs as NT,
+//     gradients) and the GEMM does enough work per element to transpose (k_major_copies_pay),
+//     both are first copied K-major into a workspace and the GEMM runs as NT,
 //     TMA straight into the tiles (k_major_copies.h): step 11 transposes each MN-major tile in
 //     shared memory, which costs TN two transposes per K tile (docs/KERNELS.md, "tf32x3_fast").
 //   elsewhere: step 10's kernel with its own tiles.
@@ -32,11 +32,6 @@ constexpr int kNarrow = 16;
 constexpr int kShortK = ShortKLargeTile::kBk;
 static_assert(NarrowNTile::kBn == kNarrow && NarrowMTile::kBm == kNarrow,
               "a narrow tile is exactly as wide as the outputs it serves");
-
-// TN takes the K-major copies from this many flops per element copied: 2·M·N·K / ((M + N)·K) ≥
-// 1200, i.e. M·N ≥ 600·(M + N). Measured: 1024 × 1024 (1024 flops per element) loses 11%,
-// 4096 × 784 (1316) gains 19%.
-constexpr double kCopiesMinFlopsPerElement = 1200;
 
 // A step-10 tile with K split across blocks until the grid gives BlocksPerSm blocks per
 // multiprocessor, in slices of at least kMinKTiles K tiles: these tiles are small and their
@@ -67,7 +62,7 @@ void launch_tf32x3_fast(const Problem& p, cudaStream_t stream) {
       launch_split_tile<ShortKSmallTile>(p, stream);
   } else if (wgmma_unavailable()) {
     launch_tf32x3(p, stream);
-  } else if (k_major_copies_pay(p, kCopiesMinFlopsPerElement)) {
+  } else if (k_major_copies_pay(p)) {
     launch_tn_on_k_major_copies(p, stream, launch_tf32x3_ws);
   } else {
     launch_tf32x3_ws(p, stream);

@@ -1,6 +1,6 @@
 // GemmProduction.*: a path of the production tensor-core variants that the correctness suite's
 // shapes are too small to reach: TN GEMMs that tf32_fast and tf32x3_fast run as NT on K-major
-// copies of A and B (kernels/fast/k_major_copies.h; tf32_fast from M·N ≥ 1800·(M + N)). K leaves
+// copies of A and B (kernels/fast/k_major_copies.h; from M·N ≥ 600·(M + N)). K leaves
 // the copies' rows padded; the second case has misaligned operands and leading dimensions. Each
 // is checked against the double reference in the variant's own tolerance.
 #include <gtest/gtest.h>
