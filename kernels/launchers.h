@@ -27,8 +27,14 @@ void launch_fast(const Problem& p, cudaStream_t stream);
 // The production fp32-accurate tensor-core kernel: 3×TF32 with a kernel and tile chosen per shape
 // (fast/tf32x3_fast.cu).
 void launch_tf32x3_fast(const Problem& p, cudaStream_t stream);
-// The production TF32 kernel: step 9, TN weight gradients on K-major copies (fast/tf32_fast.cu).
+// The production TF32 kernel: NN on the register-A kernel, TN weight gradients on K-major copies,
+// the rest on step 9 (fast/tf32_fast.cu).
 void launch_tf32_fast(const Problem& p, cudaStream_t stream);
+// tf32_fast's NN kernel: wgmma with B's fragments in registers (fast/wgmma_register_a.cu,
+// sm_90a). It serves NN with 16-byte aligned A and B and leading dimensions that are multiples of
+// 4; it throws for any other problem.
+bool wgmma_register_a_serves(const Problem& p);
+void launch_wgmma_register_a(const Problem& p, cudaStream_t stream);
 void launch_auto(const Problem& p, cudaStream_t stream);         // auto.cpp
 void launch_cublas(const Problem& p, cudaStream_t stream);       // cublas.cu, TF32 off
 void launch_cublas_tf32(const Problem& p, cudaStream_t stream);  // cublas.cu, TF32 tensor cores

@@ -249,22 +249,26 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 
 // A tensor map for TMA copies of one operand's tiles of bx rows (M or N) by 32 k. K-major:
 // boxes of 32 k (one 128-byte panel) × bx, 128-byte swizzled as wgmma.cuh's swizzled<bx>()
-// expects (the tile 1024-byte aligned). MN-major: boxes of bx × 32 k as stored, for a staging
-// slot. The operand must be 16-byte aligned with ld % 4 == 0 (Operand::vec4_ok); throws
-// gemm::Error otherwise or if the driver refuses the map.
+// expects (the tile 1024-byte aligned). MN-major: boxes of bx × 32 k, as stored for a staging
+// slot, or with swizzled_mn (bx = 32) each k's 128-byte row swizzled the same way, chunk c of
+// k at c ^ (k mod 8) (fast/wgmma_register_a.cu). The operand must be 16-byte aligned with
+// ld % 4 == 0 (Operand::vec4_ok); throws gemm::Error otherwise or if the driver refuses the map.
 template <bool KMajor>
-CUtensorMap make_tile_map(const Operand<KMajor>& op, int bx) {
+CUtensorMap make_tile_map(const Operand<KMajor>& op, int bx, bool swizzled_mn = false) {
   if (!op.vec4_ok) throw Error("gemm: a TMA tile map needs a 16-byte aligned operand, ld % 4 == 0");
+  if (swizzled_mn && (KMajor || bx != kPanelK))
+    throw Error("gemm: swizzled MN-major tile maps have boxes of 32 x by 32 k");
   CUtensorMap map{};
   const cuuint64_t k = cuuint64_t(op.extent_k), x = cuuint64_t(op.extent_x);
   const cuuint64_t dims[2] = {KMajor ? k : x, KMajor ? x : k};        // contiguous dim first
   const cuuint64_t strides[1] = {cuuint64_t(op.ld) * sizeof(float)};  // bytes per line
   const cuuint32_t box[2] = {cuuint32_t(KMajor ? kPanelK : bx), cuuint32_t(KMajor ? bx : kPanelK)};
   const cuuint32_t unit_steps[2] = {1, 1};
+  const bool swizzled = KMajor || swizzled_mn;
   const CUresult r =
       tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(op.p), dims,
                            strides, box, unit_steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                           KMajor ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                           swizzled ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw Error("gemm: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
@@ -273,11 +277,34 @@ CUtensorMap make_tile_map(const Operand<KMajor>& op, int bx) {
   return map;
 }
 
+// Launches a kernel of the form kernel<kClusterSplit>(a, b, c, k_per_split, maps…) over `grid`
+// with plan.splits K slices: summed in the cluster's shared memory where every cluster is resident
+// at once (at most 8 slices), otherwise through the workspace (split_k.cuh).
+template <auto kClusterKernel, auto kWorkspaceKernel, class OperandA, class OperandB, class... Maps>
+void launch_planned_split_k(const Problem& p, SplitK plan, dim3 grid, int threads, int smem_bytes,
+                            cudaStream_t stream, const OperandA& a, const OperandB& b,
+                            const Maps&... maps) {
+  grid.z = plan.splits;
+  if (plan.splits > 1 && plan.splits <= kMaxClusterSplits) {
+    allow_dynamic_smem<kClusterKernel>(smem_bytes);
+    if (clusters_fit_at_once(reinterpret_cast<const void*>(kClusterKernel), long(grid.x) * grid.y,
+                             plan.splits, threads, smem_bytes)) {
+      launch_split_k_cluster(kClusterKernel, grid, threads, smem_bytes, stream, a, b, epilogue(p),
+                             plan.k_per_split, maps...);
+      return;
+    }
+  }
+  allow_dynamic_smem<kWorkspaceKernel>(smem_bytes);
+  run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
+    kWorkspaceKernel<<<grid, threads, smem_bytes, stream>>>(a, b, c, k_per_split, maps...);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
 template <class Cfg>
 void launch_wgmma_ws_config(const Problem& p, SplitK plan, cudaStream_t stream) {
   with_layout(p, [&](auto a_k_major, auto b_k_major) {
     constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
-    constexpr int smem_bytes = Cfg::template For<KMajorA, KMajorB>::kSmemBytes;
     const Operand<KMajorA> a = operand_a<KMajorA>(p);
     const Operand<KMajorB> b = operand_b<KMajorB>(p);
     // TMA wherever the operand is aligned; a misaligned operand's map stays zero.
@@ -285,27 +312,10 @@ void launch_wgmma_ws_config(const Problem& p, SplitK plan, cudaStream_t stream) 
     CUtensorMap map_a{}, map_b{};
     if (tma_a) map_a = make_tile_map(a, Cfg::kBm);
     if (tma_b) map_b = make_tile_map(b, Cfg::kBn);
-    dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
-    grid.z = plan.splits;
-    // K slices sum in the cluster's shared memory where every cluster is resident at once (at
-    // most 8 slices); otherwise through the workspace.
-    if (plan.splits > 1 && plan.splits <= kMaxClusterSplits) {
-      constexpr auto kernel = wgmma_ws_kernel<Cfg, KMajorA, KMajorB, true>;
-      allow_dynamic_smem<kernel>(smem_bytes);
-      if (clusters_fit_at_once(reinterpret_cast<const void*>(kernel), long(grid.x) * grid.y,
-                               plan.splits, Cfg::kThreads, smem_bytes)) {
-        launch_split_k_cluster(kernel, grid, Cfg::kThreads, smem_bytes, stream, a, b, epilogue(p),
-                               plan.k_per_split, map_a, map_b, tma_a, tma_b);
-        return;
-      }
-    }
-    constexpr auto kernel = wgmma_ws_kernel<Cfg, KMajorA, KMajorB, false>;
-    allow_dynamic_smem<kernel>(smem_bytes);
-    run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
-      kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(a, b, c, k_per_split, map_a, map_b, tma_a,
-                                                          tma_b);
-      CUDA_CHECK_LAUNCH();
-    });
+    launch_planned_split_k<wgmma_ws_kernel<Cfg, KMajorA, KMajorB, true>,
+                           wgmma_ws_kernel<Cfg, KMajorA, KMajorB, false>>(
+        p, plan, tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads,
+        Cfg::template For<KMajorA, KMajorB>::kSmemBytes, stream, a, b, map_a, map_b, tma_a, tma_b);
   });
 }
 

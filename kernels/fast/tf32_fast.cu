@@ -1,8 +1,9 @@
 // Variant `tf32_fast`: the production TF32 kernel, beside the ladder; a TF32 variant, so it runs
-// only when named. On Hopper it is step 9 (wgmma_ws), except that a TN GEMM (the weight
-// gradients) large enough for the copies to pay runs as NT on K-major copies of its operands
-// (k_major_copies.h), as tf32x3_fast's does: step 9's producer would transpose both tiles of every
-// stage. Elsewhere, step 7.
+// only when named. On Hopper: an NN GEMM with aligned operands runs on the register-A kernel
+// (wgmma_register_a.cu), which reads B's fragments into registers where step 9's producer would
+// transpose B's tile at every stage; a TN GEMM (the weight gradients) large enough for the copies
+// to pay runs as NT on K-major copies of its operands (k_major_copies.h), as tf32x3_fast's does,
+// where step 9 would transpose both tiles; the rest runs on step 9 (wgmma_ws). Elsewhere, step 7.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/fast/k_major_copies.h"
 #include "kernels/launchers.h"
@@ -14,6 +15,8 @@ void launch_tf32_fast(const Problem& p, cudaStream_t stream) {
     launch_tf32_mma(p, stream);
   } else if (k_major_copies_pay(p)) {
     launch_tn_on_k_major_copies(p, stream, launch_wgmma_ws);
+  } else if (wgmma_register_a_serves(p)) {
+    launch_wgmma_register_a(p, stream);
   } else {
     launch_wgmma_ws(p, stream);
   }

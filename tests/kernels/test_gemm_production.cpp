@@ -1,9 +1,12 @@
-// GemmProduction.*: a path of the production tensor-core variants that the correctness suite's
-// shapes are too small to reach: TN GEMMs that tf32_fast and tf32x3_fast run as NT on K-major
-// copies of A and B (kernels/fast/k_major_copies.h; from M·N ≥ 600·(M + N)). K leaves
-// the copies' rows padded; the second case has misaligned operands and leading dimensions. Each
-// is checked against the double reference in the variant's own tolerance.
-// Also, without a GPU: the copies' threshold and layout check.
+// GemmProduction.*: paths of the production tensor-core variants that the correctness suite's
+// shapes are too small to reach. TN GEMMs that tf32_fast and tf32x3_fast run as NT on K-major
+// copies of A and B (kernels/fast/k_major_copies.h; from M·N ≥ 600·(M + N)): K leaves the copies'
+// rows padded; the second case has misaligned operands and leading dimensions. NN GEMMs that
+// tf32_fast runs on its register-A kernel (kernels/fast/wgmma_register_a.cu) with K split in a
+// cluster and through the workspace. Each is checked against the double reference in the
+// variant's own tolerance.
+// Also, without a GPU: the copies' threshold and layout check, and which NN the register-A kernel
+// serves.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -14,6 +17,7 @@
 #include "gpu_test.h"
 #include "kernels/fast/k_major_copies.h"
 #include "kernels/gemm.h"
+#include "kernels/launchers.h"
 
 namespace gemm_test {
 namespace {
@@ -42,6 +46,26 @@ TEST(GemmProduction, Tf32x3FastRunsLargeTnOnKMajorCopies) {
   expect_tn_on_copies_correct("tf32x3_fast");
 }
 
+// Tiles of 256 × 128: edge tiles in both directions with wide leading dimensions and K not a
+// multiple of 32 (unsplit); 48 tiles, K split in two in a cluster; one tile, K split in 16 through
+// the workspace; and misaligned operands, which go to step 9.
+TEST(GemmProduction, Tf32FastRunsNnOnTheRegisterAKernel) {
+  const gemm::Variant& variant = gemm::find_variant("tf32_fast");
+  VARIANT_TEST_OR_SKIP(variant);
+  std::vector<Case> cases(4);
+  cases[0].m = 1500, cases[0].n = 1400, cases[0].k = 77, cases[0].lda = 84, cases[0].ldb = 1412;
+  cases[1].m = 1000, cases[1].n = 1500, cases[1].k = 3000;
+  cases[2].m = 200, cases[2].n = 100, cases[2].k = 4099;
+  cases[3].m = 700, cases[3].n = 900, cases[3].k = 300, cases[3].off_b = 1, cases[3].lda = 301;
+  std::vector<Case> finished_cases;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    cases[i].seed = 10 + i;
+    finished_cases.push_back(finished(cases[i]));
+  }
+  const std::vector<std::string> failures = run_and_check(variant, Batch(finished_cases));
+  EXPECT_TRUE(failures.empty()) << failures.front();
+}
+
 gemm::Problem problem(gemm::Op op_a, gemm::Op op_b, int m, int n, int k) {
   gemm::Problem p{};
   p.op_a = op_a, p.op_b = op_b, p.m = m, p.n = n, p.k = k;
@@ -59,9 +83,32 @@ TEST(GemmProduction, KMajorCopiesPayFromTwelveHundredFlopsPerElementInTnOnly) {
   EXPECT_TRUE(k_major_copies_pay(problem(Op::T, Op::N, 1200, 1200, 1)));  // exactly 1200
   EXPECT_FALSE(k_major_copies_pay(problem(Op::T, Op::N, 1199, 1199, 1)));
   for (Op a : {Op::N, Op::T})
-    for (Op b : {Op::N, Op::T})
-      if (a != Op::T || b != Op::N)
+    for (Op b : {Op::N, Op::T}) {
+      if (a != Op::T || b != Op::N) {
         EXPECT_FALSE(k_major_copies_pay(problem(a, b, 4096, 4096, 512))) << gemm::layout_name(a, b);
+      }
+    }
+}
+
+TEST(GemmProduction, RegisterAKernelServesAlignedNnOnly) {
+  using gemm::Op;
+  alignas(16) static float buffer[64];
+  gemm::Problem p = problem(Op::N, Op::N, 8, 8, 8);
+  p.a = buffer, p.b = buffer, p.lda = 8, p.ldb = 8;
+  EXPECT_TRUE(gemm::detail::wgmma_register_a_serves(p));
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T}) {
+      gemm::Problem q = p;
+      q.op_a = a, q.op_b = b;
+      EXPECT_EQ(gemm::detail::wgmma_register_a_serves(q), a == Op::N && b == Op::N)
+          << gemm::layout_name(a, b);
+    }
+  gemm::Problem misaligned = p;
+  misaligned.b = buffer + 1;
+  EXPECT_FALSE(gemm::detail::wgmma_register_a_serves(misaligned));
+  gemm::Problem odd_ld = p;
+  odd_ld.lda = 9;
+  EXPECT_FALSE(gemm::detail::wgmma_register_a_serves(odd_ld));
 }
 
 TEST(GemmProduction, KMajorCopiesRefuseALayoutOtherThanTn) {

@@ -1,0 +1,228 @@
+// NN in TF32 with wgmma's A operand in registers: the production TF32 kernel's NN path
+// (tf32_fast.cu), beside the ladder. wgmma reads TF32 operands from shared memory only K-major, so
+// steps 8 and 9 transpose NN's B tile (K×N, N contiguous) in shared memory at every stage, and at
+// the large NN GEMMs that transpose sets the pace, not the tensor cores (docs/KERNELS.md,
+// "tf32_fast"). wgmma's A operand may instead come from registers, in any layout the threads can
+// load. So this kernel computes Cᵀ = Bᵀ·Aᵀ: B is wgmma's A, loaded by the consumers from the tile
+// as TMA lands it, and A (K-major) is wgmma's B, read from shared memory as steps 8 to 11 read it;
+// the output tile is staged back into C's layout. No thread transposes anything, so one producer
+// warp only issues the TMA copies. Aligned operands only (TMA); tf32_fast sends others to step 9.
+//   A: op(A) is M×K (K contiguous), B: op(B) is K×N (N contiguous), C is M×N. sm_90a.
+#include <string>
+
+#include "kernels/launchers.h"
+#include "kernels/wgmma_ws.cuh"
+
+namespace gemm::detail {
+namespace {
+
+// d[64×256] += a[64×8] · B[8×256], a in registers and B K-major in shared memory (as wgmma.cuh's
+// tiles). a is wgmma's A fragment: lane l of warp w holds rows r = 16w + l/4 and r + 8 at
+// k = l%4 and k + 4, as a[0] (r, k), a[1] (r + 8, k), a[2] (r, k + 4), a[3] (r + 8, k + 4).
+// d is held as store_warpgroup_tile says, over 32 blocks of 8 columns.
+__device__ __forceinline__ void wgmma_m64n256k8_register_a(float (&d)[128], const uint32_t (&a)[4],
+                                                           uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %133, 0;\n"  // scale-d = 1: d += a·B
+      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, "
+      "%8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, "
+      "%40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, "
+      "%56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, "
+      "%72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, "
+      "%88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, "
+      "%104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, "
+      "%120, %121, %122, %123, %124, %125, %126, %127"
+      "}, {%128, %129, %130, %131}, %132, accumulate, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+// A block computes a BM×BN tile of C as wgmma's Cᵀ: each consumer warpgroup owns 64 columns of C
+// (wgmma's M) by all BM rows (wgmma's N, one m64n256k8 per k step).
+template <int Consumers_, int Stages_>
+struct RegisterAConfig {
+  static constexpr int kConsumers = Consumers_, kStages = Stages_;
+  static constexpr int kBm = 256, kBn = 64 * kConsumers, kBk = kPanelK;
+  static constexpr int kThreads = 128 * kConsumers + 32;  // + one producer warp
+  // A stage: A's tile, K-major and swizzled as swizzled<BM>() says (one TMA box), then B's, BN/32
+  // boxes of 32 n by 32 k, each k a 128-byte row swizzled the same way.
+  static constexpr int kATileFloats = kBm * kBk, kBoxFloats = kPanelK * kBk;
+  static constexpr int kStageFloats = kATileFloats + kBn * kBk;
+  static constexpr int kOutputLd = kBn + 4;  // staged C rows, 16-byte aligned
+  static constexpr int kSmemBytes =
+      kStages * kStageFloats * int(sizeof(float)) + 2 * kStages * int(sizeof(uint64_t)) + 1024;
+  static_assert(kStageFloats % 256 == 0, "every stage and box starts on a 1024-byte swizzle atom");
+  static_assert(kBm * kOutputLd <= kStages * kStageFloats,
+                "the staged output tile must fit over the stages");
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
+};
+
+// Where a consumer thread's fragment element lies in its 64 columns of B's stage tile. The
+// fragment's row r (a column n of C) is chosen so that each load of a warp hits 32 banks: the 8
+// rows of lane group l%4 = const fall in two 16-byte chunks 4 apart (c and c + 4), which the
+// swizzle (chunk ^ k mod 8, k = l%4 or l%4 + 4) keeps apart for the 4 values of k. Rows
+// r = 16w + 8h + g (g = lane/4) are columns 32(w/2) + 4(2(w%2) + h) + g%4 + 16(g/4).
+__device__ __forceinline__ int fragment_column(int warp, int half, int g) {
+  return 32 * (warp / 2) + 4 * (2 * (warp % 2) + half) + g % 4 + 16 * (g / 4);
+}
+// Offset of element (column n, k) in a warpgroup's two boxes, for k < 8; the next k step of 8 is
+// 8 whole 128-byte rows further on, with the same swizzle.
+__device__ __forceinline__ int fragment_offset(int n, int k) {
+  return (n / kPanelK) * kPanelK * kPanelK + k * kPanelK + (((n % kPanelK) / 4) ^ k) * 4 + n % 4;
+}
+
+template <class Cfg, bool kClusterSplit>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_register_a_kernel(Operand<true> a, Operand<false> b, Epilogue c, int k_per_split,
+                            const __grid_constant__ CUtensorMap map_a,
+                            const __grid_constant__ CUtensorMap map_b) {
+  const int k_begin = blockIdx.z * k_per_split;
+  enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
+  extern __shared__ float smem_raw[];
+  float* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float);
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + Cfg::kStages * Cfg::kStageFloats);
+  uint64_t* empty = full + Cfg::kStages;
+  const int tid = threadIdx.x, warpgroup = tid / 128;
+  const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
+  auto a_tile = [&](int stage) { return smem + stage * Cfg::kStageFloats; };
+  auto b_tile = [&](int stage) { return a_tile(stage) + Cfg::kATileFloats; };
+  const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
+
+  if (tid == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      mbarrier_init(&full[s], 1);                       // the producer thread, + TMA bytes
+      mbarrier_init(&empty[s], 128 * Cfg::kConsumers);  // every consumer thread
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == Cfg::kConsumers) {
+    // Producer: one thread waits for the consumers to empty a stage and refills it by TMA.
+    if (tid == 128 * Cfg::kConsumers) {
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        const int stage = kt % Cfg::kStages, k = k_begin + kt * Cfg::kBk;
+        if (kt >= Cfg::kStages) mbarrier_wait(&empty[stage], (kt / Cfg::kStages - 1) & 1);
+        mbarrier_expect_bytes(&full[stage], Cfg::kStageFloats * int(sizeof(float)));
+        tma_load_tile(a_tile(stage), &map_a, k, m0, &full[stage]);
+        for (int box = 0; box < Cfg::kBn / kPanelK; ++box)
+          tma_load_tile(b_tile(stage) + box * Cfg::kBoxFloats, &map_b, n0 + box * kPanelK, k,
+                        &full[stage]);
+        mbarrier_arrive(&full[stage]);
+      }
+    }
+  } else {
+    // Consumers: a K tile is two halves of two k steps; a half's fragments are loaded into
+    // registers, then its k steps issued as one wgmma group. wgmma reads those registers
+    // asynchronously, and ptxas serialises every wgmma of a warpgroup that writes wgmma inputs
+    // while any of its groups is in flight; so a warpgroup loads only once its previous group has
+    // completed, and the other consumer's group keeps the tensor cores busy meanwhile. (A whole K
+    // tile's fragments at once need more registers than a thread of 288 has.)
+    const int lane = tid % 32, warp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
+    int offset[4];  // of a[0..3] in the first k step: rows r, r + 8 at k = t, then at k = t + 4
+    for (int i = 0; i < 4; ++i)
+      offset[i] = warpgroup * 64 * kPanelK +
+                  fragment_offset(fragment_column(warp, i % 2, g), t + 4 * (i / 2));
+    float acc[128] = {};
+    fence_operands(acc);
+    constexpr int kStepsPerHalf = Cfg::kBk / kWgmmaK / 2;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      const int stage = kt % Cfg::kStages;
+      mbarrier_wait(&full[stage], (kt / Cfg::kStages) & 1);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        wgmma_wait<0>();  // the previous half has completed: the registers (and its stage) are free
+        if (half == 0 && kt > 0) mbarrier_arrive(&empty[(kt - 1) % Cfg::kStages]);
+        uint32_t frag[kStepsPerHalf][4];
+#pragma unroll
+        for (int s = 0; s < kStepsPerHalf; ++s)
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+            frag[s][i] = __float_as_uint(
+                b_tile(stage)[offset[i] + (half * kStepsPerHalf + s) * kWgmmaK * kPanelK]);
+        wgmma_fence();
+#pragma unroll
+        for (int s = 0; s < kStepsPerHalf; ++s)
+          wgmma_m64n256k8_register_a(
+              acc, frag[s], sw128_descriptor(a_tile(stage) + (half * kStepsPerHalf + s) * kWgmmaK));
+        wgmma_commit();
+      }
+    }
+    wgmma_wait<0>();
+    fence_operands(acc);
+    // Once every consumer is done reading the stages, the output tile is staged over them in C's
+    // layout: acc[4j + 2h + e] is row r = 16·warp + 8h + g, column 8j + 2t + e of Cᵀ.
+    consumer_barrier(128 * Cfg::kConsumers);
+    for (int h = 0; h < 2; ++h) {
+      float* column = smem + warpgroup * 64 + fragment_column(warp, h, g);
+#pragma unroll
+      for (int j = 0; j < 32; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          column[(8 * j + 2 * t + e) * Cfg::kOutputLd] = acc[4 * j + 2 * h + e];
+    }
+  }
+
+  __syncthreads();
+  if constexpr (kClusterSplit) {
+    cluster_split_k_store<Cfg::kBm, Cfg::kBn, Cfg::kOutputLd, Cfg::kThreads>(c, smem, m0, n0, tid);
+  } else {
+    store_staged_tile<Cfg::kBm, Cfg::kBn, Cfg::kOutputLd, Cfg::kThreads>(c, smem, m0, n0, tid);
+  }
+}
+
+// Two consumers (a 256×128 tile of C) and 4 stages.
+using Tile = RegisterAConfig<2, 4>;
+
+}  // namespace
+
+bool wgmma_register_a_serves(const Problem& p) {
+  return p.op_a == Op::N && p.op_b == Op::N && operand_a<true>(p).vec4_ok &&
+         operand_b<false>(p).vec4_ok;
+}
+
+// The tile where it gives every multiprocessor a block; otherwise K split across blocks until the
+// grid fills one wave, as step 9's small tile does.
+void launch_wgmma_register_a(const Problem& p, cudaStream_t stream) {
+  if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
+  if (!wgmma_register_a_serves(p))
+    throw Error("gemm: the register-A wgmma kernel serves NN with 16-byte aligned A and B only");
+  const int sms = multiprocessor_count();
+  const long tiles = tile_count<Tile::kBm, Tile::kBn>(p);
+  const SplitK plan =
+      tiles >= sms ? SplitK{1, p.k} : plan_split_k<Tile::kBk>(p, tiles, sms, 1, 16, 4, true);
+  const Operand<true> a = operand_a<true>(p);
+  const Operand<false> b = operand_b<false>(p);
+  launch_planned_split_k<wgmma_register_a_kernel<Tile, true>, wgmma_register_a_kernel<Tile, false>>(
+      p, plan, tile_grid<Tile::kBm, Tile::kBn>(p), Tile::kThreads, Tile::kSmemBytes, stream, a, b,
+      make_tile_map(a, Tile::kBm), make_tile_map(b, kPanelK, /*swizzled_mn=*/true));
+}
+
+}  // namespace gemm::detail
