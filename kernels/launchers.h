@@ -34,6 +34,9 @@ void launch_tf32_fast(const Problem& p, cudaStream_t stream);
 // sm_90a). It serves NN with 16-byte aligned A and B and leading dimensions that are multiples of
 // 4; it throws for any other problem.
 bool wgmma_register_a_serves(const Problem& p);
+// Whether its grid for p's shape (one 256×128 tile, K split on small grids) gives at least half of
+// `sms` multiprocessors a block; on fewer, step 9's smaller tile is faster (docs/KERNELS.md).
+bool wgmma_register_a_fills_half(const Problem& p, int sms);
 void launch_wgmma_register_a(const Problem& p, cudaStream_t stream);
 void launch_auto(const Problem& p, cudaStream_t stream);         // auto.cpp
 void launch_cublas(const Problem& p, cudaStream_t stream);       // cublas.cu, TF32 off

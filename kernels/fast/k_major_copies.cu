@@ -36,24 +36,43 @@ bool k_major_copies_pay(const Problem& p) {
   return flops >= kCopiesMinFlopsPerElement * copied;
 }
 
-void launch_tn_on_k_major_copies(const Problem& p, cudaStream_t stream,
-                                 void (*launch_nt)(const Problem&, cudaStream_t)) {
+namespace {
+
+// Copies A, and with with_b B, K-major into the Transpose workspace (rows of ld_k floats, 16-byte
+// aligned as TMA needs): A as M×K from the workspace's start, B as N×K after it.
+float* copy_k_major(const Problem& p, bool with_b, int ld_k, cudaStream_t stream) {
   if (p.op_a != Op::T || p.op_b != Op::N) throw Error("gemm: K-major copies serve TN only");
-  const int ld_k = (p.k + 3) / 4 * 4;  // 16-byte rows, as TMA needs
   const long k_blocks = (p.k + kTransposeTile - 1) / kTransposeTile;
   if (k_blocks > 65535) throw Error("gemm: K-major copies take K up to 2^21");
-  float* a_k =
-      stream_workspace(WorkspaceUse::Transpose, size_t(ld_k) * (size_t(p.m) + p.n), stream);
-  float* b_k = a_k + size_t(ld_k) * p.m;
-  const dim3 grid((std::max(p.m, p.n) + kTransposeTile - 1) / kTransposeTile, unsigned(k_blocks),
-                  2);
+  const size_t rows = with_b ? size_t(p.m) + p.n : size_t(p.m);
+  float* a_k = stream_workspace(WorkspaceUse::Transpose, size_t(ld_k) * rows, stream);
+  const int x_extent = with_b ? std::max(p.m, p.n) : p.m;
+  const dim3 grid((x_extent + kTransposeTile - 1) / kTransposeTile, unsigned(k_blocks),
+                  with_b ? 2 : 1);
   transpose_to_k_major<<<grid, dim3(kTransposeTile, kTransposeRows), 0, stream>>>(
-      operand_a<false>(p), operand_b<false>(p), a_k, b_k, ld_k);
+      operand_a<false>(p), operand_b<false>(p), a_k, a_k + size_t(ld_k) * p.m, ld_k);
   CUDA_CHECK_LAUNCH();
+  return a_k;
+}
+
+}  // namespace
+
+void launch_tn_on_k_major_copies(const Problem& p, cudaStream_t stream,
+                                 void (*launch_nt)(const Problem&, cudaStream_t)) {
+  const int ld_k = (p.k + 3) / 4 * 4;
+  const float* a_k = copy_k_major(p, /*with_b=*/true, ld_k, stream);
   Problem nt = p;
   nt.op_a = Op::N, nt.a = a_k, nt.lda = ld_k;
-  nt.op_b = Op::T, nt.b = b_k, nt.ldb = ld_k;
+  nt.op_b = Op::T, nt.b = a_k + size_t(ld_k) * p.m, nt.ldb = ld_k;
   launch_nt(nt, stream);
+}
+
+void launch_tn_on_k_major_a(const Problem& p, cudaStream_t stream,
+                            void (*launch_nn)(const Problem&, cudaStream_t)) {
+  const int ld_k = (p.k + 3) / 4 * 4;
+  Problem nn = p;
+  nn.op_a = Op::N, nn.a = copy_k_major(p, /*with_b=*/false, ld_k, stream), nn.lda = ld_k;
+  launch_nn(nn, stream);
 }
 
 }  // namespace gemm::detail

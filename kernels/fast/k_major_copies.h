@@ -25,4 +25,9 @@ bool k_major_copies_pay(const Problem& p);
 void launch_tn_on_k_major_copies(const Problem& p, cudaStream_t stream,
                                  void (*launch_nt)(const Problem&, cudaStream_t));
 
+// Copies A alone as an M×K matrix into the Transpose workspace, then calls launch_nn on the same
+// GEMM as NN over the copy and B as it is. p must be TN.
+void launch_tn_on_k_major_a(const Problem& p, cudaStream_t stream,
+                            void (*launch_nn)(const Problem&, cudaStream_t));
+
 }  // namespace gemm::detail

@@ -5,6 +5,7 @@
 // to pay runs as NT on K-major copies of its operands (k_major_copies.h), as tf32x3_fast's does,
 // where step 9 would transpose both tiles; the rest runs on step 9 (wgmma_ws). Elsewhere, step 7.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+#include "kernels/common.cuh"
 #include "kernels/fast/k_major_copies.h"
 #include "kernels/launchers.h"
 
@@ -13,9 +14,17 @@ namespace gemm::detail {
 void launch_tf32_fast(const Problem& p, cudaStream_t stream) {
   if (wgmma_unavailable()) {
     launch_tf32_mma(p, stream);
-  } else if (k_major_copies_pay(p)) {
-    launch_tn_on_k_major_copies(p, stream, launch_wgmma_ws);
-  } else if (wgmma_register_a_serves(p)) {
+    return;
+  }
+  const int sms = multiprocessor_count();
+  if (k_major_copies_pay(p)) {
+    // B stays as it is where the register-A kernel can read it; it then needs A's copy only.
+    if (operand_b<false>(p).vec4_ok && wgmma_register_a_fills_half(p, sms)) {
+      launch_tn_on_k_major_a(p, stream, launch_wgmma_register_a);
+    } else {
+      launch_tn_on_k_major_copies(p, stream, launch_wgmma_ws);
+    }
+  } else if (wgmma_register_a_serves(p) && wgmma_register_a_fills_half(p, sms)) {
     launch_wgmma_register_a(p, stream);
   } else {
     launch_wgmma_ws(p, stream);

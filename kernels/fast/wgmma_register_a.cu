@@ -208,21 +208,31 @@ bool wgmma_register_a_serves(const Problem& p) {
          operand_b<false>(p).vec4_ok;
 }
 
+namespace {
+
 // The tile where it gives every multiprocessor a block; otherwise K split across blocks until the
 // grid fills one wave, as step 9's small tile does.
+SplitK register_a_plan(const Problem& p, int sms) {
+  const long tiles = tile_count<Tile::kBm, Tile::kBn>(p);
+  return tiles >= sms ? SplitK{1, p.k} : plan_split_k<Tile::kBk>(p, tiles, sms, 1, 16, 4, true);
+}
+
+}  // namespace
+
+bool wgmma_register_a_fills_half(const Problem& p, int sms) {
+  return 2 * tile_count<Tile::kBm, Tile::kBn>(p) * register_a_plan(p, sms).splits >= sms;
+}
+
 void launch_wgmma_register_a(const Problem& p, cudaStream_t stream) {
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
   if (!wgmma_register_a_serves(p))
     throw Error("gemm: the register-A wgmma kernel serves NN with 16-byte aligned A and B only");
-  const int sms = multiprocessor_count();
-  const long tiles = tile_count<Tile::kBm, Tile::kBn>(p);
-  const SplitK plan =
-      tiles >= sms ? SplitK{1, p.k} : plan_split_k<Tile::kBk>(p, tiles, sms, 1, 16, 4, true);
   const Operand<true> a = operand_a<true>(p);
   const Operand<false> b = operand_b<false>(p);
   launch_planned_split_k<wgmma_register_a_kernel<Tile, true>, wgmma_register_a_kernel<Tile, false>>(
-      p, plan, tile_grid<Tile::kBm, Tile::kBn>(p), Tile::kThreads, Tile::kSmemBytes, stream, a, b,
-      make_tile_map(a, Tile::kBm), make_tile_map(b, kPanelK, /*swizzled_mn=*/true));
+      p, register_a_plan(p, multiprocessor_count()), tile_grid<Tile::kBm, Tile::kBn>(p),
+      Tile::kThreads, Tile::kSmemBytes, stream, a, b, make_tile_map(a, Tile::kBm),
+      make_tile_map(b, kPanelK, /*swizzled_mn=*/true));
 }
 
 }  // namespace gemm::detail

@@ -1,9 +1,10 @@
 // Times the tf32x3_fast split-tile candidates that tf32x3_tiles.sh compiled (candidate.h) at the
-// two MLPs' GEMMs with a dimension of 10, beside the shipped variants; and at weight-gradient (TN)
-// shapes steps 11 and 9 alone, on K-major copies, and as tf32x3_fast and tf32_fast choose, which
-// sets their thresholds. Each beside cuBLAS fp32 (and TF32) through gemm_bench's timing harness,
-// with its largest difference from cuBLAS fp32 (a sanity check; the test suite is the correctness
-// proof; TF32 differs by about 1e-2).
+// two MLPs' GEMMs with a dimension of 10, beside the shipped variants. At weight-gradient (TN)
+// shapes: steps 11 and 9 alone, on K-major copies, and as tf32x3_fast and tf32_fast choose, which
+// sets their thresholds, and the register-A kernel on A's copy alone. At NN shapes: step 9 against
+// the register-A kernel, which sets tf32_fast's NN rule. Each beside cuBLAS fp32 (and TF32)
+// through gemm_bench's timing harness, with its largest difference from cuBLAS fp32 (a sanity
+// check; the test suite is the correctness proof; TF32 differs by about 1e-2).
 #include <cstdio>
 #include <vector>
 
@@ -40,9 +41,22 @@ int main() {
        }},
       {"wgmma_ws", gemm::detail::launch_wgmma_ws},
       {"tf32_fast", gemm::detail::launch_tf32_fast},
-      {"wgmma_ws+copies", [](const gemm::Problem& p, cudaStream_t s) {
+      {"wgmma_ws+copies",
+       [](const gemm::Problem& p, cudaStream_t s) {
          gemm::detail::launch_tn_on_k_major_copies(p, s, gemm::detail::launch_wgmma_ws);
+       }},
+      {"register_a+copy", [](const gemm::Problem& p, cudaStream_t s) {
+         gemm::detail::launch_tn_on_k_major_a(p, s, gemm::detail::launch_wgmma_register_a);
        }}};
+  // NN: step 9 against the register-A kernel, which tf32_fast runs where its grid fills at least
+  // half the chip.
+  const bench::Shape nn[] = {{256, 256, 256, Op::N, Op::N},    {512, 512, 512, Op::N, Op::N},
+                             {256, 784, 1024, Op::N, Op::N},   {256, 1024, 1024, Op::N, Op::N},
+                             {1024, 1024, 1024, Op::N, Op::N}, {512, 784, 4096, Op::N, Op::N},
+                             {2048, 2048, 512, Op::N, Op::N},  {4096, 4096, 4096, Op::N, Op::N}};
+  const std::vector<Entry> nn_entries = {{"wgmma_ws", gemm::detail::launch_wgmma_ws},
+                                         {"register_a", gemm::detail::launch_wgmma_register_a},
+                                         {"tf32_fast", gemm::detail::launch_tf32_fast}};
   std::vector<Entry> all = shipped;
   for (const tune::Candidate& cand : tune::candidates()) all.push_back({cand.name, cand.launch});
   try {
@@ -61,6 +75,7 @@ int main() {
     };
     for (const bench::Shape& s : narrow) sweep(s, all);
     for (const bench::Shape& s : weight_gradients) sweep(s, weight_gradient_entries);
+    for (const bench::Shape& s : nn) sweep(s, nn_entries);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tf32x3_tiles: %s\n", e.what());
     return 1;
