@@ -9,7 +9,7 @@ namespace gemm::detail {
 namespace {
 
 // Copies of MN-major A (K×M, stored) and B (K×N) as K-major M×K and N×K matrices of row stride
-// ld_k, for the NT kernel. 32×32 blocks through shared memory (the column padded against bank
+// ld_k. 32×32 blocks through shared memory (the column padded against bank
 // conflicts), read and written a row at a time; blockIdx.z picks the operand.
 constexpr int kTransposeTile = 32, kTransposeRows = 8;
 __global__ void __launch_bounds__(kTransposeTile* kTransposeRows)
@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(kTransposeTile* kTransposeRows)
   const Operand<false>& op = blockIdx.z == 0 ? a : b;
   float* dst = blockIdx.z == 0 ? a_k : b_k;
   const int x0 = blockIdx.x * kTransposeTile, k0 = blockIdx.y * kTransposeTile;
-  if (x0 >= op.extent_x) return;  // the grid covers the longer of M and N
+  if (x0 >= op.extent_x) return;  // the grid covers the longer of the operands copied
   __shared__ float tile[kTransposeTile][kTransposeTile + 1];
   for (int r = threadIdx.y; r < kTransposeTile; r += kTransposeRows)
     tile[r][threadIdx.x] = op.at(x0 + threadIdx.x, k0 + r);  // along x, coalesced

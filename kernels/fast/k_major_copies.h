@@ -1,8 +1,9 @@
-// A TN GEMM run as NT on K-major copies of its operands, for the production tensor-core variants
+// A TN GEMM run on K-major copies of its operands, for the production tensor-core variants
 // (tf32x3_fast.cu, tf32_fast.cu). Steps 9 and 11 land a K-major tile by TMA straight into the
 // swizzled layout wgmma reads, but transpose an MN-major one in shared memory, stage by stage; TN
-// has two. Where the GEMM does enough work per operand element, one transposing pass over A and B
-// costs less than those transposes.
+// has two. Where the GEMM does enough work per operand element, one transposing pass costs less
+// than those transposes: over A and B, then NT; or over A alone, then NN on tf32_fast's register-A
+// kernel, which reads MN-major B as it is (wgmma_register_a.cu).
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
 

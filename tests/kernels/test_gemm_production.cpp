@@ -1,10 +1,11 @@
 // GemmProduction.*: paths of the production tensor-core variants that the correctness suite's
-// shapes are too small to reach. TN GEMMs that tf32_fast and tf32x3_fast run as NT on K-major
-// copies of A and B (kernels/fast/k_major_copies.h; from M·N ≥ 600·(M + N)): K leaves the copies'
-// rows padded; the second case has misaligned operands and leading dimensions. NN GEMMs that
-// tf32_fast runs on its register-A kernel (kernels/fast/wgmma_register_a.cu) with K split in a
-// cluster and through the workspace. Each is checked against the double reference in the
-// variant's own tolerance.
+// shapes are too small to reach. TN GEMMs run on K-major copies (kernels/fast/k_major_copies.h;
+// from M·N ≥ 600·(M + N)): tf32x3_fast copies A and B and runs NT; tf32_fast copies A alone and
+// runs NN on its register-A kernel where B is aligned, else as tf32x3_fast does. K leaves the
+// copies' rows padded; the second case has misaligned operands and leading dimensions. NN GEMMs
+// that tf32_fast runs on its register-A kernel (kernels/fast/wgmma_register_a.cu, where its grid
+// gives half the multiprocessors a block), with K unsplit, split in a cluster, and split through
+// the workspace. Each is checked against the double reference in the variant's own tolerance.
 // Also, without a GPU: the copies' threshold and layout check, and which NN the register-A kernel
 // serves.
 #include <gtest/gtest.h>
@@ -46,16 +47,16 @@ TEST(GemmProduction, Tf32x3FastRunsLargeTnOnKMajorCopies) {
   expect_tn_on_copies_correct("tf32x3_fast");
 }
 
-// Tiles of 256 × 128: edge tiles in both directions with wide leading dimensions and K not a
-// multiple of 32 (unsplit); 48 tiles, K split in two in a cluster; one tile, K split in 16 through
-// the workspace; and misaligned operands, which go to step 9.
+// Tiles of 256 × 128 on the H200's 132 multiprocessors: 66 tiles with edges in both directions,
+// wide leading dimensions and K not a multiple of 32 (unsplit); 48 tiles, K split in two in a
+// cluster; 5 tiles, K split in 14 through the workspace; and misaligned operands (step 9).
 TEST(GemmProduction, Tf32FastRunsNnOnTheRegisterAKernel) {
   const gemm::Variant& variant = gemm::find_variant("tf32_fast");
   VARIANT_TEST_OR_SKIP(variant);
   std::vector<Case> cases(4);
   cases[0].m = 1500, cases[0].n = 1400, cases[0].k = 77, cases[0].lda = 84, cases[0].ldb = 1412;
   cases[1].m = 1000, cases[1].n = 1500, cases[1].k = 3000;
-  cases[2].m = 200, cases[2].n = 100, cases[2].k = 4099;
+  cases[2].m = 250, cases[2].n = 600, cases[2].k = 2100;
   cases[3].m = 700, cases[3].n = 900, cases[3].k = 300, cases[3].off_b = 1, cases[3].lda = 301;
   std::vector<Case> finished_cases;
   for (size_t i = 0; i < cases.size(); ++i) {
