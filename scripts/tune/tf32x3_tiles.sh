@@ -4,7 +4,8 @@
 # candidates.sh), then times every candidate on the MLPs' GEMMs with a dimension of 10, and the
 # shipped variants also at weight-gradient (TN) shapes, beside cuBLAS fp32 (tf32x3_tiles_main.cu).
 # The tiles and the TN rule tf32x3_fast ships came from this sweep
-# (docs/results/tuning_tf32x3_h200.txt). Needs a build of the project first:
+# (docs/results/tuning_tf32x3_h200.txt), and tf32_fast's register-A rules from its register_a rows
+# (docs/results/tuning_register_a_h200.txt). Needs a build of the project first:
 #   scripts/gpu_check.sh out   then   scripts/tune/tf32x3_tiles.sh [build-dir]
 # TUNE_BUILD_ONLY=1 compiles and links without running (a machine without a GPU).
 # TUNE_NVCC_FLAGS: extra nvcc flags (word-split).
