@@ -16,6 +16,7 @@
 // The configs came from scripts/tune/tf32x3_tiles.sh (docs/results/tuning_tf32x3_h200.txt).
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/fast/k_major_copies.h"
+#include "kernels/fast/short_k_fma.h"
 #include "kernels/launchers.h"
 #include "kernels/split_tf32.cuh"
 
@@ -55,6 +56,8 @@ void launch_tf32x3_fast(const Problem& p, cudaStream_t stream) {
     launch_split_tile<NarrowNTile>(p, stream);
   } else if (p.m <= kNarrow) {
     launch_split_tile<NarrowMTile>(p, stream);
+  } else if (p.k <= kShortKFmaMaxK) {
+    launch_short_k_fma(p, stream);
   } else if (p.k <= kShortK) {
     if (tile_count<ShortKLargeTile::kBm, ShortKLargeTile::kBn>(p) >= multiprocessor_count())
       launch_split_tile<ShortKLargeTile>(p, stream);
