@@ -6,7 +6,7 @@
 //   short K: K at most one K tile (32; the output layer's input gradient, K = 10): step 10's
 //     kernel with its output staged in shared memory and stored a row at a time, since these
 //     blocks do little but store; a 64×128 tile where that gives every multiprocessor a block,
-//     else 16×64.
+//     else 16×64. On the large grids, K ≤ 16 runs on `fast` (fp32 on CUDA cores) instead.
 //   on Hopper, the rest: step 11's kernel. Where both operands are MN-major (TN, the weight
 //     gradients) and the GEMM does enough work per element to transpose (k_major_copies_pay),
 //     both are first copied K-major into a workspace and the GEMM runs as NT,
@@ -16,7 +16,6 @@
 // The configs came from scripts/tune/tf32x3_tiles.sh (docs/results/tuning_tf32x3_h200.txt).
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/fast/k_major_copies.h"
-#include "kernels/fast/short_k_fma.h"
 #include "kernels/launchers.h"
 #include "kernels/split_tf32.cuh"
 
@@ -29,8 +28,11 @@ using ShortKLargeTile = MmaConfig<64, 128, 32, 32, 64, 2, true>;  // 4 warps, 32
 using ShortKSmallTile = MmaConfig<16, 64, 32, 16, 16, 2, true>;   // 4 warps, 16×16 each
 
 // An output narrower than this in M or N takes a narrow tile; K up to this takes the short-K one.
+// On a grid that fills the chip, K up to one K tile of `fast` (16) takes `fast`: such a GEMM does
+// 2K flops per element of C, so storing C is nearly all of its cost, and fp32 FMAs on CUDA cores
+// store it sooner than the split's staged tile (docs/KERNELS.md, "tf32x3_fast").
 constexpr int kNarrow = 16;
-constexpr int kShortK = ShortKLargeTile::kBk;
+constexpr int kShortK = ShortKLargeTile::kBk, kFmaK = 16;
 static_assert(NarrowNTile::kBn == kNarrow && NarrowMTile::kBm == kNarrow,
               "a narrow tile is exactly as wide as the outputs it serves");
 
@@ -56,13 +58,13 @@ void launch_tf32x3_fast(const Problem& p, cudaStream_t stream) {
     launch_split_tile<NarrowNTile>(p, stream);
   } else if (p.m <= kNarrow) {
     launch_split_tile<NarrowMTile>(p, stream);
-  } else if (p.k <= kShortKFmaMaxK) {
-    launch_short_k_fma(p, stream);
   } else if (p.k <= kShortK) {
-    if (tile_count<ShortKLargeTile::kBm, ShortKLargeTile::kBn>(p) >= multiprocessor_count())
-      launch_split_tile<ShortKLargeTile>(p, stream);
-    else
+    if (tile_count<ShortKLargeTile::kBm, ShortKLargeTile::kBn>(p) < multiprocessor_count())
       launch_split_tile<ShortKSmallTile>(p, stream);
+    else if (p.k <= kFmaK)
+      launch_fast(p, stream);
+    else
+      launch_split_tile<ShortKLargeTile>(p, stream);
   } else if (wgmma_unavailable()) {
     launch_tf32x3(p, stream);
   } else if (k_major_copies_pay(p)) {

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "kernels/fast/k_major_copies.h"
-#include "kernels/fast/short_k_fma.h"
 #include "scripts/tune/candidate.h"
 #include "scripts/tune/tune_case.h"
 
@@ -58,14 +57,6 @@ int main() {
   const std::vector<Entry> nn_entries = {{"wgmma_ws", gemm::detail::launch_wgmma_ws},
                                          {"register_a", gemm::detail::launch_wgmma_register_a},
                                          {"tf32_fast", gemm::detail::launch_tf32_fast}};
-  // K ≤ 16: fp32 FMAs on CUDA cores (short_k_fma.h), 2, 4 or 8 rows per thread.
-  const bench::Shape short_k[] = {{256, 1024, 10, Op::N, Op::N}, {512, 4096, 10, Op::N, Op::N}};
-  const std::vector<Entry> short_k_entries = {
-      {"fast", gemm::detail::launch_fast},
-      {"tf32x3_fast", gemm::detail::launch_tf32x3_fast},
-      {"fma_rows2", gemm::detail::launch_short_k_fma_rows<2>},
-      {"fma_rows4", gemm::detail::launch_short_k_fma_rows<4>},
-      {"fma_rows8", gemm::detail::launch_short_k_fma_rows<8>}};
   std::vector<Entry> all = shipped;
   for (const tune::Candidate& cand : tune::candidates()) all.push_back({cand.name, cand.launch});
   try {
@@ -85,7 +76,6 @@ int main() {
     for (const bench::Shape& s : narrow) sweep(s, all);
     for (const bench::Shape& s : weight_gradients) sweep(s, weight_gradient_entries);
     for (const bench::Shape& s : nn) sweep(s, nn_entries);
-    for (const bench::Shape& s : short_k) sweep(s, short_k_entries);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tf32x3_tiles: %s\n", e.what());
     return 1;

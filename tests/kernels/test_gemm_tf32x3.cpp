@@ -80,14 +80,15 @@ TEST(GemmTf32x3, WideRangeMissesTheFp32BoundWithWgmmaWsAndMeetsItWithTf32x3Ws) {
   expect_split_meets_what_tf32_misses("wgmma_ws", "tf32x3_ws");
 }
 
-// Its narrow tiles (N or M ≤ 16), its CUDA-core kernel (K ≤ 16), its short-K tile (K ≤ 32), step
-// 11 as it is, and (TN only) step 11 on K-major copies (M·N ≥ 600·(M + N)).
+// Its narrow tiles (N or M ≤ 16), its short-K tiles (K ≤ 32; on the large grid `fast` where
+// K ≤ 16), step 11 as it is, and (TN only) step 11 on K-major copies (M·N ≥ 600·(M + N)).
 TEST(GemmTf32x3, WideRangeMeetsTheFp32BoundOnEveryPathOfTf32x3Fast) {
   VARIANT_TEST_OR_SKIP(gemm::find_variant("tf32x3_fast"));
   const Batch batch = wide_range_batch({{256, 10, 1024},
                                         {10, 1024, 256},
                                         {256, 1024, 10},
-                                        {256, 1024, 20},
+                                        {512, 4096, 10},
+                                        {512, 4096, 20},
                                         {256, 1024, 784},
                                         {1300, 1300, 77}});
   const Outcome fast = against_fp32_bound("tf32x3_fast", batch);
