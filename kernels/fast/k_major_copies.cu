@@ -9,8 +9,8 @@ namespace gemm::detail {
 namespace {
 
 // Copies of MN-major A (K×M, stored) and B (K×N) as K-major M×K and N×K matrices of row stride
-// ld_k. 32×32 blocks through shared memory (the column padded against bank
-// conflicts), read and written a row at a time; blockIdx.z picks the operand.
+// ld_k. 32×32 blocks through shared memory (the column padded against bank conflicts), read and
+// written a row at a time; blockIdx.z picks the operand.
 constexpr int kTransposeTile = 32, kTransposeRows = 8;
 __global__ void __launch_bounds__(kTransposeTile* kTransposeRows)
     transpose_to_k_major(Operand<false> a, Operand<false> b, float* a_k, float* b_k, int ld_k) {
@@ -38,9 +38,13 @@ bool k_major_copies_pay(const Problem& p) {
 
 namespace {
 
-// Copies A, and with with_b B, K-major into the Transpose workspace (rows of ld_k floats, 16-byte
-// aligned as TMA needs): A as M×K from the workspace's start, B as N×K after it.
-float* copy_k_major(const Problem& p, bool with_b, int ld_k, cudaStream_t stream) {
+// The copies' row stride: K rounded up to 16-byte rows, as TMA needs.
+int k_major_ld(const Problem& p) { return (p.k + 3) / 4 * 4; }
+
+// Copies A, and with with_b B, K-major into the Transpose workspace (rows of k_major_ld(p)
+// floats): A as M×K from the workspace's start, B as N×K after it.
+float* copy_k_major(const Problem& p, bool with_b, cudaStream_t stream) {
+  const int ld_k = k_major_ld(p);
   if (p.op_a != Op::T || p.op_b != Op::N) throw Error("gemm: K-major copies serve TN only");
   const long k_blocks = (p.k + kTransposeTile - 1) / kTransposeTile;
   if (k_blocks > 65535) throw Error("gemm: K-major copies take K up to 2^21");
@@ -59,8 +63,8 @@ float* copy_k_major(const Problem& p, bool with_b, int ld_k, cudaStream_t stream
 
 void launch_tn_on_k_major_copies(const Problem& p, cudaStream_t stream,
                                  void (*launch_nt)(const Problem&, cudaStream_t)) {
-  const int ld_k = (p.k + 3) / 4 * 4;
-  const float* a_k = copy_k_major(p, /*with_b=*/true, ld_k, stream);
+  const int ld_k = k_major_ld(p);
+  const float* a_k = copy_k_major(p, /*with_b=*/true, stream);
   Problem nt = p;
   nt.op_a = Op::N, nt.a = a_k, nt.lda = ld_k;
   nt.op_b = Op::T, nt.b = a_k + size_t(ld_k) * p.m, nt.ldb = ld_k;
@@ -69,9 +73,8 @@ void launch_tn_on_k_major_copies(const Problem& p, cudaStream_t stream,
 
 void launch_tn_on_k_major_a(const Problem& p, cudaStream_t stream,
                             void (*launch_nn)(const Problem&, cudaStream_t)) {
-  const int ld_k = (p.k + 3) / 4 * 4;
   Problem nn = p;
-  nn.op_a = Op::N, nn.a = copy_k_major(p, /*with_b=*/false, ld_k, stream), nn.lda = ld_k;
+  nn.op_a = Op::N, nn.a = copy_k_major(p, /*with_b=*/false, stream), nn.lda = k_major_ld(p);
   launch_nn(nn, stream);
 }
 

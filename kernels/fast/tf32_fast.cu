@@ -1,9 +1,11 @@
 // Variant `tf32_fast`: the production TF32 kernel, beside the ladder; a TF32 variant, so it runs
-// only when named. On Hopper: an NN GEMM with aligned operands runs on the register-A kernel
-// (wgmma_register_a.cu), which reads B's fragments into registers where step 9's producer would
-// transpose B's tile at every stage; a TN GEMM (the weight gradients) large enough for the copies
-// to pay runs as NT on K-major copies of its operands (k_major_copies.h), as tf32x3_fast's does,
-// where step 9 would transpose both tiles; the rest runs on step 9 (wgmma_ws). Elsewhere, step 7.
+// only when named. On Hopper: an NN GEMM with aligned operands, on a grid that gives half the
+// multiprocessors a block, runs on the register-A kernel (wgmma_register_a.cu), which reads B's
+// fragments into registers where step 9's producer would transpose B's tile at every stage. A TN
+// GEMM (the weight gradients) large enough for the copies to pay (k_major_copies.h) runs as NN on
+// a K-major copy of A and that kernel, or, with B misaligned, as NT on copies of A and B and step
+// 9, where step 9 alone would transpose both tiles. The rest runs on step 9 (wgmma_ws). Elsewhere,
+// step 7.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/common.cuh"
 #include "kernels/fast/k_major_copies.h"

@@ -32,7 +32,7 @@ using ShortKSmallTile = MmaConfig<16, 64, 32, 16, 16, 2, true>;   // 4 warps, 16
 // 2K flops per element of C, so storing C is nearly all of its cost, and fp32 FMAs on CUDA cores
 // store it sooner than the split's staged tile (docs/KERNELS.md, "tf32x3_fast").
 constexpr int kNarrow = 16;
-constexpr int kShortK = ShortKLargeTile::kBk, kFmaK = 16;
+constexpr int kShortK = ShortKLargeTile::kBk, kFastK = 16;
 static_assert(NarrowNTile::kBn == kNarrow && NarrowMTile::kBm == kNarrow,
               "a narrow tile is exactly as wide as the outputs it serves");
 
@@ -61,7 +61,7 @@ void launch_tf32x3_fast(const Problem& p, cudaStream_t stream) {
   } else if (p.k <= kShortK) {
     if (tile_count<ShortKLargeTile::kBm, ShortKLargeTile::kBn>(p) < multiprocessor_count())
       launch_split_tile<ShortKSmallTile>(p, stream);
-    else if (p.k <= kFmaK)
+    else if (p.k <= kFastK)
       launch_fast(p, stream);
     else
       launch_split_tile<ShortKLargeTile>(p, stream);
