@@ -98,10 +98,10 @@ constexpr int kMaxClusterSplits = 8;
 bool clusters_supported();
 
 // In a kernel launched with cluster dims (1, 1, gridDim.z): `partial` is this block's BM×BN
-// partial product in its own shared memory (row stride LD, 16-byte rows), staged by every thread.
-// After a cluster barrier, block z of the cluster sums rows z, z + S, … of all S partials, in
-// order z = 0, 1, … as the workspace way does, and stores them through c at (m0, n0), 4 columns
-// per thread. A second barrier keeps every partial alive until the last read.
+// partial product in its own shared memory (row stride LD, 16-byte rows). Every thread of the
+// block calls this; after a cluster barrier, threads 0 … NT − 1 of block z sum rows z, z + S, …
+// of all S partials, in order z = 0, 1, … as the workspace way does, and store them through c at
+// (m0, n0), 4 columns per thread. A second barrier keeps every partial alive until the last read.
 template <int BM, int BN, int LD, int NT>
 __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const float* partial,
                                                       int m0, int n0, int tid) {
@@ -114,7 +114,7 @@ __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const f
   const int splits = int(cluster.num_blocks()), z = int(cluster.block_rank());
   constexpr int kRowsPerPass = NT / (BN / 4);
   const int col = (tid % (BN / 4)) * 4;
-  for (int r = z + (tid / (BN / 4)) * splits; r < BM; r += kRowsPerPass * splits) {
+  for (int r = z + (tid / (BN / 4)) * splits; tid < NT && r < BM; r += kRowsPerPass * splits) {
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int q = 0; q < splits; ++q) {
       const float4 v =

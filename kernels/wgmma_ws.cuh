@@ -109,6 +109,23 @@ struct ProducerOperand {
   }
 };
 
+// The epilogue of a warp-specialised kernel whose first NT threads (the consumers) staged its BM×BN
+// output tile at `tile` (row stride LD): they store it a float4 at a time, coalesced, or sum it
+// across the cluster's K slices first (kClusterSplit; every thread joins the cluster barriers).
+// Only the threads that wrote the tile read it, after their own barrier. (With the producer
+// reading too, after __syncthreads, compute-sanitizer's racecheck reports hazards that are not
+// there: docs/KERNELS.md, "Racecheck and named barriers".)
+template <int BM, int BN, int LD, int NT, bool kClusterSplit>
+__device__ __forceinline__ void store_consumers_tile(const Epilogue& c, const float* tile, int m0,
+                                                     int n0, int tid) {
+  if (tid < NT) consumer_barrier(NT);
+  if constexpr (kClusterSplit) {
+    cluster_split_k_store<BM, BN, LD, NT>(c, tile, m0, n0, tid);
+  } else if (tid < NT) {
+    store_staged_tile<BM, BN, LD, NT>(c, tile, m0, n0, tid);
+  }
+}
+
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
 // (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
 template <class Cfg, bool KMajorA, bool KMajorB, bool kClusterSplit>
@@ -222,16 +239,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           smem + (warpgroup * Cfg::kWm + i * kWgmmaM) * Layout::kOutputLd, acc[i], tid % 128);
     }
   }
-
-  // The epilogue, every thread: rows of the staged output tile are stored a float4 at a time,
-  // coalesced, or summed across the cluster's K slices first.
-  __syncthreads();
-  if constexpr (kClusterSplit) {
-    cluster_split_k_store<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, Cfg::kThreads>(c, smem, m0, n0,
-                                                                                tid);
-  } else {
-    store_staged_tile<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, Cfg::kThreads>(c, smem, m0, n0, tid);
-  }
+  store_consumers_tile<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, 128 * Cfg::kConsumers,
+                       kClusterSplit>(c, smem, m0, n0, tid);
 }
 
 inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {

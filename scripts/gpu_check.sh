@@ -9,6 +9,8 @@
 #    any test failed or was skipped. The one allowed skip: RealMnist.* when the MNIST files are
 #    absent from MNIST_DIR (a data skip, not a GPU skip; it is named in the summary);
 # 4. runs gemm_bench on its default shapes (validation against cuBLAS included);
+# 4b. runs compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every device
+#    variant on odd shapes with each epilogue (scripts/sanitize.sh; every row must be 0);
 # 5. if train_mlp was built and MNIST is present, runs a short training comparison, once with the
 #    whole step replayed as one CUDA graph and once launch by launch (--no-graph);
 # 6. where PyTorch is installed, scripts/vs_pytorch.py: our train_mlp beside PyTorch eager and
@@ -24,6 +26,7 @@
 #   mlp_shapes.json    a second benchmark over the nine GEMMs of an MLP training step (NT, NN, TN)
 #   mlp4096_shapes.json  the same for the wide model, 784-4096-4096-10 at batch 512
 #   auto_table.inc     the `auto` variant's table from that run (copy to kernels/auto_table.inc)
+#   sanitizers.csv, sanitizers.log, racecheck_named_barrier.txt   scripts/sanitize.sh
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)
 #   train_compare_nograph.csv   the same, launch by launch
 #   vs_pytorch.csv, vs_pytorch.json   scripts/vs_pytorch.py
@@ -38,7 +41,7 @@
 #                 left unbuilt show up in ctest as skipped "<name>_NOT_BUILT" tests, which fail
 #                 the check: restrict CTEST_ARGS accordingly (e.g. "-R Gemm")
 #   MNIST_DIR     MNIST files (default data/mnist)
-#   STEPS         comma-separated subset of build,test,bench,train,vs (default: all five), e.g. to
+#   STEPS         comma-separated subset of build,test,bench,sanitize,train,vs (default: all six), e.g. to
 #                 split the check across several shorter commands that share BUILD_DIR
 #   CTEST_ARGS    extra ctest arguments (word-split), e.g. "-R Gemm"
 #   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"
@@ -62,7 +65,7 @@ build_dir=${BUILD_DIR:-build-gpu}
 case "$build_dir" in /*) ;; *) build_dir="$repo/$build_dir" ;; esac
 mnist_dir=${MNIST_DIR:-data/mnist}
 case "$mnist_dir" in /*) ;; *) mnist_dir="$repo/$mnist_dir" ;; esac
-steps=",${STEPS:-build,test,bench,train,vs},"
+steps=",${STEPS:-build,test,bench,sanitize,train,vs},"
 jobs=$(nproc)
 
 main_log="$out/gpu_check.log"
@@ -252,6 +255,16 @@ if [[ $steps == *,bench,* ]]; then
     else
       fail "bench: gemm_bench on the wide model's shapes failed after $((SECONDS - start)) s"
     fi
+  fi
+fi
+
+# --- 4b. compute-sanitizer over every device variant ------------------------------------------
+if [[ $steps == *,sanitize,* ]]; then
+  start=$SECONDS
+  if run_logged "$main_log" "$repo/scripts/sanitize.sh" "$build_dir" "$out"; then
+    note "sanitize: ok in $((SECONDS - start)) s, every variant and tool 0 errors (sanitizers.csv)"
+  else
+    fail "sanitize: errors or a failed run after $((SECONDS - start)) s (sanitizers.csv, sanitizers.log)"
   fi
 fi
 

@@ -165,12 +165,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
   }
 
-  __syncthreads();
-  if constexpr (kClusterSplit) {
-    cluster_split_k_store<Cfg::kBm, Cfg::kBn, Cfg::kOutputLd, Cfg::kThreads>(c, smem, m0, n0, tid);
-  } else {
-    store_staged_tile<Cfg::kBm, Cfg::kBn, Cfg::kOutputLd, Cfg::kThreads>(c, smem, m0, n0, tid);
-  }
+  store_consumers_tile<Cfg::kBm, Cfg::kBn, Cfg::kOutputLd, 128 * Cfg::kConsumers, kClusterSplit>(
+      c, smem, m0, n0, tid);
 }
 
 // Two consumers (a 256×128 tile of C) and 4 stages.

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every device GEMM variant
+# (scripts/gpu_check.sh runs it; it needs a GPU and a build with the test programs):
+#
+#   scripts/sanitize.sh <build-dir> <out-dir> [variant ...]      (default: every device variant)
+#
+# Each (variant, tool) pair runs gemm_sanitizer_cases VARIANT (tests/kernels/sanitizer_cases.cpp:
+# 72 cases of odd shapes, every layout and epilogue, each checked against the oracle) under the
+# tool, several pairs at a time. Writes to <out-dir>:
+#   sanitizers.csv               variant,tool,cases,errors (errors: the tool's errors, or for
+#                                racecheck its hazards, errors and warnings together; a run whose
+#                                results were wrong or that printed no summary counts as an error)
+#   sanitizers.log               every run's output, the first 20 reports of each
+#   racecheck_named_barrier.txt  racecheck on the barrier patterns of racecheck_named_barrier.cu
+# Exit status 0 when every row has 0 errors and the control pattern's race was reported.
+set -euo pipefail
+if [ $# -lt 2 ]; then
+  echo "usage: scripts/sanitize.sh <build-dir> <out-dir> [variant ...]" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd)
+mkdir -p "$2"
+out=$(cd "$2" && pwd)
+shift 2
+cases_bin=$build/tests/kernels/gemm_sanitizer_cases
+pattern_bin=$build/tests/kernels/racecheck_named_barrier
+for b in "$cases_bin" "$pattern_bin"; do
+  [ -x "$b" ] || { echo "sanitize.sh: $b was not built" >&2; exit 1; }
+done
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+[ -x "$sanitizer" ] || { echo "sanitize.sh: compute-sanitizer not found" >&2; exit 1; }
+variants=("$@")
+[ ${#variants[@]} -gt 0 ] || mapfile -t variants < <("$cases_bin" --list)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# One pair: its log in $work/<variant>.<tool>.log, its row in $work/<variant>.<tool>.row.
+run_pair() {
+  local variant=$1 tool=$2 log="$work/$1.$2.log" rc=0 cases errors summary
+  timeout 400 "$sanitizer" --tool "$tool" --print-limit 20 "$cases_bin" "$variant" >"$log" 2>&1 ||
+    rc=$?
+  cases=$(sed -n "s/^$variant: \([0-9]*\) cases.*/\1/p" "$log")
+  if [ "$tool" = racecheck ]; then
+    summary=$(sed -n 's/.*RACECHECK SUMMARY: [0-9]* hazards displayed (\([0-9]*\) errors, \([0-9]*\) warnings).*/\1 \2/p' "$log")
+    [ -n "$summary" ] && errors=$(( ${summary% *} + ${summary#* } ))
+  else
+    summary=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log")
+    errors=$summary
+  fi
+  if [ -z "$summary" ] || [ -z "$cases" ] || [ "$rc" -ne 0 ]; then
+    echo "sanitize.sh: $variant under $tool: exit status $rc, no summary or wrong results" >>"$log"
+    errors=$(( ${errors:-0} > 0 ? errors : 1 ))
+  fi
+  echo "$variant,$tool,${cases:-0},$errors" >"$work/$variant.$tool.row"
+}
+export -f run_pair
+export sanitizer cases_bin work
+
+tools=(memcheck racecheck synccheck initcheck)
+jobs=$(( $(nproc) > 2 ? $(nproc) / 2 : 1 ))
+start=$SECONDS
+for v in "${variants[@]}"; do for t in "${tools[@]}"; do echo "$v $t"; done; done |
+  xargs -P "$jobs" -n 2 bash -c 'run_pair "$0" "$1"'
+
+echo "variant,tool,cases,errors" >"$out/sanitizers.csv"
+: >"$out/sanitizers.log"
+status=0
+for v in "${variants[@]}"; do
+  for t in "${tools[@]}"; do
+    cat "$work/$v.$t.row" >>"$out/sanitizers.csv"
+    { echo "===== $v, $t"; cat "$work/$v.$t.log"; } >>"$out/sanitizers.log"
+    [ "$(cut -d, -f4 "$work/$v.$t.row")" = 0 ] || status=1
+  done
+done
+echo "sanitize.sh: ${#variants[@]} variants x ${#tools[@]} tools in $((SECONDS - start)) s"
+
+# The barrier patterns: what racecheck reports for each (docs/KERNELS.md explains the difference).
+{
+  echo "# compute-sanitizer --tool racecheck on tests/kernels/racecheck_named_barrier.cu"
+  "$sanitizer" --version | tail -1
+  for p in producer_reads both_named consumers_read no_barrier; do
+    line=$("$sanitizer" --tool racecheck "$pattern_bin" "$p" 2>&1 | grep 'RACECHECK SUMMARY' || true)
+    echo "$p: ${line#*SUMMARY: }"
+  done
+} >"$out/racecheck_named_barrier.txt"
+grep -q '^no_barrier: [1-9]' "$out/racecheck_named_barrier.txt" || {
+  echo "sanitize.sh: racecheck reported no hazard for the no_barrier control" >&2
+  status=1
+}
+cat "$out/sanitizers.csv"
+cat "$out/racecheck_named_barrier.txt"
+exit "$status"
