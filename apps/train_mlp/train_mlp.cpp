@@ -189,11 +189,24 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   return result;
 }
 
-// --eval: the checkpoint's test loss and accuracy.
+// --eval: the checkpoint's test loss and accuracy. The layer sizes come from its tensors' shapes
+// (complete_options); they must fit the data's images and classes before the model is built.
 int evaluate_checkpoint(const Options& o, engine::Device device) {
   const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);
+  const models::MlpSizes sizes =
+      models::mlp_sizes(o.eval, engine::safetensors::read_header(o.eval));
+  if (sizes.inputs != test_set.features())
+    throw std::runtime_error("--eval " + o.eval + ": the model " + sizes.text() + " takes " +
+                             std::to_string(sizes.inputs) + " inputs, but the test images in " +
+                             o.data_dir + " have " + std::to_string(test_set.features()) +
+                             " pixels (" + std::to_string(test_set.rows) + "x" +
+                             std::to_string(test_set.cols) + ")");
+  if (sizes.classes != test_set.classes)
+    throw std::runtime_error("--eval " + o.eval + ": the model " + sizes.text() + " has " +
+                             std::to_string(sizes.classes) + " outputs, but " + o.dataset +
+                             " has " + std::to_string(test_set.classes) + " classes");
   engine::Context ctx(device, o.seed);
-  models::MLP mlp(ctx, test_set.features(), o.hidden, test_set.classes);
+  models::MLP mlp(ctx, sizes.inputs, sizes.hidden, sizes.classes);
   engine::TrainerOptions t = trainer_options(o, test_set.classes, 0, false);
   engine::Trainer trainer(ctx, mlp, t);
   engine::load_checkpoint(ctx, o.eval, mlp.parameters());
@@ -201,10 +214,26 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
   const engine::MetricTotals te = trainer.evaluate(
       engine::Tensor::view(device, test_data.all_images(), test_data.count(), test_set.features()),
       engine::LabelTensor::view(device, test_data.all_labels(), test_data.count()));
-  std::printf("%s (%s): test loss %.4f  test accuracy %.2f%% (%lld images)\n", o.eval.c_str(),
-              mlp.layer_sizes().c_str(), te.mean_loss(), 100 * te.accuracy(),
+  std::printf("%s (%s) on %s: test loss %.4f  test accuracy %.2f%% (%lld images)\n", o.eval.c_str(),
+              mlp.layer_sizes().c_str(), o.dataset.c_str(), te.mean_loss(), 100 * te.accuracy(),
               static_cast<long long>(te.seen));
   return 0;
+}
+
+// A loss that explodes but stays finite (Adam at --lr 1e6 ends near 1e14) passes the non-finite
+// checks. A model that has learned nothing and gives every class the same probability scores
+// ln(classes); a last epoch's mean loss above twice that is far worse than knowing nothing, which
+// no working run reaches (even its first epoch is well below ln(classes)), so it is reported.
+void warn_if_loss_exploded(const RunResult& run, int classes, const Options& o) {
+  if (run.epochs.empty()) return;
+  const double loss = run.epochs.back().loss, guess = std::log(static_cast<double>(classes));
+  if (loss > 2 * guess)
+    std::fprintf(stderr,
+                 "train_mlp: warning: [%s] the last epoch's training loss %.4g is more than twice "
+                 "ln(%d) = %.2f, the loss of a uniform guess: training blew up (try a smaller "
+                 "--lr)%s\n",
+                 run.variant.c_str(), loss, classes, guess,
+                 o.save.empty() ? "" : "; the checkpoint holds these weights");
 }
 
 int run(Options o) {
@@ -270,6 +299,7 @@ int run(Options o) {
 
   std::vector<RunResult> runs;
   for (const gemm::Variant* v : variants) runs.push_back(train(o, device, *v, train_set, test_set));
+  for (const RunResult& r : runs) warn_if_loss_exploded(r, train_set.classes, o);
   if (o.compare) print_table(runs);
   if (!o.results.empty()) {
     write_results(o.results, runs);
