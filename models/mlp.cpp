@@ -49,7 +49,7 @@ std::string misfit_reason(const std::string& name, int layers) {
   if (!numbered) return "it is no Linear layer's weight or bias";
   const int i = std::stoi(index);
   if (i % 2 == 1) return "index " + index + " is a ReLU's, which has no parameters";
-  return "there is no '" + std::to_string(2 * layers) + ".weight' before it (a gap)";
+  return "a gap: no '" + std::to_string(2 * layers) + ".weight' before it";
 }
 
 }  // namespace

@@ -29,7 +29,9 @@ inline int parse_int(const std::string& what, const std::string& text, int min) 
     bad_value(what, text, expected);
   errno = 0;
   const long long v = std::strtoll(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || v < min || v > INT_MAX) bad_value(what, text, expected);
+  if (errno == ERANGE || v < min || v > INT_MAX)
+    bad_value(what, text,
+              "an integer in " + std::to_string(min) + " .. " + std::to_string(INT_MAX));
   return static_cast<int>(v);
 }
 

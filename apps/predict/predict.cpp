@@ -143,7 +143,9 @@ int main(int argc, char** argv) {
       "nn.Sequential(Linear, ReLU, ..., Linear) saved with safetensors."};
   app.add_option("--model", o.model, "The checkpoint (safetensors) to load")->required();
   app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
-  app.add_option("--top", o.top, "How many classes to print per image")->capture_default_str();
+  app.add_option("--top", o.top, "How many classes to print per image")
+      ->capture_default_str()
+      ->type_name("UINT");
   const CLI::Option* dataset = app.add_option(
       "--dataset", o.dataset,
       "Whose class names to print: mnist or fashion (default: the checkpoint's, else "

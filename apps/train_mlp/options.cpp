@@ -136,22 +136,29 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                       ->expected(0, CLI::detail::expected_max_vector_size)
                       ->delimiter(',');
   app.add_option("--results", o.results, "Also write the results as CSV (or JSON: *.json)");
-  app.add_option("--epochs", epochs_text, "Epochs")->capture_default_str();
-  app.add_option("--batch", batch_text, "Batch size")->capture_default_str();
+  app.add_option("--epochs", epochs_text, "Epochs")->capture_default_str()->type_name("UINT");
+  app.add_option("--batch", batch_text, "Batch size")->capture_default_str()->type_name("UINT");
   app.add_option("--hidden", hidden_text, "Hidden layer sizes, comma-separated")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("SIZES");
   app.add_option("--lr", lr_text,
                  "Peak learning rate, decayed to 0 by a cosine over the run "
-                 "(default 0.1 for sgd, 1e-3 for adam)");
+                 "(default 0.1 for sgd, 1e-3 for adam)")
+      ->type_name("FLOAT");
   app.add_option("--schedule", o.schedule,
                  "cosine (decay to 0 over --epochs) or constant (then a run of N epochs resumed "
                  "for M more equals one of N + M)")
       ->capture_default_str();
   app.add_option("--optimizer", o.optimizer, "sgd or adam")->capture_default_str();
-  app.add_option("--momentum", momentum_text, "SGD momentum, in [0, 1)")->capture_default_str();
-  app.add_option("--weight-decay", weight_decay_text, "L2 weight decay")->capture_default_str();
+  app.add_option("--momentum", momentum_text, "SGD momentum, in [0, 1)")
+      ->capture_default_str()
+      ->type_name("FLOAT");
+  app.add_option("--weight-decay", weight_decay_text, "L2 weight decay")
+      ->capture_default_str()
+      ->type_name("FLOAT");
   app.add_option("--seed", seed_text, "Seed for initialisation and shuffling, 0 .. 2^64-1")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("UINT");
   app.add_option("--dataset", o.dataset,
                  "mnist or fashion (Fashion-MNIST: scripts/fetch_mnist.sh fashion); with --eval, "
                  "the checkpoint's unless given")
@@ -161,7 +168,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "scripts/fetch_mnist.sh fills them)");
   app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
   app.add_option("--train-limit", train_limit_text,
-                 "Use only the first N training examples (0: all)");
+                 "Use only the first N training examples (0: all)")
+      ->type_name("UINT");
   app.add_option("--save", o.save,
                  "After every epoch, write the parameters to this safetensors checkpoint (and the "
                  "optimiser state beside it, as NAME.optim.safetensors)");
@@ -170,7 +178,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "this CSV file (JSON: *.json), rewritten after every epoch");
   app.add_option("--log-interval", log_interval_text,
                  "Print a line every N steps (the only progress shown when the output is not a "
-                 "terminal; each line waits for the device once)");
+                 "terminal; each line waits for the device once)")
+      ->type_name("UINT");
   app.add_option("--resume", o.resume,
                  "Continue the run saved in this checkpoint, to --epochs (default: the run's own)");
   app.add_option("--eval", o.eval,

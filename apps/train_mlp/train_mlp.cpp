@@ -222,11 +222,12 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
 
 // A loss that explodes but stays finite (Adam at --lr 1e6 ends near 1e14) passes the non-finite
 // checks. A model that has learned nothing and gives every class the same probability scores
-// ln(classes); a last epoch's mean loss above twice that is far worse than knowing nothing, which
-// no working run reaches (even its first epoch is well below ln(classes)), so it is reported.
+// ln(classes); a last epoch's mean loss above twice that is far worse than knowing nothing. A
+// working run ends well below ln(classes) (a first epoch on a few examples may end just above it).
 void warn_if_loss_exploded(const RunResult& run, int classes, const Options& o) {
   if (run.epochs.empty()) return;
   const double loss = run.epochs.back().loss, guess = std::log(static_cast<double>(classes));
+  std::fflush(stdout);
   if (loss > 2 * guess)
     std::fprintf(stderr,
                  "train_mlp: warning: [%s] the last epoch's training loss %.4g is more than twice "
