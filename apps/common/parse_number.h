@@ -29,7 +29,8 @@ inline int parse_int(const std::string& what, const std::string& text, int min) 
     bad_value(what, text, expected);
   errno = 0;
   const long long v = std::strtoll(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || v < min || v > INT_MAX)
+  if (v < min && errno != ERANGE) bad_value(what, text, expected);
+  if (errno == ERANGE || v > INT_MAX)
     bad_value(what, text,
               "an integer in " + std::to_string(min) + " .. " + std::to_string(INT_MAX));
   return static_cast<int>(v);
@@ -74,7 +75,8 @@ inline std::vector<int> parse_sizes(const std::string& what, const std::string& 
   std::vector<int> sizes;
   std::stringstream in(text);
   for (std::string part; std::getline(in, part, ',');) {
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos)
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos ||
+        part.find_first_not_of('0') == std::string::npos)  // empty, not digits, or 0
       bad_value(what, text, expected);
     sizes.push_back(parse_int(what, part, 1));
   }
