@@ -13,6 +13,7 @@
 #include <set>
 #include <utility>
 
+#include "engine/memory.h"
 #include "engine/tensor.h"  // gemm_mlp::Error
 
 namespace engine::safetensors {
@@ -102,13 +103,6 @@ class ReadOnlyFile {
   int fd_ = -1;
   uint64_t size_ = 0;
 };
-
-uint64_t physical_memory_bytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
-}
-
-std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
 
 // The header of an open file; `data_offset` receives where the data part starts.
 Header parse_header(const ReadOnlyFile& file, uint64_t& data_offset) {
@@ -237,8 +231,10 @@ Header read_header(const std::string& path) {
 void require_fits_in_memory(const std::string& path, const Header& header) {
   const uint64_t memory = physical_memory_bytes();
   if (memory > 0 && header.data_bytes > memory / 2)
-    throw Error("checkpoint " + path + ": its tensors hold " + mib(header.data_bytes) +
-                ", more than the limit of half this machine's memory (" + mib(memory / 2) + ")");
+    throw Error("checkpoint " + path + ": its tensors hold " +
+                mib_text(static_cast<double>(header.data_bytes)) +
+                ", more than the limit of half this machine's memory (" +
+                mib_text(static_cast<double>(memory / 2)) + ")");
 }
 
 Contents read(const std::string& path) {

@@ -29,6 +29,12 @@ std::string MlpSizes::text() const {
   return s + "-" + std::to_string(classes);
 }
 
+double mlp_parameter_count(int inputs, const std::vector<int>& hidden, int classes) {
+  double count = 0.0, width = inputs;
+  for (int h : hidden) count += (width + 1) * h, width = h;
+  return count + (width + 1) * classes;
+}
+
 namespace {
 
 std::string shape_text(const std::vector<int64_t>& shape) {

@@ -27,6 +27,10 @@ class MLP : public engine::Sequential {
   std::vector<int> hidden_;
 };
 
+// The parameters of inputs-hidden...-classes (weights and biases); a double, as sizes from a flag
+// may overflow any integer before they are refused.
+double mlp_parameter_count(int inputs, const std::vector<int>& hidden, int classes);
+
 // The layer sizes of a saved MLP, e.g. {784, {1024, 1024}, 10}.
 struct MlpSizes {
   int inputs = 0;

@@ -29,6 +29,7 @@
 #include "data/loader.h"
 #include "data/mnist.h"
 #include "engine/engine.h"
+#include "engine/memory.h"
 #include "kernels/cuda_check.h"
 #include "models/mlp.h"
 
@@ -189,6 +190,32 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   return result;
 }
 
+// The model's memory from the flags' sizes, before anything is allocated: its parameters, their
+// gradients and the optimiser's buffers (one for SGD, two for Adam), 4 bytes each, and on the GPU
+// twice that (the profiling pass trains a scratch copy); at most the GPU's memory, or the host's.
+void require_model_fits(const Options& o, int features, int classes, engine::Device device) {
+  const double parameters = models::mlp_parameter_count(features, o.hidden, classes);
+  const double bytes =
+      parameters * 4 * (o.optimizer == "adam" ? 4 : 3) * (device == engine::Device::CUDA ? 2 : 1);
+  size_t free_bytes = 0, total_bytes = 0;
+  if (device == engine::Device::CUDA) CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const double limit = device == engine::Device::CUDA
+                           ? static_cast<double>(total_bytes)
+                           : static_cast<double>(engine::physical_memory_bytes());
+  if (limit > 0 && bytes > limit) {
+    std::string hidden;
+    for (int h : o.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
+    char count[32];
+    std::snprintf(count, sizeof count, "%.3g", parameters);
+    throw std::runtime_error("--hidden " + hidden + ": the model " +
+                             models::MlpSizes{features, o.hidden, classes}.text() + " has " +
+                             count + " parameters; with their gradients and optimiser state " +
+                             "they need " + engine::mib_text(bytes) + ", more than the " +
+                             (device == engine::Device::CUDA ? "GPU's " : "machine's ") +
+                             engine::mib_text(limit));
+  }
+}
+
 // --eval: the checkpoint's test loss and accuracy. The layer sizes come from its tensors' shapes
 // (complete_options); they must fit the data's images and classes before the model is built.
 int evaluate_checkpoint(const Options& o, engine::Device device) {
@@ -205,6 +232,7 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
     throw std::runtime_error("--eval " + o.eval + ": the model " + sizes.text() + " has " +
                              std::to_string(sizes.classes) + " outputs, but " + o.dataset +
                              " has " + std::to_string(test_set.classes) + " classes");
+  require_model_fits(o, sizes.inputs, sizes.classes, device);
   engine::Context ctx(device, o.seed);
   models::MLP mlp(ctx, sizes.inputs, sizes.hidden, sizes.classes);
   engine::TrainerOptions t = trainer_options(o, test_set.classes, 0, false);
@@ -286,6 +314,7 @@ int run(Options o) {
     throw std::runtime_error("the training images are " + std::to_string(train_set.rows) + "x" +
                              std::to_string(train_set.cols) + ", the test images " +
                              std::to_string(test_set.rows) + "x" + std::to_string(test_set.cols));
+  require_model_fits(o, train_set.features(), train_set.classes, device);
   if (o.train_limit > 0 && o.train_limit < train_set.count) {
     train_set.count = o.train_limit;
     train_set.images.resize(static_cast<size_t>(o.train_limit) * train_set.features());

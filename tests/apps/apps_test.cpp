@@ -259,6 +259,15 @@ TEST(TrainMlp, FlagValuesAreStrict) {
   EXPECT_FAILS_WITH(t + " --eval ''", "--eval needs a value, got ''");
 }
 
+// Layer sizes from the flags that no machine holds are refused before allocating, naming the
+// sizes and the limit (not a bare std::bad_alloc).
+TEST(TrainMlp, HugeLayersAreRefusedBeforeAllocating) {
+  const std::string dir = write_tiny_dataset(4);
+  EXPECT_FAILS_WITH(kTrain + " --device cpu --hidden 1000000000,1000000000 --data-dir " + dir,
+                    "--hidden 1000000000,1000000000: the model 16-1000000000-1000000000-10 has "
+                    "1e+18 parameters; with their gradients and optimiser state they need ");
+}
+
 // --eval of a PyTorch state_dict without metadata: the layer sizes from the tensors, checked
 // against --hidden and the data before anything is built; metadata that contradicts the tensors
 // (a small file claiming 100000-wide layers) is refused from the header.
