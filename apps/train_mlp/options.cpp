@@ -101,15 +101,21 @@ void adopt_checkpoint(Options& o, const std::string& flag, const std::string& pa
   // The dataset: the checkpoint's, unless --dataset says otherwise (for --eval; --resume must
   // continue on the same data).
   const data::DatasetInfo* named = data::checkpoint_dataset(path, m);
-  if (named == nullptr && resume) get("dataset");  // throws
-  if (named != nullptr && o.dataset != named->name && o.given.count("--dataset") && resume)
-    throw std::runtime_error(source + ": the checkpoint has dataset " + named->name +
-                             ", which --dataset contradicts");
-  if (named != nullptr && !o.given.count("--dataset")) o.dataset = named->name;
-  if (named == nullptr && !o.given.count("--dataset"))
-    std::cout << "note: " << path << " names no dataset; evaluating on " << o.dataset
-              << " (--dataset to choose)\n";
+  if (resume) {
+    if (named == nullptr) get("dataset");  // throws: --resume needs it
+    if (o.given.count("--dataset") && o.dataset != named->name)
+      throw std::runtime_error(source + ": the checkpoint has dataset " + named->name +
+                               ", which --dataset contradicts");
+  }
+  if (!o.given.count("--dataset")) {
+    if (named != nullptr)
+      o.dataset = named->name;
+    else
+      std::cout << "note: " << path << " names no dataset; evaluating on " << o.dataset
+                << " (--dataset to choose)\n";
+  }
 }
+
 }  // namespace
 
 std::optional<int> parse_options(int argc, char** argv, Options& o) {

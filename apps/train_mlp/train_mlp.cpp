@@ -242,9 +242,9 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
   const engine::MetricTotals te = trainer.evaluate(
       engine::Tensor::view(device, test_data.all_images(), test_data.count(), test_set.features()),
       engine::LabelTensor::view(device, test_data.all_labels(), test_data.count()));
-  std::printf("%s (%s) on %s: test loss %.4f  test accuracy %.2f%% (%lld images)\n", o.eval.c_str(),
-              mlp.layer_sizes().c_str(), o.dataset.c_str(), te.mean_loss(), 100 * te.accuracy(),
-              static_cast<long long>(te.seen));
+  std::printf("%s (%s) on %s (%s): test loss %.4f  test accuracy %.2f%% (%lld images)\n",
+              o.eval.c_str(), mlp.layer_sizes().c_str(), o.dataset.c_str(), o.data_dir.c_str(),
+              te.mean_loss(), 100 * te.accuracy(), static_cast<long long>(te.seen));
   return 0;
 }
 

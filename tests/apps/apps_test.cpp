@@ -280,7 +280,9 @@ TEST(TrainMlp, EvalTakesAPyTorchStateDictWithoutMetadata) {
   EXPECT_NE(r.output.find("names no dataset; evaluating on mnist (--dataset to choose)"),
             std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find(model + " (16-4-10) on mnist: test loss"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(model + " (16-4-10) on mnist (" + dir + "): test loss"),
+            std::string::npos)
+      << r.output;
   EXPECT_FAILS_WITH(eval + model + " --hidden 5",
                     "the checkpoint's tensors are 16-4-10, which --hidden contradicts");
   EXPECT_FAILS_WITH(eval + save_plain_model(784),
@@ -328,11 +330,13 @@ TEST(TrainMlp, EvalScoresOnTheCheckpointsDataset) {
   EXPECT_FAILS_WITH(kTrain + " --device cpu --eval " + model, "data/fashion-mnist");
   const Result r = run(kTrain + " --device cpu --data-dir " + dir + " --eval " + model);
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("(16-4-10) on fashion: test loss"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(16-4-10) on fashion (" + dir + "): test loss"), std::string::npos)
+      << r.output;
   const Result told =
       run(kTrain + " --device cpu --data-dir " + dir + " --dataset mnist --eval " + model);
   ASSERT_EQ(told.status, 0) << told.output;
-  EXPECT_NE(told.output.find("(16-4-10) on mnist: test loss"), std::string::npos) << told.output;
+  EXPECT_NE(told.output.find("(16-4-10) on mnist (" + dir + "): test loss"), std::string::npos)
+      << told.output;
 }
 
 // The checkpoint records how inputs are normalised, for PyTorch users.
