@@ -90,7 +90,7 @@ Metadata load_checkpoint(Context& ctx, const std::string& path,
 }
 
 Metadata read_checkpoint_metadata(const std::string& path) {
-  return safetensors::read(path).metadata;
+  return safetensors::read_header(path).metadata;
 }
 
 std::string optimizer_state_path(const std::string& path) {

@@ -11,8 +11,9 @@
 // in the same folder (a stale one from a killed save is replaced), flushed
 // to disk, then renamed over `path`, so a crash never leaves a half-written file under the real
 // name. Reading checks the header's length, its JSON, every tensor's dtype, shape and offsets
-// (inside the data, no overlap, nothing left over) and that every value is finite, and reads
-// the whole file before touching any tensor. Errors are gemm_mlp::Error naming the file and, where
+// (inside the data, no overlap, nothing left over: the header accounts for the file's size)
+// before reading any data, then that the data fits in memory, then that every value is finite,
+// all before touching any tensor. Errors are gemm_mlp::Error naming the file and, where
 // there is one, the tensor.
 #pragma once
 
@@ -34,7 +35,8 @@ void save_checkpoint(Context& ctx, const std::string& path, const std::vector<Pa
 // hold exactly those tensors) and returns the metadata.
 Metadata load_checkpoint(Context& ctx, const std::string& path,
                          const std::vector<Parameter*>& params);
-// The metadata alone (e.g. to build the right model before loading).
+// The metadata alone (e.g. to build the right model before loading), from the header: no tensor
+// data is read (safetensors::read_header gives the tensors' names and shapes too).
 Metadata read_checkpoint_metadata(const std::string& path);
 
 // "<path without .safetensors>.optim.safetensors".

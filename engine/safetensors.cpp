@@ -9,11 +9,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
+#include "engine/memory.h"
 #include "engine/tensor.h"  // gemm_mlp::Error
 
 namespace engine::safetensors {
@@ -55,18 +55,143 @@ void write_atomically(const std::string& path, const std::string& bytes) {
   }
 }
 
-std::string read_whole(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw Error("checkpoint " + path + ": cannot open it: " + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) throw Error("checkpoint " + path + ": is a directory, not a file");
-  if (!S_ISREG(st.st_mode)) throw Error("checkpoint " + path + ": is not a regular file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error("checkpoint " + path + ": cannot open it for reading");
-  std::string bytes(static_cast<size_t>(st.st_size), '\0');
-  if (!f.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-    throw Error("checkpoint " + path + ": read failed (file changed while reading?)");
-  return bytes;
+// A checkpoint file open for reading: a regular file (not a directory, FIFO or device), read at
+// offsets so that nothing is read that is not asked for.
+class ReadOnlyFile {
+ public:
+  explicit ReadOnlyFile(const std::string& path) : path_(path) {
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+    fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) throw Error("checkpoint " + path + ": cannot open it: " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+      const int e = errno;
+      ::close(fd_);
+      throw Error("checkpoint " + path + ": cannot stat it: " + std::strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      throw Error(
+          "checkpoint " + path +
+          (S_ISDIR(st.st_mode) ? ": is a directory, not a file" : ": is not a regular file"));
+    }
+    size_ = static_cast<uint64_t>(st.st_size);
+  }
+  ~ReadOnlyFile() { ::close(fd_); }
+  ReadOnlyFile(const ReadOnlyFile&) = delete;
+  ReadOnlyFile& operator=(const ReadOnlyFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  uint64_t size() const { return size_; }
+
+  // Exactly n bytes at `offset`.
+  void read_at(uint64_t offset, void* dst, uint64_t n) const {
+    char* p = static_cast<char*>(dst);
+    while (n > 0) {
+      const ssize_t got = ::pread(fd_, p, static_cast<size_t>(std::min<uint64_t>(n, 1u << 30)),
+                                  static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) throw Error("checkpoint " + path_ + ": read failed: " + std::strerror(errno));
+      if (got == 0)
+        throw Error("checkpoint " + path_ + ": ended early (file changed while reading?)");
+      p += got, offset += static_cast<uint64_t>(got), n -= static_cast<uint64_t>(got);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+// The header of an open file; `data_offset` receives where the data part starts.
+Header parse_header(const ReadOnlyFile& file, uint64_t& data_offset) {
+  const std::string& path = file.path();
+  if (file.size() < 8)
+    throw Error("checkpoint " + path + ": shorter than the 8-byte header length");
+  unsigned char length[8];
+  file.read_at(0, length, 8);
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(length[i]) << (8 * i);
+  if (n > file.size() - 8)
+    throw Error("checkpoint " + path + ": header length " + std::to_string(n) +
+                " does not fit the file's " + std::to_string(file.size()) +
+                " bytes (not safetensors?)");
+  if (n > kMaxHeaderBytes)
+    throw Error("checkpoint " + path + ": header length " + std::to_string(n) +
+                " bytes is more than the limit of " + std::to_string(kMaxHeaderBytes) +
+                " (not safetensors?)");
+  std::string text(static_cast<size_t>(n), '\0');
+  file.read_at(8, text.data(), n);
+  json header;
+  try {
+    header = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error("checkpoint " + path + ": the header is not valid JSON (" + e.what() + ")");
+  }
+  if (!header.is_object()) throw Error("checkpoint " + path + ": the header is not a JSON object");
+  data_offset = 8 + n;
+  const uint64_t data_size = file.size() - 8 - n;
+
+  Header out;
+  out.data_bytes = data_size;
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  for (const auto& [name, t] : header.items()) {
+    if (name == "__metadata__") {
+      if (!t.is_object()) throw Error("checkpoint " + path + ": __metadata__ is not an object");
+      for (const auto& [k, v] : t.items()) {
+        if (!v.is_string())
+          throw Error("checkpoint " + path + ": metadata '" + k + "' is not a string");
+        out.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    const std::string where = "checkpoint " + path + ": tensor '" + name + "'";
+    if (!t.is_object() || !t.contains("dtype") || !t.contains("shape") ||
+        !t.contains("data_offsets"))
+      throw Error(where + " lacks dtype, shape or data_offsets");
+    if (t["dtype"] != "F32")
+      throw Error(where + " has dtype " + t["dtype"].dump() + "; only F32 is read");
+    const json& shape = t["shape"];
+    const json& off = t["data_offsets"];
+    TensorInfo info{name, {}, 0, 0};
+    uint64_t count = 1;
+    if (!shape.is_array()) throw Error(where + ": shape is not a list");
+    for (const json& d : shape) {
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > (1ull << 31))
+        throw Error(where + ": shape " + shape.dump() + " is not a list of sizes");
+      count *= d.get<uint64_t>();
+      if (count > (1ull << 40)) throw Error(where + ": shape " + shape.dump() + " is too large");
+      info.shape.push_back(d.get<int64_t>());
+    }
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
+        !off[1].is_number_unsigned())
+      throw Error(where + ": data_offsets is not [begin, end]");
+    info.begin = off[0].get<uint64_t>(), info.end = off[1].get<uint64_t>();
+    if (info.begin > info.end || info.end > data_size)
+      throw Error(where + ": data_offsets [" + std::to_string(info.begin) + ", " +
+                  std::to_string(info.end) + ") lie outside the " + std::to_string(data_size) +
+                  " data bytes");
+    if (info.end - info.begin != count * 4)
+      throw Error(where + ": " + std::to_string(info.end - info.begin) + " bytes for shape " +
+                  shape.dump() + " (" + std::to_string(count * 4) + " expected)");
+    spans.emplace_back(info.begin, info.end);
+    out.tensors.push_back(std::move(info));
+  }
+  std::sort(spans.begin(), spans.end());
+  uint64_t covered = 0;
+  for (const auto& [b, e] : spans) {
+    if (b < covered) throw Error("checkpoint " + path + ": two tensors' data overlap");
+    if (b > covered) throw Error("checkpoint " + path + ": data bytes that no tensor owns");
+    covered = e;
+  }
+  if (covered != data_size)  // e.g. a huge (sparse) file behind a small header: never read
+    throw Error("checkpoint " + path + ": " + std::to_string(data_size - covered) +
+                " data bytes after the last tensor (the file is " + std::to_string(file.size()) +
+                " bytes; its header accounts for " + std::to_string(data_offset + covered) + ")");
+  std::sort(out.tensors.begin(), out.tensors.end(),
+            [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
+  return out;
 }
 
 }  // namespace
@@ -98,91 +223,49 @@ void write(const std::string& path, const std::vector<Entry>& tensors, const Met
   write_atomically(path, bytes + text + data);
 }
 
+Header read_header(const std::string& path) {
+  uint64_t data_offset = 0;
+  return parse_header(ReadOnlyFile(path), data_offset);
+}
+
+void require_fits_in_memory(const std::string& path, const Header& header) {
+  const uint64_t memory = physical_memory_bytes();
+  if (memory > 0 && header.data_bytes > memory / 2)
+    throw Error("checkpoint " + path + ": its tensors hold " +
+                mib_text(static_cast<double>(header.data_bytes)) +
+                ", more than the limit of half this machine's memory (" +
+                mib_text(static_cast<double>(memory / 2)) + ")");
+}
+
 Contents read(const std::string& path) {
-  const std::string bytes = read_whole(path);
-  if (bytes.size() < 8)
-    throw Error("checkpoint " + path + ": shorter than the 8-byte header length");
-  uint64_t n = 0;
-  for (int i = 0; i < 8; ++i)
-    n |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
-  if (n > kMaxHeaderBytes || n > bytes.size() - 8)
-    throw Error("checkpoint " + path + ": header length " + std::to_string(n) +
-                " does not fit the file's " + std::to_string(bytes.size()) +
-                " bytes (not safetensors?)");
-  json header;
-  try {
-    header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n));
-  } catch (const json::exception& e) {
-    throw Error("checkpoint " + path + ": the header is not valid JSON (" + e.what() + ")");
-  }
-  if (!header.is_object()) throw Error("checkpoint " + path + ": the header is not a JSON object");
-  const char* data = bytes.data() + 8 + n;
-  const uint64_t data_size = bytes.size() - 8 - n;
+  const ReadOnlyFile file(path);
+  uint64_t data_offset = 0;
+  Header header = parse_header(file, data_offset);
+  require_fits_in_memory(path, header);
+  uint32_t probe = 1;
+  unsigned char first_byte;
+  std::memcpy(&first_byte, &probe, 1);
+  const bool little_endian_host = first_byte == 1;
 
   Contents out;
-  std::vector<std::pair<uint64_t, uint64_t>> spans;
-  for (const auto& [name, t] : header.items()) {
-    if (name == "__metadata__") {
-      if (!t.is_object()) throw Error("checkpoint " + path + ": __metadata__ is not an object");
-      for (const auto& [k, v] : t.items()) {
-        if (!v.is_string())
-          throw Error("checkpoint " + path + ": metadata '" + k + "' is not a string");
-        out.metadata[k] = v.get<std::string>();
+  out.metadata = std::move(header.metadata);
+  for (TensorInfo& t : header.tensors) {
+    const std::string where = "checkpoint " + path + ": tensor '" + t.name + "'";
+    Entry e{std::move(t.name), std::move(t.shape), {}};
+    e.values.resize((t.end - t.begin) / 4);
+    file.read_at(data_offset + t.begin, e.values.data(), t.end - t.begin);
+    for (size_t i = 0; i < e.values.size(); ++i) {
+      if (!little_endian_host) {  // the file is little-endian
+        uint32_t bits;
+        std::memcpy(&bits, &e.values[i], 4);
+        bits = (bits >> 24) | ((bits >> 8) & 0xff00u) | ((bits << 8) & 0xff0000u) | (bits << 24);
+        std::memcpy(&e.values[i], &bits, 4);
       }
-      continue;
-    }
-    const std::string where = "checkpoint " + path + ": tensor '" + name + "'";
-    if (!t.is_object() || !t.contains("dtype") || !t.contains("shape") ||
-        !t.contains("data_offsets"))
-      throw Error(where + " lacks dtype, shape or data_offsets");
-    if (t["dtype"] != "F32")
-      throw Error(where + " has dtype " + t["dtype"].dump() + "; only F32 is read");
-    const json& shape = t["shape"];
-    const json& off = t["data_offsets"];
-    Entry e{name, {}, {}};
-    uint64_t count = 1;
-    if (!shape.is_array()) throw Error(where + ": shape is not a list");
-    for (const json& d : shape) {
-      if (!d.is_number_unsigned() || d.get<uint64_t>() > (1ull << 31))
-        throw Error(where + ": shape " + shape.dump() + " is not a list of sizes");
-      count *= d.get<uint64_t>();
-      if (count > (1ull << 40)) throw Error(where + ": shape " + shape.dump() + " is too large");
-      e.shape.push_back(d.get<int64_t>());
-    }
-    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
-        !off[1].is_number_unsigned())
-      throw Error(where + ": data_offsets is not [begin, end]");
-    const uint64_t b = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
-    if (b > end || end > data_size)
-      throw Error(where + ": data_offsets [" + std::to_string(b) + ", " + std::to_string(end) +
-                  ") lie outside the " + std::to_string(data_size) + " data bytes");
-    if (end - b != count * 4)
-      throw Error(where + ": " + std::to_string(end - b) + " bytes for shape " + shape.dump() +
-                  " (" + std::to_string(count * 4) + " expected)");
-    e.values.resize(count);
-    for (uint64_t i = 0; i < count; ++i) {
-      uint32_t bits = 0;
-      for (int k = 0; k < 4; ++k)
-        bits |= static_cast<uint32_t>(static_cast<unsigned char>(data[b + 4 * i + k])) << (8 * k);
-      std::memcpy(&e.values[i], &bits, 4);
       if (!std::isfinite(e.values[i]))
         throw Error(where + " holds a non-finite value at index " + std::to_string(i));
     }
-    spans.emplace_back(b, end);
     out.tensors.push_back(std::move(e));
   }
-  std::sort(spans.begin(), spans.end());
-  uint64_t covered = 0;
-  for (const auto& [b, e] : spans) {
-    if (b < covered) throw Error("checkpoint " + path + ": two tensors' data overlap");
-    if (b > covered) throw Error("checkpoint " + path + ": data bytes that no tensor owns");
-    covered = e;
-  }
-  if (covered != data_size)
-    throw Error("checkpoint " + path + ": " + std::to_string(data_size - covered) +
-                " data bytes after the last tensor");
-  std::sort(out.tensors.begin(), out.tensors.end(),
-            [](const Entry& a, const Entry& b) { return a.name < b.name; });
   return out;
 }
 

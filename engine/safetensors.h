@@ -26,14 +26,37 @@ struct Contents {
   std::vector<Entry> tensors;  // sorted by name
 };
 
+// A tensor as the header describes it: its data is bytes [begin, end) of the data part.
+struct TensorInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0, end = 0;
+};
+
+struct Header {
+  Metadata metadata;
+  std::vector<TensorInfo> tensors;  // sorted by name
+  uint64_t data_bytes = 0;          // the data part's size: the sum of the tensors' sizes
+};
+
 // Writes `path.tmp` in the same folder (replacing one a killed save left), flushes it to disk and
 // renames it over `path`. Refuses, writing nothing, a non-finite value or two tensors of a name.
 void write(const std::string& path, const std::vector<Entry>& tensors, const Metadata& metadata);
 
-// Reads and checks the whole file: a regular file; a header length that fits; JSON whose
-// metadata values are strings; for every tensor dtype F32, a shape of sizes, offsets inside the
-// data that match the shape; no overlap and no bytes that no tensor owns; finite values. Throws
-// gemm_mlp::Error naming the file and, where there is one, the tensor.
+// Reads and checks the 8-byte length and the header alone, never the tensors' data: a regular
+// file; a header length that fits the file and at most 100 MB; JSON whose metadata values are
+// strings; for every tensor dtype F32, a shape of sizes, offsets that match the shape; the tensors
+// cover the data part exactly (no overlap, no bytes that no tensor owns, none after the last:
+// the file's size is the header's). Throws gemm_mlp::Error naming the file and, where there is
+// one, the tensor.
+Header read_header(const std::string& path);
+
+// Throws unless the header's tensors fit in half of this machine's memory (they are held once as
+// read and once by the model), naming the size, the file and the limit.
+void require_fits_in_memory(const std::string& path, const Header& header);
+
+// read_header's checks, then require_fits_in_memory, and only then the data, tensor by tensor;
+// every value finite.
 Contents read(const std::string& path);
 
 }  // namespace engine::safetensors

@@ -9,6 +9,7 @@
 
 #include "engine/context.h"
 #include "engine/module.h"
+#include "engine/safetensors.h"
 
 namespace models {
 
@@ -25,5 +26,26 @@ class MLP : public engine::Sequential {
   int inputs_, classes_;
   std::vector<int> hidden_;
 };
+
+// The parameters of inputs-hidden...-classes (weights and biases); a double, as sizes from a flag
+// may overflow any integer before they are refused.
+double mlp_parameter_count(int inputs, const std::vector<int>& hidden, int classes);
+
+// The layer sizes of a saved MLP, e.g. {784, {1024, 1024}, 10}.
+struct MlpSizes {
+  int inputs = 0;
+  std::vector<int> hidden;
+  int classes = 0;
+  std::string text() const;  // "784-1024-1024-10", as MLP::layer_sizes()
+};
+
+// The layer sizes of the MLP whose checkpoint `path` has this header, from the tensors' names and
+// shapes alone (no metadata needed: a PyTorch state_dict of nn.Sequential(Linear, ReLU, ...,
+// Linear) has them): 0.weight [out, in] and 0.bias [out], then 2.weight, 2.bias, ..., in order,
+// with no gap and nothing else, each layer's inputs the previous one's outputs, at least 2
+// classes, and the parameters within safetensors::require_fits_in_memory. Where the metadata has
+// 'layers' or 'hidden', it must agree. Throws gemm_mlp::Error naming the file, and the tensor with
+// its shape and what was expected, or the key with its value and what the tensors say.
+MlpSizes mlp_sizes(const std::string& path, const engine::safetensors::Header& header);
 
 }  // namespace models

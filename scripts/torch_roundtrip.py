@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checkpoints both ways between gemm-mlp and PyTorch, on a machine with PyTorch and a GPU.
 
-    scripts/torch_roundtrip.py [--train-mlp build-gpu/apps/train_mlp/train_mlp] [--data-dir DIR]
+    scripts/torch_roundtrip.py [--train-mlp build-gpu/apps/train_mlp/train_mlp]
+                               [--predict build-gpu/apps/predict/predict] [--data-dir DIR]
 
 1. train_mlp trains 784-256-256-10 for 2 epochs and saves a checkpoint; PyTorch loads it into an
    nn.Sequential with safetensors.torch.load_file and load_state_dict(strict=True), and its test
@@ -9,7 +10,10 @@
 2. PyTorch trains the same architecture for 1 epoch and saves it with safetensors.torch.save_file
    and the metadata train_mlp reads; `train_mlp --eval` must report PyTorch's own test accuracy
    within 0.05 points.
-Exits non-zero when either way misses. Reuses vs_pytorch.py's MNIST reader and model builder.
+3. The same model saved as a PyTorch user saves it, save_file(model.state_dict()) with no metadata:
+   `train_mlp --eval` (layer sizes from the tensors) must again report PyTorch's accuracy, and
+   `predict` must give at least 90% of 50 test digits (written as PGM files) their label.
+Exits non-zero when any of them misses. Reuses vs_pytorch.py's MNIST reader and model builder.
 """
 import argparse
 import os
@@ -45,9 +49,34 @@ def compare(label, model, ckpt, args, data):
     return good
 
 
+def predict_digits(args, ckpt, tmp, count=50):
+    """predict on the first `count` test digits, as PGM files; True if >= 90% get their label."""
+    images = baseline.read_idx(args.data_dir, "t10k-images-idx3-ubyte")[:count]
+    labels = baseline.read_idx(args.data_dir, "t10k-labels-idx1-ubyte")[:count]
+    paths = []
+    for i, image in enumerate(images):
+        paths.append(os.path.join(tmp, f"digit{i}.pgm"))
+        with open(paths[-1], "wb") as f:
+            f.write(b"P5 28 28 255\n" + image.tobytes())
+    out = subprocess.run([args.predict, "--model", ckpt, "--device", "cuda", "--top", "1", *paths],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        print(f"predict on {ckpt} failed: {out.stderr.strip()}")
+        return False
+    right = 0
+    for path, label in zip(paths, labels):
+        m = re.search(re.escape(path) + r": (\S+) \(", out.stdout)
+        right += bool(m) and m.group(1) == str(label)
+    good = right >= 0.9 * count
+    print(f"predict, PyTorch state_dict without metadata: {right} of {count} test digits "
+          f"({'ok' if good else 'MISS'})")
+    return good
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--train-mlp", default=os.path.join(ROOT, "build-gpu/apps/train_mlp/train_mlp"))
+    ap.add_argument("--predict", default=os.path.join(ROOT, "build-gpu/apps/predict/predict"))
     ap.add_argument("--data-dir", default=os.path.join(ROOT, "data/mnist"))
     args = ap.parse_args()
     try:
@@ -87,10 +116,17 @@ def main():
         metadata = {"format": "gemm-mlp checkpoint 1", "layers": "-".join(map(str, SIZES)),
                     "hidden": hidden, "dataset": "mnist", "variant": "pytorch", "epoch": "1",
                     "epochs": "1", "batch": "256", "seed": "1", "optimizer": "sgd", "lr": "0.1",
-                    "momentum": "0.9", "weight_decay": "0.0005", "schedule": "constant"}
+                    "momentum": "0.9", "weight_decay": "0.0005", "schedule": "constant",
+                    "normalisation": "(v/255 - 0.1307) / 0.3081"}
         save_file({k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()},
                   theirs, metadata=metadata)
         ok &= compare("PyTorch checkpoint", model, theirs, args, data)
+
+        # 3. PyTorch → ours, saved as a PyTorch user saves it: no metadata at all.
+        plain = os.path.join(tmp, "plain.safetensors")
+        save_file({k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}, plain)
+        ok &= compare("PyTorch state_dict without metadata", model, plain, args, data)
+        ok &= predict_digits(args, plain, tmp)
     sys.exit(0 if ok else 1)
 
 

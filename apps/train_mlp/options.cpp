@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <iomanip>
@@ -12,9 +13,20 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "apps/common/parse_number.h"
+#include "data/datasets.h"
 #include "kernels/gemm.h"
+#include "models/mlp.h"
 
 namespace {
+
+using apps::bad_value;
+using apps::parse_choice;
+using apps::parse_int;
+using apps::parse_real;
+using apps::parse_seed;
+using apps::parse_sizes;
+using apps::Range;
 
 // A file the run will write: its folder must exist and be writable, checked before any work.
 void require_writable(const std::string& flag, const std::string& path) {
@@ -27,50 +39,97 @@ void require_writable(const std::string& flag, const std::string& path) {
                              " does not exist or is not writable");
 }
 
-// --resume and --eval take the model and the run's settings from the checkpoint; a flag given on
-// the command line must agree with it.
+// --resume and --eval take the model from the checkpoint's tensors (models::mlp_sizes, from the
+// header alone: no tensor data is read and no model built) and the run's settings from its
+// metadata, each parsed as strictly as its flag; a flag given on the command line must agree.
+// --resume needs every setting (a checkpoint that train_mlp wrote); --eval adopts those present,
+// so that a PyTorch state_dict without metadata is scored, and --dataset there picks the data.
 void adopt_checkpoint(Options& o, const std::string& flag, const std::string& path) {
-  const engine::Metadata m = engine::read_checkpoint_metadata(path);
-  auto get = [&](const char* key) {
+  const engine::safetensors::Header header = engine::safetensors::read_header(path);
+  const models::MlpSizes sizes = models::mlp_sizes(path, header);
+  const engine::Metadata& m = header.metadata;
+  const bool resume = flag == "--resume";
+  const std::string source = flag + " " + path;
+  auto get = [&](const char* key) -> std::optional<std::string> {
     const auto it = m.find(key);
-    if (it == m.end())
-      throw std::runtime_error(flag + " " + path + ": its metadata has no '" + key +
+    if (it != m.end()) return it->second;
+    if (resume)
+      throw std::runtime_error(source + ": its metadata has no '" + key +
                                "' (not written by train_mlp?)");
-    return it->second;
+    return std::nullopt;
   };
   auto adopt = [&](const char* option, const char* key, auto& field, auto parse) {
-    const auto value = parse(get(key));
+    const std::optional<std::string> text = get(key);
+    if (!text) return;
+    const auto value = parse(source + ": metadata '" + key + "'", *text);
     if (o.given.count(option) && field != value)
-      throw std::runtime_error(flag + " " + path + ": the checkpoint has " + key + " " + get(key) +
-                               ", which " + option + " contradicts");
+      throw std::runtime_error(source + ": the checkpoint has " + key + " " + *text + ", which " +
+                               option + " contradicts");
     field = value;
   };
-  const auto to_int = [](const std::string& v) { return std::stoi(v); };
-  const auto to_float = [](const std::string& v) { return std::stof(v); };
-  const auto to_u64 = [](const std::string& v) { return static_cast<uint64_t>(std::stoull(v)); };
-  const auto same = [](const std::string& v) { return v; };
-  const auto to_sizes = [](const std::string& v) {
-    std::vector<int> sizes;
-    std::stringstream in(v);
-    for (std::string part; std::getline(in, part, ',');) sizes.push_back(std::stoi(part));
-    return sizes;
+  if (o.given.count("--hidden") && o.hidden != sizes.hidden)
+    throw std::runtime_error(source + ": the checkpoint's tensors are " + sizes.text() +
+                             ", which --hidden contradicts");
+  o.hidden = sizes.hidden;
+  const auto positive_int = [](const std::string& what, const std::string& text) {
+    return parse_int(what, text, 1);
   };
-  adopt("--hidden", "hidden", o.hidden, to_sizes);
-  adopt("--batch", "batch", o.batch, to_int);
-  adopt("--seed", "seed", o.seed, to_u64);
-  adopt("--optimizer", "optimizer", o.optimizer, same);
-  adopt("--lr", "lr", o.lr, to_float);
-  adopt("--momentum", "momentum", o.momentum, to_float);
-  adopt("--weight-decay", "weight_decay", o.weight_decay, to_float);
-  adopt("--schedule", "schedule", o.schedule, same);
-  adopt("--dataset", "dataset", o.dataset, same);
-  if (!o.given.count("--epochs")) o.epochs = to_int(get("epochs"));
+  const auto real = [](Range range) {
+    return [range](const std::string& what, const std::string& text) {
+      return parse_real(what, text, range);
+    };
+  };
+  const auto choice = [](const char* first, const char* second) {
+    return [=](const std::string& what, const std::string& text) {
+      return parse_choice(what, text, first, second);
+    };
+  };
+  adopt("--batch", "batch", o.batch, positive_int);
+  adopt("--seed", "seed", o.seed, parse_seed);
+  adopt("--optimizer", "optimizer", o.optimizer, choice("sgd", "adam"));
+  adopt("--lr", "lr", o.lr, real(Range::Positive));
+  adopt("--momentum", "momentum", o.momentum, real(Range::BelowOne));
+  adopt("--weight-decay", "weight_decay", o.weight_decay, real(Range::NonNegative));
+  adopt("--schedule", "schedule", o.schedule, choice("cosine", "constant"));
+  if (const std::optional<std::string> text = get("epochs")) {  // --epochs may extend the run
+    const int saved = parse_int(source + ": metadata 'epochs'", *text, 1);
+    if (!o.given.count("--epochs")) o.epochs = saved;
+  }
+  if (const std::optional<std::string> text = get("epoch"))
+    parse_int(source + ": metadata 'epoch'", *text, 1);
+  data::require_input_normalisation(path, m);
+  // The dataset: the checkpoint's, unless --dataset says otherwise (for --eval; --resume must
+  // continue on the same data).
+  const data::DatasetInfo* named = data::checkpoint_dataset(path, m);
+  if (resume) {
+    if (named == nullptr) get("dataset");  // throws: --resume needs it
+    if (o.given.count("--dataset") && o.dataset != named->name)
+      throw std::runtime_error(source + ": the checkpoint has dataset " + named->name +
+                               ", which --dataset contradicts");
+  }
+  if (!o.given.count("--dataset")) {
+    if (named != nullptr)
+      o.dataset = named->name;
+    else
+      std::cout << "note: " << path << " names no dataset; evaluating on " << o.dataset
+                << " (--dataset to choose)\n";
+  }
 }
 
 }  // namespace
 
 std::optional<int> parse_options(int argc, char** argv, Options& o) {
-  std::string seed_text = "1";
+  // Numbers are taken as text and parsed strictly below (parse_int, parse_real, ...).
+  const auto text_of = [](double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+  };
+  std::string seed_text = std::to_string(o.seed), epochs_text = std::to_string(o.epochs),
+              batch_text = std::to_string(o.batch), momentum_text = text_of(o.momentum),
+              weight_decay_text = text_of(o.weight_decay), lr_text, train_limit_text,
+              log_interval_text, hidden_text;
+  for (int h : o.hidden) hidden_text += (hidden_text.empty() ? "" : ",") + std::to_string(h);
   CLI::App app{"Train an MLP on MNIST; every matrix product runs on the chosen GEMM variant."};
   std::string variant_list;
   for (const gemm::Variant& v : gemm::variants())
@@ -83,43 +142,55 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                       ->expected(0, CLI::detail::expected_max_vector_size)
                       ->delimiter(',');
   app.add_option("--results", o.results, "Also write the results as CSV (or JSON: *.json)");
-  app.add_option("--epochs", o.epochs, "Epochs")->capture_default_str();
-  app.add_option("--batch", o.batch, "Batch size")->capture_default_str();
-  app.add_option("--hidden", o.hidden, "Hidden layer sizes, comma-separated")
-      ->delimiter(',')
-      ->capture_default_str();
-  app.add_option("--lr", o.lr,
+  app.add_option("--epochs", epochs_text, "Epochs")->capture_default_str()->type_name("UINT");
+  app.add_option("--batch", batch_text, "Batch size")->capture_default_str()->type_name("UINT");
+  app.add_option("--hidden", hidden_text, "Hidden layer sizes, comma-separated")
+      ->capture_default_str()
+      ->type_name("SIZES");
+  app.add_option("--lr", lr_text,
                  "Peak learning rate, decayed to 0 by a cosine over the run "
-                 "(default 0.1 for sgd, 1e-3 for adam)");
+                 "(default 0.1 for sgd, 1e-3 for adam)")
+      ->type_name("FLOAT");
   app.add_option("--schedule", o.schedule,
                  "cosine (decay to 0 over --epochs) or constant (then a run of N epochs resumed "
                  "for M more equals one of N + M)")
       ->capture_default_str();
   app.add_option("--optimizer", o.optimizer, "sgd or adam")->capture_default_str();
-  app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
-  app.add_option("--weight-decay", o.weight_decay, "L2 weight decay")->capture_default_str();
+  app.add_option("--momentum", momentum_text, "SGD momentum, in [0, 1)")
+      ->capture_default_str()
+      ->type_name("FLOAT");
+  app.add_option("--weight-decay", weight_decay_text, "L2 weight decay")
+      ->capture_default_str()
+      ->type_name("FLOAT");
   app.add_option("--seed", seed_text, "Seed for initialisation and shuffling, 0 .. 2^64-1")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("UINT");
   app.add_option("--dataset", o.dataset,
-                 "mnist or fashion (Fashion-MNIST: scripts/fetch_mnist.sh fashion)")
+                 "mnist or fashion (Fashion-MNIST: scripts/fetch_mnist.sh fashion); with --eval, "
+                 "the checkpoint's unless given")
       ->capture_default_str();
   app.add_option("--data-dir", o.data_dir,
                  "The dataset's IDX files (default data/mnist or data/fashion-mnist; "
                  "scripts/fetch_mnist.sh fills them)");
   app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
-  app.add_option("--train-limit", o.train_limit, "Use only the first N training examples");
+  app.add_option("--train-limit", train_limit_text,
+                 "Use only the first N training examples (0: all)")
+      ->type_name("UINT");
   app.add_option("--save", o.save,
                  "After every epoch, write the parameters to this safetensors checkpoint (and the "
                  "optimiser state beside it, as NAME.optim.safetensors)");
   app.add_option("--history", o.history,
                  "Write one row per epoch (epoch, loss, accuracies, lr, epoch and GEMM seconds) to "
                  "this CSV file (JSON: *.json), rewritten after every epoch");
-  app.add_option("--log-interval", o.log_interval,
+  app.add_option("--log-interval", log_interval_text,
                  "Print a line every N steps (the only progress shown when the output is not a "
-                 "terminal; each line waits for the device once)");
+                 "terminal; each line waits for the device once)")
+      ->type_name("UINT");
   app.add_option("--resume", o.resume,
                  "Continue the run saved in this checkpoint, to --epochs (default: the run's own)");
-  app.add_option("--eval", o.eval, "Print the test loss and accuracy of this checkpoint, and exit");
+  app.add_option("--eval", o.eval,
+                 "Print the test loss and accuracy of this checkpoint (train_mlp's, or a PyTorch "
+                 "state_dict of nn.Sequential(Linear, ReLU, ..., Linear)), and exit");
   app.add_flag("--no-graph", o.no_graph,
                "Run each training step launch by launch instead of replaying one CUDA graph "
                "(same results, bit for bit; for comparison and debugging)");
@@ -134,39 +205,41 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                         o.compare_extra.end());
   for (const CLI::Option* opt : app.get_options())
     if (opt->count() > 0) o.given.insert(opt->get_name());
-  // Digits only, and at most 2^64 − 1: std::stoull alone would take "-1" as 2^64 − 1.
-  errno = 0;
-  char* end = nullptr;
-  o.seed = std::strtoull(seed_text.c_str(), &end, 10);
-  if (seed_text.empty() || seed_text.find_first_not_of("0123456789") != std::string::npos ||
-      errno == ERANGE || *end != '\0') {
-    std::cerr << "train_mlp: error: --seed must be an integer in 0 .. 18446744073709551615, got '"
-              << seed_text << "'\n";
+  const auto given = [&](const char* flag) { return o.given.count(flag) > 0; };
+  try {
+    o.seed = parse_seed("--seed", seed_text);
+    o.epochs = parse_int("--epochs", epochs_text, 1);
+    o.batch = parse_int("--batch", batch_text, 1);
+    o.hidden = parse_sizes("--hidden", hidden_text);
+    if (given("--lr")) o.lr = parse_real("--lr", lr_text, Range::Positive);
+    o.momentum = parse_real("--momentum", momentum_text, Range::BelowOne);
+    o.weight_decay = parse_real("--weight-decay", weight_decay_text, Range::NonNegative);
+    if (given("--train-limit")) o.train_limit = parse_int("--train-limit", train_limit_text, 0);
+    if (given("--log-interval")) o.log_interval = parse_int("--log-interval", log_interval_text, 0);
+    parse_choice("--optimizer", o.optimizer, "sgd", "adam");
+    parse_choice("--schedule", o.schedule, "cosine", "constant");
+    if (data::find_dataset(o.dataset) == nullptr)
+      bad_value("--dataset", o.dataset, data::dataset_names());
+    // A name given as '' is no silent default.
+    for (const char* flag : {"--gemm", "--data-dir", "--resume", "--eval", "--device"})
+      if (given(flag) && app.get_option(flag)->as<std::string>().empty())
+        throw std::runtime_error(std::string(flag) + " needs a value, got ''");
+  } catch (const std::runtime_error& e) {
+    std::cerr << "train_mlp: error: " << e.what() << "\n";
     return 1;
   }
   return std::nullopt;
 }
 
 void complete_options(Options& o) {
-  if (o.dataset != "mnist" && o.dataset != "fashion")
-    throw std::runtime_error("--dataset must be mnist or fashion, got '" + o.dataset + "'");
   if (!o.resume.empty() && !o.eval.empty())
     throw std::runtime_error("--resume and --eval cannot be combined");
   if (!o.resume.empty()) adopt_checkpoint(o, "--resume", o.resume);
   if (!o.eval.empty()) adopt_checkpoint(o, "--eval", o.eval);
-  if (o.data_dir.empty()) o.data_dir = o.dataset == "fashion" ? "data/fashion-mnist" : "data/mnist";
+  if (o.data_dir.empty()) o.data_dir = data::find_dataset(o.dataset)->default_dir;
   if (o.given.count("--save")) require_writable("--save", o.save);
   if (o.given.count("--results")) require_writable("--results", o.results);
   if (o.given.count("--history")) require_writable("--history", o.history);
-  if (o.log_interval < 0) throw std::runtime_error("--log-interval must be >= 0");
-  if (o.epochs < 1 || o.batch < 1) throw std::runtime_error("--epochs and --batch must be >= 1");
-  if (o.schedule != "cosine" && o.schedule != "constant")
-    throw std::runtime_error("--schedule must be cosine or constant, got '" + o.schedule + "'");
-  if (!(std::isfinite(o.lr) && o.lr >= 0.0f))
-    throw std::runtime_error("--lr must be a finite number > 0");
-  if (o.given.count("--lr") && o.lr == 0.0f) throw std::runtime_error("--lr must be > 0, got 0");
-  if (o.optimizer != "sgd" && o.optimizer != "adam")
-    throw std::runtime_error("--optimizer must be sgd or adam, got '" + o.optimizer + "'");
 }
 
 float learning_rate(const Options& o) {
@@ -215,5 +288,6 @@ engine::Metadata run_metadata(const Options& o, const std::string& layers, const
           {"lr", number(learning_rate(o))},
           {"momentum", number(o.momentum)},
           {"weight_decay", number(o.weight_decay)},
-          {"schedule", o.schedule}};
+          {"schedule", o.schedule},
+          {"normalisation", data::input_normalisation()}};
 }

@@ -39,12 +39,14 @@ struct Options {
 };
 
 // Fills `options` from the command line. Returns the exit status when the program is to stop
-// here (--help, a parse error, a bad --seed; the message is printed), else nothing.
+// here (--help, a parse error, a bad value; the message is printed), else nothing. Numbers are
+// decimal only, the whole value, in range (--momentum in [0, 1), ...); an empty value is an error.
 std::optional<int> parse_options(int argc, char** argv, Options& options);
 
-// Adopts the settings of a --resume or --eval checkpoint, fills in the defaults that depend on
-// other flags, and checks the flags that need neither a device nor data. Throws
-// std::runtime_error naming the flag.
+// Adopts the settings of a --resume or --eval checkpoint (the layer sizes from its tensors' shapes,
+// read from the header alone; the rest from its metadata, parsed as strictly as the flags), fills
+// in the defaults that depend on other flags, and checks the flags that need neither a device nor
+// data. Throws std::runtime_error naming the flag, or the checkpoint and its key.
 void complete_options(Options& options);
 
 // The peak learning rate: --lr, or the optimiser's default.

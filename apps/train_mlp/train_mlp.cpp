@@ -29,6 +29,7 @@
 #include "data/loader.h"
 #include "data/mnist.h"
 #include "engine/engine.h"
+#include "engine/memory.h"
 #include "kernels/cuda_check.h"
 #include "models/mlp.h"
 
@@ -189,11 +190,51 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   return result;
 }
 
-// --eval: the checkpoint's test loss and accuracy.
+// The model's memory from the flags' sizes, before anything is allocated: its parameters, their
+// gradients and the optimiser's buffers (one for SGD, two for Adam), 4 bytes each, and on the GPU
+// twice that (the profiling pass trains a scratch copy); at most the GPU's memory, or the host's.
+void require_model_fits(const Options& o, int features, int classes, engine::Device device) {
+  const double parameters = models::mlp_parameter_count(features, o.hidden, classes);
+  const double bytes =
+      parameters * 4 * (o.optimizer == "adam" ? 4 : 3) * (device == engine::Device::CUDA ? 2 : 1);
+  size_t free_bytes = 0, total_bytes = 0;
+  if (device == engine::Device::CUDA) CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const double limit = device == engine::Device::CUDA
+                           ? static_cast<double>(total_bytes)
+                           : static_cast<double>(engine::physical_memory_bytes());
+  if (limit > 0 && bytes > limit) {
+    std::string hidden;
+    for (int h : o.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
+    char count[32];
+    std::snprintf(count, sizeof count, "%.3g", parameters);
+    throw std::runtime_error("--hidden " + hidden + ": the model " +
+                             models::MlpSizes{features, o.hidden, classes}.text() + " has " +
+                             count + " parameters; with their gradients and optimiser state " +
+                             "they need " + engine::mib_text(bytes) + ", more than the " +
+                             (device == engine::Device::CUDA ? "GPU's " : "machine's ") +
+                             engine::mib_text(limit));
+  }
+}
+
+// --eval: the checkpoint's test loss and accuracy. The layer sizes come from its tensors' shapes
+// (complete_options); they must fit the data's images and classes before the model is built.
 int evaluate_checkpoint(const Options& o, engine::Device device) {
   const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);
+  const models::MlpSizes sizes =
+      models::mlp_sizes(o.eval, engine::safetensors::read_header(o.eval));
+  if (sizes.inputs != test_set.features())
+    throw std::runtime_error("--eval " + o.eval + ": the model " + sizes.text() + " takes " +
+                             std::to_string(sizes.inputs) + " inputs, but the test images in " +
+                             o.data_dir + " have " + std::to_string(test_set.features()) +
+                             " pixels (" + std::to_string(test_set.rows) + "x" +
+                             std::to_string(test_set.cols) + ")");
+  if (sizes.classes != test_set.classes)
+    throw std::runtime_error("--eval " + o.eval + ": the model " + sizes.text() + " has " +
+                             std::to_string(sizes.classes) + " outputs, but " + o.dataset +
+                             " has " + std::to_string(test_set.classes) + " classes");
+  require_model_fits(o, sizes.inputs, sizes.classes, device);
   engine::Context ctx(device, o.seed);
-  models::MLP mlp(ctx, test_set.features(), o.hidden, test_set.classes);
+  models::MLP mlp(ctx, sizes.inputs, sizes.hidden, sizes.classes);
   engine::TrainerOptions t = trainer_options(o, test_set.classes, 0, false);
   engine::Trainer trainer(ctx, mlp, t);
   engine::load_checkpoint(ctx, o.eval, mlp.parameters());
@@ -201,10 +242,27 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
   const engine::MetricTotals te = trainer.evaluate(
       engine::Tensor::view(device, test_data.all_images(), test_data.count(), test_set.features()),
       engine::LabelTensor::view(device, test_data.all_labels(), test_data.count()));
-  std::printf("%s (%s): test loss %.4f  test accuracy %.2f%% (%lld images)\n", o.eval.c_str(),
-              mlp.layer_sizes().c_str(), te.mean_loss(), 100 * te.accuracy(),
-              static_cast<long long>(te.seen));
+  std::printf("%s (%s) on %s (%s): test loss %.4f  test accuracy %.2f%% (%lld images)\n",
+              o.eval.c_str(), mlp.layer_sizes().c_str(), o.dataset.c_str(), o.data_dir.c_str(),
+              te.mean_loss(), 100 * te.accuracy(), static_cast<long long>(te.seen));
   return 0;
+}
+
+// A loss that explodes but stays finite (Adam at --lr 1e6 ends near 1e14) passes the non-finite
+// checks. A model that has learned nothing and gives every class the same probability scores
+// ln(classes); a last epoch's mean loss above twice that is far worse than knowing nothing. A
+// working run ends well below ln(classes) (a first epoch on a few examples may end just above it).
+void warn_if_loss_exploded(const RunResult& run, int classes, const Options& o) {
+  if (run.epochs.empty()) return;
+  const double loss = run.epochs.back().loss, guess = std::log(static_cast<double>(classes));
+  std::fflush(stdout);
+  if (loss > 2 * guess)
+    std::fprintf(stderr,
+                 "train_mlp: warning: [%s] the last epoch's training loss %.4g is more than twice "
+                 "ln(%d) = %.2f, the loss of a uniform guess: training blew up (try a smaller "
+                 "--lr)%s\n",
+                 run.variant.c_str(), loss, classes, guess,
+                 o.save.empty() ? "" : "; the checkpoint holds these weights");
 }
 
 int run(Options o) {
@@ -256,6 +314,7 @@ int run(Options o) {
     throw std::runtime_error("the training images are " + std::to_string(train_set.rows) + "x" +
                              std::to_string(train_set.cols) + ", the test images " +
                              std::to_string(test_set.rows) + "x" + std::to_string(test_set.cols));
+  require_model_fits(o, train_set.features(), train_set.classes, device);
   if (o.train_limit > 0 && o.train_limit < train_set.count) {
     train_set.count = o.train_limit;
     train_set.images.resize(static_cast<size_t>(o.train_limit) * train_set.features());
@@ -270,6 +329,7 @@ int run(Options o) {
 
   std::vector<RunResult> runs;
   for (const gemm::Variant* v : variants) runs.push_back(train(o, device, *v, train_set, test_set));
+  for (const RunResult& r : runs) warn_if_loss_exploded(r, train_set.classes, o);
   if (o.compare) print_table(runs);
   if (!o.results.empty()) {
     write_results(o.results, runs);

@@ -59,6 +59,16 @@ std::string save_model() {
   return path;
 }
 
+// An untrained 784-4-10 (or inputs-4-10) model as PyTorch's save_file(model.state_dict()) saves
+// it: no metadata, unless some is given.
+std::string save_plain_model(int inputs = 784, const engine::Metadata& metadata = {}) {
+  const std::string path = test_file("_plain.safetensors");
+  engine::Context ctx(engine::Device::CPU, "cpu", 3);
+  models::MLP mlp(ctx, inputs, {4}, 10);
+  engine::save_checkpoint(ctx, path, mlp.parameters(), metadata);
+  return path;
+}
+
 // A 50×40 dark-on-light picture with a bar in it.
 std::string save_image() {
   const std::string path = test_file(".png");
@@ -95,26 +105,87 @@ TEST(Predict, BadInputIsAnErrorNamingIt) {
   EXPECT_FAILS_WITH(kPredict + " " + image, "--model is required");
 }
 
+// A PyTorch state_dict without metadata: the layer sizes from its tensors, MNIST's class names
+// (with a note); a checkpoint naming Fashion-MNIST prints its class names, unless --dataset says
+// otherwise.
+TEST(Predict, TakesAPyTorchStateDictAndNamesTheDatasetsClasses) {
+  const std::string image = save_image();
+  const std::string predict = kPredict + " --device cpu --top 2 --model ";
+  const Result plain = run(predict + save_plain_model() + " " + image);
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  EXPECT_NE(plain.output.find("names no dataset; printing mnist's classes (--dataset to choose)"),
+            std::string::npos)
+      << plain.output;
+  const std::vector<std::string> fashion_names = {"T-shirt/top", "Trouser",   "Pullover", "Dress",
+                                                  "Coat",        "Sandal",    "Shirt",    "Sneaker",
+                                                  "Bag",         "Ankle boot"};
+  const auto fashion_names_in = [&](const std::string& out) {
+    int found = 0;
+    for (const std::string& name : fashion_names)
+      found += out.find(" " + name + " (") != std::string::npos;
+    return found;
+  };
+  const std::string fashion = save_plain_model(784, {{"dataset", "fashion"}});
+  const Result named = run(predict + fashion + " " + image);
+  ASSERT_EQ(named.status, 0) << named.output;
+  EXPECT_EQ(fashion_names_in(named.output), 2) << named.output;
+  const Result told = run(predict + fashion + " --dataset mnist " + image);
+  ASSERT_EQ(told.status, 0) << told.output;
+  EXPECT_EQ(fashion_names_in(told.output), 0) << told.output;
+  EXPECT_FAILS_WITH(predict + fashion + " --dataset cifar " + image,
+                    "--dataset must be mnist or fashion, got 'cifar'");
+  EXPECT_FAILS_WITH(predict + fashion + " --dataset '' " + image,
+                    "--dataset must be mnist or fashion, got ''");
+  // Metadata claiming layers that the 51 KB file does not hold: refused from the header.
+  EXPECT_FAILS_WITH(predict + save_plain_model(784, {{"hidden", "100000,100000"}}) + " " + image,
+                    "metadata 'hidden' is '100000,100000', but the tensors give hidden '4' "
+                    "(784-4-10)");
+  EXPECT_FAILS_WITH(predict + save_plain_model(784, {{"dataset", "cifar"}}) + " " + image,
+                    "metadata 'dataset' is 'cifar', not mnist or fashion");
+  EXPECT_FAILS_WITH(kPredict + " --top 0x10 --model " + save_plain_model(784) + " " + image,
+                    "--top must be an integer >= 1, got '0x10'");
+}
+
+// A blank image is classified with a warning; an unreadable one is reported, the others still
+// classified, and the exit status is 1.
+TEST(Predict, WarnsOnABlankImageAndGoesOnPastAnUnreadableOne) {
+  const std::string model = save_model(), image = save_image(), blank = test_file("_blank.png");
+  const std::vector<unsigned char> gray(30 * 30, 128);
+  stbi_write_png(blank.c_str(), 30, 30, 1, gray.data(), 30);
+  const std::string missing = kTmp + "missing.png";
+  const Result r =
+      run(kPredict + " --device cpu --model " + model + " " + blank + " " + missing + " " + image);
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("warning: " + blank + " is blank (its pixels span 0 of 255 gray levels)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("warning: " + image), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(missing + ": cannot open"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(blank + ": "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(image + ": "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1 of 3 images could not be read"), std::string::npos) << r.output;
+}
+
 TEST(TrainMlp, BadFlagsAreErrorsBeforeAnyWork) {
   EXPECT_FAILS_WITH(kTrain + " --save ''", "--save needs a file name");
   EXPECT_FAILS_WITH(kTrain + " --save /nonexistent-dir/m.safetensors",
                     "the folder /nonexistent-dir does not exist or is not writable");
   EXPECT_FAILS_WITH(kTrain + " --results /nonexistent-dir/r.csv", "/nonexistent-dir");
   EXPECT_FAILS_WITH(kTrain + " --schedule step", "--schedule must be cosine or constant");
-  EXPECT_FAILS_WITH(kTrain + " --lr 0", "--lr must be > 0");
+  EXPECT_FAILS_WITH(kTrain + " --lr 0", "--lr must be a finite decimal number > 0, got '0'");
   EXPECT_FAILS_WITH(kTrain + " --lr nan", "--lr");
   EXPECT_FAILS_WITH(kTrain + " --lr inf", "--lr");
-  EXPECT_FAILS_WITH(kTrain + " --lr -0.1", "--lr must be a finite number > 0");
+  EXPECT_FAILS_WITH(kTrain + " --lr -0.1", "--lr must be a finite decimal number > 0");
   EXPECT_FAILS_WITH(kTrain + " --history /nonexistent-dir/h.csv", "--history /nonexistent-dir");
   EXPECT_FAILS_WITH(kTrain + " --resume " + kTmp + "missing.safetensors", "cannot open");
   EXPECT_FAILS_WITH(kTrain + " --eval " + kTmp, "is a directory");
   const std::string model = save_model();  // metadata without train_mlp's run settings
-  EXPECT_FAILS_WITH(kTrain + " --eval " + model, "has no 'hidden'");
+  EXPECT_FAILS_WITH(kTrain + " --resume " + model, "its metadata has no '");
   EXPECT_FAILS_WITH(kTrain + " --seed -1",
                     "--seed must be an integer in 0 .. 18446744073709551615");
   EXPECT_FAILS_WITH(kTrain + " --seed 18446744073709551616", "--seed must be an integer");
-  EXPECT_FAILS_WITH(kTrain + " --hidden 64,0", "--hidden sizes must be >= 1, got 0");
-  EXPECT_FAILS_WITH(kTrain + " --train-limit -5", "--train-limit must be >= 0");
+  EXPECT_FAILS_WITH(kTrain + " --hidden 64,0", "--hidden must be layer sizes >= 1");
+  EXPECT_FAILS_WITH(kTrain + " --train-limit -5", "--train-limit must be an integer >= 0");
 }
 
 // An IDX file of unsigned bytes: dims, then every value = i % 256.
@@ -160,6 +231,139 @@ TEST(TrainMlp, DatasetChecksAndNotices) {
       << both.output;
   dir = write_tiny_dataset(5);
   EXPECT_FAILS_WITH(kTrain + common + dir, "the training images are 4x4, the test images 5x5");
+}
+
+// Numbers are decimal, whole and in range; an empty value, a repeated flag or an empty name is an
+// error, never a silent 0, default or "all".
+TEST(TrainMlp, FlagValuesAreStrict) {
+  const std::string t = kTrain + " --device cpu";
+  EXPECT_FAILS_WITH(t + " --momentum 1", "--momentum must be a decimal number in [0, 1), got '1'");
+  EXPECT_FAILS_WITH(t + " --momentum -0.5", "--momentum must be a decimal number in [0, 1)");
+  EXPECT_FAILS_WITH(t + " --momentum 0x10",
+                    "--momentum must be a decimal number in [0, 1), got '0x10'");
+  EXPECT_FAILS_WITH(t + " --momentum ''", "--momentum must be a decimal number in [0, 1), got ''");
+  EXPECT_FAILS_WITH(t + " --weight-decay ''",
+                    "--weight-decay must be a finite decimal number >= 0, got ''");
+  EXPECT_FAILS_WITH(t + " --log-interval ''", "--log-interval must be an integer >= 0, got ''");
+  EXPECT_FAILS_WITH(t + " --train-limit ''", "--train-limit must be an integer >= 0, got ''");
+  EXPECT_FAILS_WITH(t + " --epochs 0x10", "--epochs must be an integer >= 1, got '0x10'");
+  EXPECT_FAILS_WITH(t + " --batch 99999999999",
+                    "--batch must be an integer in 1 .. 2147483647, got '99999999999'");
+  EXPECT_FAILS_WITH(t + " --lr 1e99", "--lr must be a finite decimal number > 0, got '1e99'");
+  EXPECT_FAILS_WITH(t + " --hidden 16,,16",
+                    "--hidden must be layer sizes >= 1, comma-separated (e.g. 1024,1024), got "
+                    "'16,,16'");
+  EXPECT_FAILS_WITH(t + " --hidden 16 --hidden 32", "--hidden: At Most 1 required but received 2");
+  EXPECT_FAILS_WITH(t + " --gemm ''", "--gemm needs a value, got ''");
+  EXPECT_FAILS_WITH(t + " --data-dir ''", "--data-dir needs a value, got ''");
+  EXPECT_FAILS_WITH(t + " --eval ''", "--eval needs a value, got ''");
+}
+
+// Layer sizes from the flags that no machine holds are refused before allocating, naming the
+// sizes and the limit (not a bare std::bad_alloc).
+TEST(TrainMlp, HugeLayersAreRefusedBeforeAllocating) {
+  const std::string dir = write_tiny_dataset(4);
+  EXPECT_FAILS_WITH(kTrain + " --device cpu --hidden 1000000000,1000000000 --data-dir " + dir,
+                    "--hidden 1000000000,1000000000: the model 16-1000000000-1000000000-10 has "
+                    "1e+18 parameters; with their gradients and optimiser state they need ");
+}
+
+// --eval of a PyTorch state_dict without metadata: the layer sizes from the tensors, checked
+// against --hidden and the data before anything is built; metadata that contradicts the tensors
+// (a small file claiming 100000-wide layers) is refused from the header.
+TEST(TrainMlp, EvalTakesAPyTorchStateDictWithoutMetadata) {
+  const std::string dir = write_tiny_dataset(4);  // 4×4 images: 16 inputs
+  const std::string eval = kTrain + " --device cpu --data-dir " + dir + " --eval ";
+  const std::string model = save_plain_model(16);
+  const Result r = run(eval + model);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("names no dataset; evaluating on mnist (--dataset to choose)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(model + " (16-4-10) on mnist (" + dir + "): test loss"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FAILS_WITH(eval + model + " --hidden 5",
+                    "the checkpoint's tensors are 16-4-10, which --hidden contradicts");
+  EXPECT_FAILS_WITH(eval + save_plain_model(784),
+                    "the model 784-4-10 takes 784 inputs, but the test images in " + dir +
+                        " have 16 pixels (4x4)");
+  EXPECT_FAILS_WITH(eval + save_plain_model(16, {{"hidden", "100000,100000"}}),
+                    "metadata 'hidden' is '100000,100000', but the tensors give hidden '4'");
+}
+
+// A bad value in a checkpoint's metadata is named by the checkpoint and the key, never by a flag
+// the user did not give.
+TEST(TrainMlp, BadMetadataNamesTheCheckpointAndTheKey) {
+  const std::string dir = write_tiny_dataset(4);
+  const auto eval_with = [&](const engine::Metadata& m) {
+    return kTrain + " --device cpu --data-dir " + dir + " --eval " + save_plain_model(16, m);
+  };
+  const std::string where = "_plain.safetensors: metadata ";
+  EXPECT_FAILS_WITH(eval_with({{"seed", "-1"}}),
+                    where + "'seed' must be an integer in 0 .. 18446744073709551615, got '-1'");
+  EXPECT_FAILS_WITH(eval_with({{"batch", "0x10"}}),
+                    where + "'batch' must be an integer >= 1, got '0x10'");
+  EXPECT_FAILS_WITH(eval_with({{"lr", "0"}}),
+                    where + "'lr' must be a finite decimal number > 0, got '0'");
+  EXPECT_FAILS_WITH(eval_with({{"momentum", "1.5"}}),
+                    where + "'momentum' must be a decimal number in [0, 1), got '1.5'");
+  EXPECT_FAILS_WITH(eval_with({{"epochs", ""}}),
+                    where + "'epochs' must be an integer >= 1, got ''");
+  EXPECT_FAILS_WITH(eval_with({{"optimizer", "lion"}}),
+                    where + "'optimizer' must be sgd or adam, got 'lion'");
+  EXPECT_FAILS_WITH(eval_with({{"dataset", "cifar"}}),
+                    where + "'dataset' is 'cifar', not mnist or fashion");
+  EXPECT_FAILS_WITH(eval_with({{"normalisation", "v/255"}}),
+                    where +
+                        "'normalisation' is 'v/255', but inputs here are (v/255 - 0.1307) / "
+                        "0.3081");
+  const Result lr = run(eval_with({{"lr", "nan"}}));
+  EXPECT_EQ(lr.output.find("--lr must"), std::string::npos) << lr.output;
+}
+
+// --eval scores on the dataset the checkpoint names (its folder unless --data-dir), unless
+// --dataset says otherwise.
+TEST(TrainMlp, EvalScoresOnTheCheckpointsDataset) {
+  const std::string dir = write_tiny_dataset(4);
+  const std::string model = save_plain_model(16, {{"dataset", "fashion"}});
+  EXPECT_FAILS_WITH(kTrain + " --device cpu --eval " + model, "data/fashion-mnist");
+  const Result r = run(kTrain + " --device cpu --data-dir " + dir + " --eval " + model);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("(16-4-10) on fashion (" + dir + "): test loss"), std::string::npos)
+      << r.output;
+  const Result told =
+      run(kTrain + " --device cpu --data-dir " + dir + " --dataset mnist --eval " + model);
+  ASSERT_EQ(told.status, 0) << told.output;
+  EXPECT_NE(told.output.find("(16-4-10) on mnist (" + dir + "): test loss"), std::string::npos)
+      << told.output;
+}
+
+// The checkpoint records how inputs are normalised, for PyTorch users.
+TEST(TrainMlp, SaveRecordsTheInputNormalisation) {
+  const std::string dir = write_tiny_dataset(4), ckpt = test_file(".safetensors");
+  const Result r =
+      run(kTrain + " --device cpu --epochs 1 --hidden 4 --data-dir " + dir + " --save " + ckpt);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(engine::read_checkpoint_metadata(ckpt).at("normalisation"),
+            "(v/255 - 0.1307) / 0.3081");
+  std::remove(ckpt.c_str());
+  std::remove(engine::optimizer_state_path(ckpt).c_str());
+}
+
+// A loss that explodes but stays finite ends with a warning (exit 0: the run finished); a
+// working run gets none.
+TEST(TrainMlp, ExplodingButFiniteLossWarns) {
+  const std::string dir = write_tiny_dataset(4);
+  const std::string t = kTrain + " --device cpu --epochs 3 --hidden 4 --data-dir " + dir;
+  const Result r = run(t + " --optimizer adam --lr 1e3");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: [cpu] the last epoch's training loss"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("training blew up (try a smaller --lr)"), std::string::npos) << r.output;
+  const Result calm = run(t);
+  EXPECT_EQ(calm.status, 0) << calm.output;
+  EXPECT_EQ(calm.output.find("warning"), std::string::npos) << calm.output;
 }
 
 // A directory or a FIFO where a data file should be is named as such.

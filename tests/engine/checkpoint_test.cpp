@@ -1,6 +1,7 @@
 // Checkpoints (safetensors): round trips of parameters, metadata and optimiser state; a resumed
 // run that continues exactly; and the errors of bad files, each naming the file and the tensor.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -137,6 +138,70 @@ TEST_F(Checkpoint, ErrorsNameTheFileAndTheTensor) {
   write_bytes(nan);
   EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
                     "tensor '0.weight' holds a non-finite value at index 0");
+}
+
+// The header alone: names (sorted), shapes and metadata, with no tensor data read (a NaN in the
+// data is only found by read()); a file written with no metadata, as PyTorch's save_file does.
+TEST_F(Checkpoint, HeaderAloneGivesNamesShapesAndMetadata) {
+  Context ctx(Device::CPU, "cpu", 1);
+  engine::Sequential net;
+  build(ctx, net, 4);
+  engine::save_checkpoint(ctx, path_, net.parameters(), {{"layers", "3-4-2"}});
+  std::string bytes = read_bytes();
+  const float nan = std::nanf("");
+  std::memcpy(&bytes[8 + header().size()], &nan, 4);
+  write_bytes(bytes);
+  const engine::safetensors::Header h = engine::safetensors::read_header(path_);
+  EXPECT_EQ(h.metadata, (engine::Metadata{{"layers", "3-4-2"}}));
+  ASSERT_EQ(h.tensors.size(), 4u);
+  EXPECT_EQ(h.tensors[0].name, "0.bias");
+  EXPECT_EQ(h.tensors[1].name, "0.weight");
+  EXPECT_EQ(h.tensors[1].shape, (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(h.tensors[2].shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(h.data_bytes, 4u * (12 + 4 + 8 + 2));
+  EXPECT_EQ(engine::read_checkpoint_metadata(path_).at("layers"), "3-4-2");
+  EXPECT_THROW_WITH(engine::safetensors::read(path_), gemm_mlp::Error,
+                    "tensor '0.weight' holds a non-finite value");
+
+  engine::safetensors::write(path_, {{"0.weight", {2, 3}, std::vector<float>(6, 0.5f)}}, {});
+  const engine::safetensors::Header plain = engine::safetensors::read_header(path_);
+  EXPECT_TRUE(plain.metadata.empty());
+  ASSERT_EQ(plain.tensors.size(), 1u);
+  EXPECT_EQ(plain.tensors[0].shape, (std::vector<int64_t>{2, 3}));
+}
+
+// A file larger than its header accounts for (here a 30 GiB sparse one) is refused from the
+// header, without reading it; tensors that the header sizes beyond half the machine's memory
+// (a 4 TiB sparse file) are refused before any allocation, naming the size, file and limit.
+TEST_F(Checkpoint, SizesAreCheckedFromTheHeaderBeforeReading) {
+  Context ctx(Device::CPU, "cpu", 1);
+  engine::Sequential net;
+  build(ctx, net, 4);
+  engine::save_checkpoint(ctx, path_, net.parameters());
+  const uint64_t good_size = read_bytes().size();
+  if (::truncate(path_.c_str(), off_t{30} << 30) != 0)
+    GTEST_SKIP() << "this file system cannot hold a 30 GiB sparse file";
+  EXPECT_THROW_WITH(engine::safetensors::read_header(path_), gemm_mlp::Error,
+                    std::to_string((30ull << 30) - good_size) +
+                        " data bytes after the last tensor (the file is 32212254720 bytes; its "
+                        "header accounts for " +
+                        std::to_string(good_size) + ")");
+  EXPECT_THROW_WITH(engine::safetensors::read(path_), gemm_mlp::Error, "after the last tensor");
+
+  std::string huge =
+      "{\"0.weight\":{\"dtype\":\"F32\",\"shape\":[1048576,1048576],"
+      "\"data_offsets\":[0,4398046511104]}}";
+  huge.append((8 - huge.size() % 8) % 8, ' ');
+  std::string bytes;
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>(uint64_t(huge.size()) >> (8 * i)));
+  write_bytes(bytes + huge);
+  if (::truncate(path_.c_str(), static_cast<off_t>(8 + huge.size() + (4ull << 40))) != 0)
+    GTEST_SKIP() << "this file system cannot hold a 4 TiB sparse file";
+  EXPECT_EQ(engine::safetensors::read_header(path_).data_bytes, 4ull << 40);
+  EXPECT_THROW_WITH(engine::safetensors::read(path_), gemm_mlp::Error,
+                    "checkpoint " + path_ +
+                        ": its tensors hold 4194304 MiB, more than the limit of half this "
+                        "machine's memory (");
 }
 
 // A run of 2 + 2 epochs, stopped and resumed from its checkpoints, gives the same losses and

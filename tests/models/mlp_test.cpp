@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -12,6 +13,7 @@
 
 #include "engine/compare_to_cpu.h"  // tests/engine/
 #include "engine/engine.h"
+#include "expect_error.h"
 #include "gpu_test.h"
 #include "random_data.h"
 
@@ -31,6 +33,92 @@ TEST(Mlp, LayerSizesAndParameters) {
   EXPECT_THROW(models::MLP(ctx, 784, {}, 1), gemm_mlp::Error);
   models::MLP linear_only(ctx, 3, {}, 2);  // no hidden layer: logistic regression
   EXPECT_EQ(linear_only.size(), 1u);
+}
+
+// A checkpoint's header as a PyTorch state_dict of nn.Sequential(Linear, ReLU, ...) has it.
+engine::safetensors::Header mlp_header(
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors,
+    const engine::Metadata& metadata = {}) {
+  engine::safetensors::Header h;
+  h.metadata = metadata;
+  for (const auto& [name, shape] : tensors) {
+    uint64_t bytes = 4;
+    for (int64_t d : shape) bytes *= static_cast<uint64_t>(d);
+    h.tensors.push_back({name, shape, h.data_bytes, h.data_bytes + bytes});
+    h.data_bytes += bytes;
+  }
+  std::sort(h.tensors.begin(), h.tensors.end(),  // as read_header gives them
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return h;
+}
+
+TEST(MlpSizes, FromTheTensorsNamesAndShapes) {
+  const auto sizes = models::mlp_sizes("m", mlp_header({{"0.weight", {16, 784}},
+                                                        {"0.bias", {16}},
+                                                        {"2.weight", {8, 16}},
+                                                        {"2.bias", {1, 8}},
+                                                        {"4.weight", {10, 8}},
+                                                        {"4.bias", {10}}}));
+  EXPECT_EQ(sizes.inputs, 784);
+  EXPECT_EQ(sizes.hidden, (std::vector<int>{16, 8}));
+  EXPECT_EQ(sizes.classes, 10);
+  EXPECT_EQ(sizes.text(), "784-16-8-10");
+  const auto linear = models::mlp_sizes("m", mlp_header({{"0.weight", {10, 784}}, {"0.bias", {10}}},
+                                                        {{"layers", "784-10"}, {"hidden", ""}}));
+  EXPECT_EQ(linear.text(), "784-10");  // no hidden layer: logistic regression
+}
+
+// What does not fit is named: the tensor, its shape and what was expected; or the key.
+TEST(MlpSizes, WhatDoesNotFitIsNamed) {
+  using T = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+  const T good = {
+      {"0.weight", {16, 784}}, {"0.bias", {16}}, {"2.weight", {10, 16}}, {"2.bias", {10}}};
+  const auto fails = [](const T& tensors, const std::string& text, const engine::Metadata& m = {}) {
+    EXPECT_THROW_WITH(models::mlp_sizes("m.safetensors", mlp_header(tensors, m)), gemm_mlp::Error,
+                      "checkpoint m.safetensors: " + text);
+  };
+  fails({{"0.weight", {16, 784}}, {"0.bias", {16}}, {"2.weight", {10, 20}}, {"2.bias", {10}}},
+        "tensor '2.weight' has shape [10,20], expected [10,16]: its inputs are the 16 outputs of "
+        "'0.weight'");
+  fails({{"0.weight", {16, 784}}, {"0.bias", {15}}, {"2.weight", {10, 16}}, {"2.bias", {10}}},
+        "tensor '0.bias' has shape [15], expected [16]");
+  fails({{"0.weight", {16, 784}}, {"2.weight", {10, 16}}, {"2.bias", {10}}},
+        "tensor '0.weight' has no '0.bias'");
+  fails({{"0.bias", {16}}}, "tensor '0.bias' has no '0.weight'");
+  fails({{"0.weight", {16, 784, 1}}, {"0.bias", {16}}},
+        "tensor '0.weight' has shape [16,784,1], expected [outputs, inputs]");
+  T gap = good;
+  gap.push_back({"6.weight", {10, 10}});
+  gap.push_back({"6.bias", {10}});
+  fails(gap, "tensor '6.bias' [10] does not fit an MLP (a gap: no '4.weight' before it)");
+  fails({{"0.weight", {16, 784}}, {"0.bias", {16}}, {"1.weight", {10, 16}}, {"1.bias", {10}}},
+        "tensor '1.bias' [10] does not fit an MLP (index 1 is a ReLU's, which has no parameters)");
+  T extra = good;
+  extra.push_back({"scale", {1}});
+  fails(extra, "tensor 'scale' [1] does not fit an MLP (it is no Linear layer's weight or bias)");
+  fails({{"0.weight", {1, 784}}, {"0.bias", {1}}},
+        "tensor '0.weight' gives 1 output; a classifier needs at least 2");
+  fails({}, "holds no tensors");
+  // Metadata that disagrees with the tensors: a 51 KB file claiming 100000-wide layers.
+  fails(good, "metadata 'hidden' is '100000,100000', but the tensors give hidden '16' (784-16-10)",
+        {{"hidden", "100000,100000"}});
+  fails(good, "metadata 'layers' is '784-32-10', but the tensors give 784-16-10",
+        {{"layers", "784-32-10"}});
+  EXPECT_EQ(
+      models::mlp_sizes("m", mlp_header(good, {{"layers", "784-16-10"}, {"hidden", "16"}})).text(),
+      "784-16-10");
+}
+
+// Tensors larger than the machine can hold are refused from the header, before any allocation.
+TEST(MlpSizes, SizesBeyondMemoryAreRefusedFromTheHeader) {
+  auto h = mlp_header({{"0.weight", {1 << 20, 784}}, {"0.bias", {1 << 20}}});
+  h.tensors.push_back({"2.weight", {1 << 20, 1 << 20}, h.data_bytes, h.data_bytes + (4ull << 40)});
+  h.data_bytes += 4ull << 40;
+  h.tensors.push_back({"2.bias", {1 << 20}, h.data_bytes, h.data_bytes + (4 << 20)});
+  h.data_bytes += 4 << 20;
+  EXPECT_THROW_WITH(models::mlp_sizes("big.safetensors", h), gemm_mlp::Error,
+                    "checkpoint big.safetensors: its tensors hold 4197448 MiB, more than the limit "
+                    "of half this machine's memory (");
 }
 
 // The loss of the whole network by central differences, w.r.t. every parameter of a 6-5-4-3 MLP.
