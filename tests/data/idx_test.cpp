@@ -105,7 +105,18 @@ TEST(Idx, ClaimBeyondTheMachinesMemoryIsAnErrorSayingHowMuch) {
   // 2^31 × 2^15 bytes = 64 TiB, more than any machine this runs on.
   data_test::write_file(path, idx_bytes({0x7FFFFFFFu, 0x8000u}, iota_bytes(10)));
   expect_mentions(error_of([&] { read_idx(path); }),
-                  {path, "shape 2147483647x32768 would need", "MiB", "more than this machine's"});
+                  {path, "IDX shape 2147483647x32768 needs 64.0 TiB (70368744144896 bytes)",
+                   "more than the", "of host memory available"});
+}
+
+TEST(Idx, ShapeIsReadFromTheHeaderAlone) {
+  TempDir dir;
+  const std::string path = dir.file("short-idx3-ubyte.gz");
+  // The data is short; the header alone is read and checked.
+  data_test::write_gz(path, idx_bytes({60000, 28, 28}, iota_bytes(10)));
+  EXPECT_EQ(data::read_idx_shape(path), (std::vector<int>{60000, 28, 28}));
+  data_test::write_file(path, idx_bytes({3, 0}, {}));
+  expect_mentions(error_of([&] { data::read_idx_shape(path); }), {path, "dimension 1 is 0"});
 }
 
 TEST(Idx, RejectsTruncatedPayload) {
