@@ -3,7 +3,7 @@
 # replaced by stubs that fail saying NETWORK, so a check that let the script reach a download
 # fails this test instead of downloading.
 #
-#   tests/data/fetch_mnist_test.sh <path to scripts/fetch_mnist.sh>
+#   tests/scripts/fetch_mnist_test.sh <path to scripts/fetch_mnist.sh>
 set -uo pipefail
 script=$1
 work=$(mktemp -d)
