@@ -8,6 +8,9 @@
 //   check_device_allocation(b, what) the same against the current CUDA device's free memory
 //   byte_product({...})            a product of sizes in bytes, saturating instead of wrapping
 //
+// The environment variable GEMM_MLP_MEMORY_LIMIT (bytes, or with a K, M, G or T suffix: KiB,
+// MiB, GiB, TiB) lowers both limits, e.g. on a shared machine, or to test the checks.
+//
 // Header-only and inline (like cuda_check.h), so data/, engine/ and the apps can all use it.
 #pragma once
 
@@ -16,6 +19,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
@@ -66,9 +70,39 @@ inline std::uint64_t byte_sum(std::initializer_list<std::uint64_t> terms) {
   return sum;
 }
 
+constexpr const char* kMemoryLimitVariable = "GEMM_MLP_MEMORY_LIMIT";
+
+// "1073741824", "512M", "1G", "2GiB": the bytes. Throws Error naming the variable otherwise.
+inline std::uint64_t parse_memory_limit(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string suffix = text.substr(digits), units = "KMGT";
+  const size_t unit = suffix.empty() ? std::string::npos : units.find(suffix[0]);
+  const bool suffix_ok =
+      suffix.empty() ||
+      (unit != std::string::npos && (suffix.size() == 1 || suffix == suffix.substr(0, 1) + "iB"));
+  const int shift = suffix.empty() ? 0 : 10 * int(unit + 1);
+  // 19 digits always fit 64 bits; the shift must not overflow either.
+  if (digits == 0 || digits > 19 || !suffix_ok ||
+      std::stoull(text.substr(0, digits)) > (std::numeric_limits<std::uint64_t>::max() >> shift))
+    throw Error(std::string(kMemoryLimitVariable) +
+                " must be a byte count such as 1073741824, 512M or 1G, got '" + text + "'");
+  return std::stoull(text.substr(0, digits)) << shift;
+}
+
+// `limit`, lowered to GEMM_MLP_MEMORY_LIMIT when that is set and smaller.
+inline MemoryLimit lowered_by_environment(MemoryLimit limit) {
+  const char* env = std::getenv(kMemoryLimitVariable);
+  if (env == nullptr) return limit;
+  const std::uint64_t bytes = parse_memory_limit(env);
+  if (bytes < limit.bytes)
+    limit = {bytes, std::string("memory allowed by ") + kMemoryLimitVariable};
+  return limit;
+}
+
 // Available rather than physical memory: what a second dataset or a busy machine leaves is what
 // can be taken without swapping. Physical memory where /proc/meminfo is missing (not Linux).
-inline MemoryLimit host_memory_limit() {
+inline MemoryLimit host_memory_limit_of_machine() {
   std::ifstream meminfo("/proc/meminfo");
   for (std::string key; meminfo >> key;) {
     std::uint64_t kib = 0;
@@ -82,12 +116,16 @@ inline MemoryLimit host_memory_limit() {
   return {};
 }
 
+inline MemoryLimit host_memory_limit() {
+  return lowered_by_environment(host_memory_limit_of_machine());
+}
+
 // The free memory of the current CUDA device (cudaMemGetInfo).
 inline MemoryLimit device_memory_limit() {
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  return {free_bytes,
-          "free memory on the GPU (cudaMemGetInfo: " + byte_text(total_bytes) + " in all)"};
+  return lowered_by_environment({free_bytes, "free memory on the GPU (cudaMemGetInfo: " +
+                                                 byte_text(total_bytes) + " in all)"});
 }
 
 // Throws Error "<what> needs <bytes>, more than the <limit> of <source>". `what` names the

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "test_files.h"
 
 namespace {
@@ -107,6 +109,18 @@ TEST(Idx, ClaimBeyondTheMachinesMemoryIsAnErrorSayingHowMuch) {
   expect_mentions(error_of([&] { read_idx(path); }),
                   {path, "IDX shape 2147483647x32768 needs 64.0 TiB (70368744144896 bytes)",
                    "more than the", "of host memory available"});
+}
+
+TEST(Idx, ClaimBeyondTheMemoryLimitIsRefusedBeforeReading) {
+  TempDir dir;
+  const std::string path = dir.file("big-idx2-ubyte.gz");
+  data_test::write_gz(path, idx_bytes({2048, 1024}, iota_bytes(10)));  // claims 2 MiB
+  ::setenv("GEMM_MLP_MEMORY_LIMIT", "1M", 1);
+  const std::string error = error_of([&] { read_idx(path); });
+  ::unsetenv("GEMM_MLP_MEMORY_LIMIT");
+  expect_mentions(error, {path, "IDX shape 2048x1024 needs 2.0 MiB (2097152 bytes)",
+                          "more than the 1.0 MiB (1048576 bytes) of memory allowed by "
+                          "GEMM_MLP_MEMORY_LIMIT"});
 }
 
 TEST(Idx, ShapeIsReadFromTheHeaderAlone) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb_image_write.h>
@@ -134,6 +135,16 @@ TEST(Image, RefusesMoreThanTheLimitOfPixelsBeforeDecoding) {
   const std::string error = error_of([&] { load_digit_image(at_limit, 28, 28); });
   expect_mentions(error, {at_limit, "cannot decode image"});
   EXPECT_EQ(error.find("more than the"), std::string::npos) << error;
+}
+
+TEST(Image, RefusesAnImageBeyondTheMemoryLimitBeforeDecoding) {
+  TempDir dir;
+  const std::string path = write_png_claiming(dir, 1000, 1000);  // 5 MB as bytes and floats
+  ::setenv("GEMM_MLP_MEMORY_LIMIT", "1M", 1);
+  const std::string error = error_of([&] { load_digit_image(path, 28, 28); });
+  ::unsetenv("GEMM_MLP_MEMORY_LIMIT");
+  expect_mentions(error, {path, "decoding the 1000x1000 image needs", "more than the 1.0 MiB",
+                          "GEMM_MLP_MEMORY_LIMIT"});
 }
 
 TEST(Image, RejectsNonPositiveSize) {

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "expect_error.h"
 
@@ -15,6 +18,27 @@ using gemm_mlp::byte_text;
 using gemm_mlp::check_allocation;
 using gemm_mlp::MemoryLimit;
 constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+
+// GEMM_MLP_MEMORY_LIMIT set (or unset, for nullopt) for the test's lifetime, restored after.
+class ScopedLimit {
+ public:
+  explicit ScopedLimit(std::optional<std::string> value) {
+    if (const char* old = std::getenv(gemm_mlp::kMemoryLimitVariable)) old_ = old;
+    if (value)
+      ::setenv(gemm_mlp::kMemoryLimitVariable, value->c_str(), 1);
+    else
+      ::unsetenv(gemm_mlp::kMemoryLimitVariable);
+  }
+  ~ScopedLimit() {
+    if (old_)
+      ::setenv(gemm_mlp::kMemoryLimitVariable, old_->c_str(), 1);
+    else
+      ::unsetenv(gemm_mlp::kMemoryLimitVariable);
+  }
+
+ private:
+  std::optional<std::string> old_;
+};
 
 TEST(MemoryLimit, ByteText) {
   EXPECT_EQ(byte_text(0), "0 bytes");
@@ -42,10 +66,46 @@ TEST(MemoryLimit, ErrorNamesTheSizeTheSourceAndTheLimit) {
 }
 
 TEST(MemoryLimit, HostLimitIsTheMemoryAvailable) {
+  const ScopedLimit unset(std::nullopt);
   const MemoryLimit host = gemm_mlp::host_memory_limit();
   EXPECT_GT(host.bytes, uint64_t{1} << 20);
   EXPECT_LT(host.bytes, kMax);
   EXPECT_NE(host.source.find("host memory available"), std::string::npos) << host.source;
+}
+
+TEST(MemoryLimit, EnvironmentParsesByteCounts) {
+  using gemm_mlp::parse_memory_limit;
+  EXPECT_EQ(parse_memory_limit("1073741824"), uint64_t{1} << 30);
+  EXPECT_EQ(parse_memory_limit("512K"), uint64_t{512} << 10);
+  EXPECT_EQ(parse_memory_limit("512M"), uint64_t{512} << 20);
+  EXPECT_EQ(parse_memory_limit("2GiB"), uint64_t{2} << 30);
+  EXPECT_EQ(parse_memory_limit("3T"), uint64_t{3} << 40);
+  for (const char* bad : {"", "G", "-1", "1.5G", "1g", "1GB", "1 G", "0x10", "1Gi", "1KiBB",
+                          "99999999999999999999", "16777216T"})
+    EXPECT_THROW_WITH(parse_memory_limit(bad), gemm_mlp::Error,
+                      std::string("GEMM_MLP_MEMORY_LIMIT must be a byte count such as "
+                                  "1073741824, 512M or 1G, got '") +
+                          bad + "'");
+}
+
+TEST(MemoryLimit, EnvironmentLowersTheHostLimitOnly) {
+  {
+    const ScopedLimit limit("1M");
+    const MemoryLimit host = gemm_mlp::host_memory_limit();
+    EXPECT_EQ(host.bytes, uint64_t{1} << 20);
+    EXPECT_EQ(host.source, "memory allowed by GEMM_MLP_MEMORY_LIMIT");
+    EXPECT_THROW_WITH(gemm_mlp::check_host_allocation((uint64_t{1} << 20) + 1, "f"),
+                      gemm_mlp::Error,
+                      "f needs 1.0 MiB (1048577 bytes), more than the 1.0 MiB (1048576 bytes) of "
+                      "memory allowed by GEMM_MLP_MEMORY_LIMIT");
+  }
+  {
+    const ScopedLimit limit("16383T");  // more than any machine: the machine's limit stays
+    EXPECT_NE(gemm_mlp::host_memory_limit().source.find("host memory available"),
+              std::string::npos);
+  }
+  const ScopedLimit limit("lots");
+  EXPECT_THROW_WITH(gemm_mlp::host_memory_limit(), gemm_mlp::Error, "got 'lots'");
 }
 
 }  // namespace
