@@ -28,13 +28,16 @@ struct Gray {
   float at(int x, int y) const { return v[static_cast<size_t>(y) * w + x]; }
 };
 
+[[noreturn]] void fail_to_decode(const std::string& path) {
+  throw Error(path + ": cannot decode image: " + stbi_failure_reason() +
+              " (not a valid PNG/JPEG/BMP/GIF/TGA/PNM file?)");
+}
+
 // The dimensions from the header (stbi_info), checked before anything is decoded: a small
 // compressed file can claim a huge image.
 void check_image_size(const std::string& path, std::FILE* file) {
   int w = 0, h = 0, channels = 0;
-  if (!stbi_info_from_file(file, &w, &h, &channels))
-    throw Error(path + ": cannot decode image: " + stbi_failure_reason() +
-                " (not a valid PNG/JPEG/BMP/GIF/TGA/PNM file?)");
+  if (!stbi_info_from_file(file, &w, &h, &channels)) fail_to_decode(path);
   const uint64_t pixels = uint64_t(w) * uint64_t(h);
   const std::string size = std::to_string(w) + "x" + std::to_string(h);
   if (pixels > kMaxImagePixels)
@@ -58,9 +61,7 @@ Gray load_gray(const std::string& path) {
   check_image_size(path, file.get());
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load_from_file(file.get(), &w, &h, &channels, 0), &stbi_image_free);
-  if (!pixels)
-    throw Error(path + ": cannot decode image: " + stbi_failure_reason() +
-                " (not a valid PNG/JPEG/BMP/GIF/TGA/PNM file?)");
+  if (!pixels) fail_to_decode(path);
   // Colour uses Rec. 601 luma; alpha composites over black, so a transparent background stays
   // black as MNIST expects.
   Gray g{w, h, std::vector<float>(static_cast<size_t>(w) * h)};
