@@ -3,7 +3,8 @@
 // it is for and the limit, not a std::bad_alloc (or the OOM killer) after gigabytes.
 //
 //   host_memory_limit()            the memory the kernel can hand out now without swapping
-//                                  (MemAvailable in /proc/meminfo), else the physical memory
+//                                  (MemAvailable in /proc/meminfo), else the physical memory;
+//                                  in a container, at most what its cgroup has left
 //   check_host_allocation(b, what) throws gemm_mlp::Error when b bytes exceed it
 //   check_device_allocation(b, what) the same against the current CUDA device's free memory
 //   byte_product({...})            a product of sizes in bytes, saturating instead of wrapping
@@ -100,9 +101,21 @@ inline MemoryLimit lowered_by_environment(MemoryLimit limit) {
   return limit;
 }
 
+// A cgroup's memory left: its limit less its use, read from `limit_file` and `usage_file`
+// (cgroup v2: memory.max and memory.current; v1: memory.limit_in_bytes and
+// memory.usage_in_bytes). Unlimited ("max", or no such files) is UINT64_MAX.
+inline std::uint64_t cgroup_memory_left(const std::string& limit_file,
+                                        const std::string& usage_file) {
+  std::ifstream limit_in(limit_file), usage_in(usage_file);
+  std::uint64_t limit = 0, usage = 0;
+  if (!(limit_in >> limit) || !(usage_in >> usage))
+    return std::numeric_limits<std::uint64_t>::max();
+  return limit > usage ? limit - usage : 0;
+}
+
 // Available rather than physical memory: what a second dataset or a busy machine leaves is what
 // can be taken without swapping. Physical memory where /proc/meminfo is missing (not Linux).
-inline MemoryLimit host_memory_limit_of_machine() {
+inline MemoryLimit host_memory_of_system() {
   std::ifstream meminfo("/proc/meminfo");
   for (std::string key; meminfo >> key;) {
     std::uint64_t kib = 0;
@@ -114,6 +127,21 @@ inline MemoryLimit host_memory_limit_of_machine() {
   if (pages > 0 && page > 0)
     return {std::uint64_t(pages) * std::uint64_t(page), "this machine's physical memory"};
   return {};
+}
+
+// host_memory_of_system(), or inside a container whose cgroup limits memory, the less of that and
+// the cgroup's memory left.
+inline MemoryLimit host_memory_limit_of_machine() {
+  MemoryLimit machine = host_memory_of_system();
+  const char* cgroups[][2] = {{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},  // v2
+                              {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                               "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
+  for (const auto& files : cgroups) {
+    const std::uint64_t left = cgroup_memory_left(files[0], files[1]);
+    if (left < machine.bytes)
+      machine = {left, std::string("memory left in this container (") + files[0] + " less usage)"};
+  }
+  return machine;
 }
 
 inline MemoryLimit host_memory_limit() {

@@ -106,9 +106,9 @@ TEST(Idx, ClaimBeyondTheMachinesMemoryIsAnErrorSayingHowMuch) {
   const std::string path = dir.file("greedy-idx3-ubyte");
   // 2^31 × 2^15 bytes = 64 TiB, more than any machine this runs on.
   data_test::write_file(path, idx_bytes({0x7FFFFFFFu, 0x8000u}, iota_bytes(10)));
-  expect_mentions(error_of([&] { read_idx(path); }),
-                  {path, "IDX shape 2147483647x32768 needs 64.0 TiB (70368744144896 bytes)",
-                   "more than the", "of host memory available"});
+  expect_mentions(
+      error_of([&] { read_idx(path); }),
+      {path, "IDX shape 2147483647x32768 needs 64.0 TiB (70368744144896 bytes)", "more than the"});
 }
 
 TEST(Idx, ClaimBeyondTheMemoryLimitIsRefusedBeforeReading) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "expect_error.h"
+#include "test_files.h"
 
 namespace {
 
@@ -70,7 +71,23 @@ TEST(MemoryLimit, HostLimitIsTheMemoryAvailable) {
   const MemoryLimit host = gemm_mlp::host_memory_limit();
   EXPECT_GT(host.bytes, uint64_t{1} << 20);
   EXPECT_LT(host.bytes, kMax);
-  EXPECT_NE(host.source.find("host memory available"), std::string::npos) << host.source;
+  // MemAvailable, or a container's cgroup where that limits it.
+  EXPECT_TRUE(host.source.find("host memory available") != std::string::npos ||
+              host.source.find("memory left in this container") != std::string::npos)
+      << host.source;
+}
+
+TEST(MemoryLimit, CgroupMemoryLeftIsItsLimitLessItsUse) {
+  data_test::TempDir dir;
+  const std::string max = dir.file("memory.max"), current = dir.file("memory.current");
+  data_test::write_file(max, {'1', '0', '0', '0', '\n'});
+  data_test::write_file(current, {'2', '5', '0', '\n'});
+  EXPECT_EQ(gemm_mlp::cgroup_memory_left(max, current), 750u);
+  data_test::write_file(current, {'2', '0', '0', '0', '\n'});  // over its limit: nothing left
+  EXPECT_EQ(gemm_mlp::cgroup_memory_left(max, current), 0u);
+  data_test::write_file(max, {'m', 'a', 'x', '\n'});  // cgroup v2's "no limit"
+  EXPECT_EQ(gemm_mlp::cgroup_memory_left(max, current), kMax);
+  EXPECT_EQ(gemm_mlp::cgroup_memory_left(dir.file("none"), current), kMax);
 }
 
 TEST(MemoryLimit, EnvironmentParsesByteCounts) {
@@ -101,7 +118,7 @@ TEST(MemoryLimit, EnvironmentLowersTheHostLimitOnly) {
   }
   {
     const ScopedLimit limit("16383T");  // more than any machine: the machine's limit stays
-    EXPECT_NE(gemm_mlp::host_memory_limit().source.find("host memory available"),
+    EXPECT_EQ(gemm_mlp::host_memory_limit().source.find("GEMM_MLP_MEMORY_LIMIT"),
               std::string::npos);
   }
   const ScopedLimit limit("lots");

@@ -101,9 +101,9 @@ TEST(Mnist, DatasetBeyondHostMemoryIsRefusedBeforeReading) {
   data_test::write_file(dir.file("train-images-idx3-ubyte"),
                         idx_bytes({0x7FFFFFFFu, 4096, 4096}, Bytes(10, 0)));
   data_test::write_file(dir.file("train-labels-idx1-ubyte"), idx_bytes({0x7FFFFFFFu}, {1}));
-  expect_mentions(error_of([&] { data::load_mnist(dir.str(), Split::Train); }),
-                  {"train-images-idx3-ubyte: shape 2147483647x4096x4096", "needs", "PiB",
-                   "more than the", "of host memory available"});
+  expect_mentions(
+      error_of([&] { data::load_mnist(dir.str(), Split::Train); }),
+      {"train-images-idx3-ubyte: shape 2147483647x4096x4096", "needs", "PiB", "more than the"});
 }
 
 // The probe's case: headers claiming 65536 images of 256×256 (20 GiB with their floats) on a
