@@ -14,7 +14,7 @@ for tool in npm curl wget apt-get; do
   chmod +x "$work/bin/$tool"
 done
 export PATH="$work/bin:$PATH"
-cd "$work"
+cd "$work" || exit 1
 failures=0
 
 # expect <status> <text in the output> <arguments...>
