@@ -50,7 +50,7 @@ struct Options {
   std::vector<std::string> variants, shapes;
   bench::Settings settings;
   int device = 0;
-  bool device_given = false;
+  bool device_given = false, csv_given = false, json_given = false, auto_table_given = false;
   std::string csv, json, auto_table;
   bool list = false;
 };
@@ -157,6 +157,9 @@ int run_host(const Options& o) {
 
 int run_bench(const Options& o) {
   const std::vector<const gemm::Variant*> chosen = chosen_variants(o.variants);
+  if (o.csv_given) bench::check_output_path(o.csv, "--csv");
+  if (o.json_given) bench::check_output_path(o.json, "--json");
+  if (o.auto_table_given) bench::check_output_path(o.auto_table, "--auto-table");
   if (chosen.size() == 1 && chosen[0]->device == gemm::Device::CPU) return run_host(o);
   const std::vector<bench::Shape> shapes = bench::parse_shapes(o.shapes, bench::default_shapes());
 
@@ -284,6 +287,9 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   o.device_given = device->count() > 0;
+  o.csv_given = app.count("--csv") > 0;
+  o.json_given = app.count("--json") > 0;
+  o.auto_table_given = app.count("--auto-table") > 0;
   if (o.list) {
     print_variants();
     return 0;

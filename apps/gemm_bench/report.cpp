@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -68,6 +69,19 @@ void finish(std::ofstream& f, const std::string& path) {
 }
 
 }  // namespace
+
+void check_output_path(const std::string& path, const char* option) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (path.empty()) throw UsageError(std::string(option) + " needs a file name");
+  if (fs::is_directory(p, ec))
+    throw UsageError(std::string(option) + " '" + path + "' is a directory, not a file");
+  const fs::path folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (!fs::is_directory(folder, ec))
+    throw UsageError(std::string(option) + " '" + path + "': the folder '" + folder.string() +
+                     "' does not exist");
+}
 
 std::string fixed_text(double x, int decimals, const char* missing) {
   if (!std::isfinite(x)) return missing;

@@ -34,6 +34,10 @@ struct Method {
   const char* timing;
 };
 
+// Before a run: throws UsageError when `path` (given to `option`, e.g. "--json") is a directory or
+// its folder does not exist, so that a long run does not end unable to write its results.
+void check_output_path(const std::string& path, const char* option);
+
 // Both throw UsageError when the file cannot be written.
 void write_csv(const std::string& path, const DeviceInfo& d, const std::vector<Result>& results);
 void write_json(const std::string& path, const DeviceInfo& d, const Method& method,

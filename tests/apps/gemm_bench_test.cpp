@@ -148,6 +148,20 @@ TEST(GemmBench, CpuVariantWritesJsonAndRefusesAutoTable) {
   EXPECT_FALSE(std::ifstream(table).good()) << table << " was written";
 }
 
+// Output files are checked before the first case: a long run must not end unable to write.
+TEST(GemmBench, OutputPathsAreCheckedBeforeAnyCase) {
+  const std::string bench = kBench + " --variants cpu --shapes 8";
+  const Result r = run(bench + " --json /nonexistent-dir/r.json");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--json '/nonexistent-dir/r.json': the folder '/nonexistent-dir' does "
+                          "not exist"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("8x8x8"), std::string::npos) << "a case ran first:\n" << r.output;
+  EXPECT_FAILS_WITH(bench + " --csv " + ::testing::TempDir(), "is a directory, not a file");
+  EXPECT_FAILS_WITH(bench + " --json ''", "--json needs a file name");
+}
+
 // Each shape's memory is checked before the first case: 65536³ needs 48 GiB on the host (112 GiB
 // on the GPU); GEMM_MLP_MEMORY_LIMIT makes the limit the same on every machine.
 TEST(GemmBench, ShapesBeyondTheMemoryLimitAreRefusedBeforeAnyCase) {
