@@ -14,9 +14,9 @@
 // --max-seconds-per-case caps the timed reps of a slow case (naive at 8192³): it then runs fewer
 // reps, at least 3, and says so in the table and files. --skip-slow skips such a case instead.
 //
-// Numeric flags are decimal, finite and in range; every shape's memory (host for the cpu variant,
-// the GPU's free memory for the others) is checked before the first case runs
-// (kernels/memory_limit.h).
+// Numeric flags are decimal, finite and in range; the output files' folders, and every shape's
+// memory (host for the cpu variant, the GPU's free memory for the others), are checked before the
+// first case runs (kernels/memory_limit.h).
 //
 // The files: shapes (--shapes), device_info (the GPU), device_case (validate and time one shape),
 // host_bench (--variants cpu), report (table, CSV, JSON), auto_table (--auto-table), this one
