@@ -1,6 +1,5 @@
 #include "data/idx.h"
 
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -9,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+
+#include "kernels/memory_limit.h"
 
 namespace data {
 namespace {
@@ -113,17 +114,24 @@ class Source {
   bool gzip_ = false;
 };
 
-}  // namespace
+// The header as read_idx checks it: the dims, and the strings its messages use.
+struct Header {
+  std::vector<int> dims;
+  uint64_t elements = 1;
+  size_t bytes = 0;   // of the header itself
+  std::string shape;  // "60000x28x28"
+  std::string unit;   // " bytes", or " bytes (after decompression)" for gzip
+};
 
-IdxArray read_idx(const std::string& path) {
-  Source src(path);
+Header read_header(Source& src, const std::string& path) {
+  Header h;
   // Byte counts in messages refer to the decompressed data when the file is gzip.
-  const std::string unit = src.gzip() ? " bytes (after decompression)" : " bytes";
+  h.unit = src.gzip() ? " bytes (after decompression)" : " bytes";
 
   uint8_t head[4];
   const size_t head_got = src.read(head, 4);
   if (head_got < 4)
-    fail(path, "truncated: expected at least 4" + unit + " for the IDX header, got " +
+    fail(path, "truncated: expected at least 4" + h.unit + " for the IDX header, got " +
                    std::to_string(head_got));
   if (head[0] != 0 || head[1] != 0)
     fail(path, "not an IDX file: bad magic " + hex_byte(head[0]) + " " + hex_byte(head[1]) +
@@ -135,43 +143,52 @@ IdxArray read_idx(const std::string& path) {
   if (ndims < 1 || ndims > 4)
     fail(path, "unsupported IDX rank " + std::to_string(ndims) + ": expected 1 to 4 dimensions");
 
-  const size_t header_bytes = 4 + 4 * static_cast<size_t>(ndims);
+  h.bytes = 4 + 4 * static_cast<size_t>(ndims);
   uint8_t raw_dims[16];
   const size_t dims_got = src.read(raw_dims, 4 * static_cast<size_t>(ndims));
   if (dims_got < 4 * static_cast<size_t>(ndims))
-    fail(path, "truncated: expected a header of " + std::to_string(header_bytes) + unit + ", got " +
+    fail(path, "truncated: expected a header of " + std::to_string(h.bytes) + h.unit + ", got " +
                    std::to_string(4 + dims_got));
 
-  IdxArray out;
   // The element count must fit a vector and a ptrdiff_t index; checked before any allocation.
   const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<std::ptrdiff_t>::max());
-  uint64_t elements = 1;
-  std::string shape;
   for (int i = 0; i < ndims; ++i) {
     const uint8_t* b = raw_dims + 4 * i;
     const uint64_t d =
         (uint64_t{b[0]} << 24) | (uint64_t{b[1]} << 16) | (uint64_t{b[2]} << 8) | b[3];
-    shape += (i ? "x" : "") + std::to_string(d);
+    h.shape += (i ? "x" : "") + std::to_string(d);
     if (d == 0)
       fail(path, "dimension " + std::to_string(i) + " is 0: every dimension must be positive");
     if (d > static_cast<uint64_t>(INT_MAX))
       fail(path, "dimension " + std::to_string(i) + " is " + std::to_string(d) +
                      ", larger than the supported maximum " + std::to_string(INT_MAX));
-    if (elements > (limit - header_bytes) / d)
-      fail(path, "element count overflows: dimensions so far " + shape);
-    elements *= d;
-    out.dims.push_back(static_cast<int>(d));
+    if (h.elements > (limit - h.bytes) / d)
+      fail(path, "element count overflows: dimensions so far " + h.shape);
+    h.elements *= d;
+    h.dims.push_back(static_cast<int>(d));
   }
-  const uint64_t expected = header_bytes + elements;
-  // A header may claim more than the machine could hold (the dataset then also needs 4 bytes a
-  // value as floats): say so before reading, not with bad_alloc after gigabytes.
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  const uint64_t memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
-  if (memory > 0 && elements > memory / 5)
-    fail(path, "shape " + shape + " would need " + std::to_string(5 * elements >> 20) +
-                   " MiB (the bytes and their floats), more than this machine's " +
-                   std::to_string(memory >> 20) + " MiB");
+  return h;
+}
 
+}  // namespace
+
+std::vector<int> read_idx_shape(const std::string& path) {
+  Source src(path);
+  return read_header(src, path).dims;
+}
+
+IdxArray read_idx(const std::string& path) {
+  Source src(path);
+  const Header h = read_header(src, path);
+  const std::string& unit = h.unit;
+  const std::string& shape = h.shape;
+  const uint64_t elements = h.elements, header_bytes = h.bytes;
+  const uint64_t expected = header_bytes + elements;
+  // A header may claim more than the machine can hold: say so before reading.
+  gemm_mlp::check_host_allocation(elements, path + ": IDX shape " + shape);
+
+  IdxArray out;
+  out.dims = h.dims;
   // Grow the buffer as data arrives, so a header that claims a huge size on a short file fails
   // as "truncated" instead of allocating what it claims.
   const size_t chunk_max = size_t{1} << 24;

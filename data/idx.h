@@ -26,7 +26,14 @@ struct IdxArray {
 };
 
 // Reads an IDX file of unsigned bytes. A file that starts with the gzip magic (1f 8b) is
-// decompressed first; any other file is read as it is.
+// decompressed first; any other file is read as it is. The shape the header claims is checked
+// against the host memory available (kernels/memory_limit.h) before anything is allocated, and
+// the buffer grows only as data arrives: a file (or a gzip stream) shorter or longer than its
+// header says is an error, whatever the header claims.
 IdxArray read_idx(const std::string& path);
+
+// The dims of an IDX file's header, checked as read_idx checks them, without reading the data:
+// callers check shapes and sizes across files before reading any of them.
+std::vector<int> read_idx_shape(const std::string& path);
 
 }  // namespace data

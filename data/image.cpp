@@ -1,5 +1,7 @@
 #include "data/image.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -14,6 +16,7 @@
 
 #include "data/idx.h"
 #include "data/mnist.h"
+#include "kernels/memory_limit.h"
 
 namespace data {
 namespace {
@@ -25,16 +28,40 @@ struct Gray {
   float at(int x, int y) const { return v[static_cast<size_t>(y) * w + x]; }
 };
 
+[[noreturn]] void fail_to_decode(const std::string& path) {
+  throw Error(path + ": cannot decode image: " + stbi_failure_reason() +
+              " (not a valid PNG/JPEG/BMP/GIF/TGA/PNM file?)");
+}
+
+// The dimensions from the header (stbi_info), checked before anything is decoded: a small
+// compressed file can claim a huge image.
+void check_image_size(const std::string& path, std::FILE* file) {
+  int w = 0, h = 0, channels = 0;
+  if (!stbi_info_from_file(file, &w, &h, &channels)) fail_to_decode(path);
+  const uint64_t pixels = uint64_t(w) * uint64_t(h);
+  const std::string size = std::to_string(w) + "x" + std::to_string(h);
+  if (pixels > kMaxImagePixels)
+    throw Error(path + ": the image is " + size + " (" + std::to_string(pixels) +
+                " pixels), more than the " + std::to_string(kMaxImagePixels) + " pixels (" +
+                std::to_string(kMaxImagePixels >> 20) +
+                " megapixels) an input image may have; scale it down first");
+  // The compressed file, the decoded pixels and their grayscale floats are held together.
+  struct stat st;
+  const uint64_t file_bytes = ::fstat(::fileno(file), &st) == 0 ? uint64_t(st.st_size) : 0;
+  gemm_mlp::check_host_allocation(
+      gemm_mlp::byte_sum({file_bytes, pixels * uint64_t(channels), pixels * sizeof(float)}),
+      path + ": decoding the " + size + " image");
+}
+
 Gray load_gray(const std::string& path) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
                                                        &std::fclose);
   if (!file) throw Error(path + ": cannot open: " + std::strerror(errno));
   int w = 0, h = 0, channels = 0;
+  check_image_size(path, file.get());
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load_from_file(file.get(), &w, &h, &channels, 0), &stbi_image_free);
-  if (!pixels)
-    throw Error(path + ": cannot decode image: " + stbi_failure_reason() +
-                " (not a valid PNG/JPEG/BMP/GIF/TGA/PNM file?)");
+  if (!pixels) fail_to_decode(path);
   // Colour uses Rec. 601 luma; alpha composites over black, so a transparent background stays
   // black as MNIST expects.
   Gray g{w, h, std::vector<float>(static_cast<size_t>(w) * h)};

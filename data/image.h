@@ -1,18 +1,24 @@
 // One image file (PNG, JPEG, PGM, BMP, … anything stb_image reads) as a network input.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace data {
+
+// The most pixels (width × height) an input image may have: 64 megapixels, e.g. 8192×8192, more
+// than a camera photo of a digit needs. Checked from the file's header before decoding.
+constexpr uint64_t kMaxImagePixels = uint64_t{1} << 26;
 
 // Returns rows·cols floats, row-major, normalised like the MNIST dataset (data/mnist.h).
 // The image is converted to grayscale (colour by luma, transparent pixels count as black),
 // resized to rows × cols with stb_image_resize (per axis: a box filter, i.e. area averaging,
 // when shrinking; a triangle filter, i.e. bilinear, when enlarging; edges clamped) and
 // normalised. No inversion: the caller gives a light digit on a dark background, as in MNIST.
-// Throws gemm_mlp::Error naming the file when it is missing or cannot be decoded, or when rows or
-// cols is not positive.
+// Throws gemm_mlp::Error naming the file when it is missing or cannot be decoded, when it has
+// more than kMaxImagePixels pixels or needs more than the host memory available to decode
+// (kernels/memory_limit.h), or when rows or cols is not positive.
 std::vector<float> load_digit_image(const std::string& path, int rows, int cols);
 
 // How the digit is drawn: Auto decides by the image's border (a light border is paper, so the

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "data/idx.h"
+#include "kernels/memory_limit.h"
 
 namespace data {
 namespace {
@@ -50,9 +51,9 @@ std::string find_file(const std::string& dir, const std::string& name) {
               " to download MNIST there");
 }
 
-std::string shape_of(const IdxArray& a) {
+std::string shape_of(const std::vector<int>& dims) {
   std::string s;
-  for (size_t i = 0; i < a.dims.size(); ++i) s += (i ? "x" : "") + std::to_string(a.dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
   return s;
 }
 
@@ -63,24 +64,36 @@ Dataset load_mnist(const std::string& dir, Split split) {
   const std::string image_path = find_file(dir, prefix + "-images-idx3-ubyte");
   const std::string label_path = find_file(dir, prefix + "-labels-idx1-ubyte");
 
-  IdxArray images = read_idx(image_path);
-  if (images.dims.size() != 3)
+  // Both headers first: shapes that disagree, or a size the machine cannot hold, fail before
+  // any data is read.
+  const std::vector<int> image_dims = read_idx_shape(image_path);
+  if (image_dims.size() != 3)
     throw Error(image_path + ": expected 3 dimensions (count x rows x cols), got shape " +
-                shape_of(images));
-  IdxArray labels = read_idx(label_path);
-  if (labels.dims.size() != 1)
-    throw Error(label_path + ": expected 1 dimension (count), got shape " + shape_of(labels));
-  if (images.dims[0] != labels.dims[0])
-    throw Error(image_path + " has " + std::to_string(images.dims[0]) + " images but " +
-                label_path + " has " + std::to_string(labels.dims[0]) + " labels");
+                shape_of(image_dims));
+  const std::vector<int> label_dims = read_idx_shape(label_path);
+  if (label_dims.size() != 1)
+    throw Error(label_path + ": expected 1 dimension (count), got shape " + shape_of(label_dims));
+  if (image_dims[0] != label_dims[0])
+    throw Error(image_path + " has " + std::to_string(image_dims[0]) + " images but " + label_path +
+                " has " + std::to_string(label_dims[0]) + " labels");
+  if (static_cast<long long>(image_dims[1]) * image_dims[2] > INT_MAX)
+    throw Error(image_path + ": images of " + shape_of(image_dims) + " have too many pixels");
+  // At the peak, the bytes read and their floats (labels: bytes and int32s) are both held.
+  using gemm_mlp::byte_product;
+  const uint64_t pixels =
+      byte_product({uint64_t(image_dims[0]), uint64_t(image_dims[1]), uint64_t(image_dims[2])});
+  const uint64_t needed =
+      gemm_mlp::byte_sum({byte_product({pixels, 1 + sizeof(float)}),
+                          byte_product({uint64_t(label_dims[0]), 1 + sizeof(int32_t)})});
+  gemm_mlp::check_host_allocation(needed, image_path + ": shape " + shape_of(image_dims) +
+                                              " (the bytes and their floats, with the labels)");
 
-  if (static_cast<long long>(images.dims[1]) * images.dims[2] > INT_MAX)
-    throw Error(image_path + ": images of " + shape_of(images) + " have too many pixels");
-
+  // The small labels file first: a bad label fails before the images are read.
+  const IdxArray labels = read_idx(label_path);
   Dataset ds;
-  ds.count = images.dims[0];
-  ds.rows = images.dims[1];
-  ds.cols = images.dims[2];
+  ds.count = image_dims[0];
+  ds.rows = image_dims[1];
+  ds.cols = image_dims[2];
   ds.labels.resize(labels.values.size());
   for (size_t i = 0; i < labels.values.size(); ++i) {
     const int v = labels.values[i];
@@ -90,6 +103,7 @@ Dataset load_mnist(const std::string& dir, Split split) {
     ds.labels[i] = v;
   }
 
+  const IdxArray images = read_idx(image_path);
   // A table of the 256 possible values keeps the conversion exact and identical to
   // normalise_pixel.
   float table[256];

@@ -13,13 +13,37 @@
 # files, so the check that applies to both sources is on the uncompressed files (pinned from
 # dataset-fashion-mnist 0.0~git20200523.55506a9-1).
 # Running it again when the files are already there and correct does nothing.
+#
+# Exit status: 0 done (or --help), 1 a download or check failed, 2 bad usage: an unknown option,
+# an empty or extra argument, a DIR that is not a directory or a dataset file in it that is not a
+# regular file (checked before anything is downloaded).
 set -euo pipefail
 
+usage() {
+  echo "usage: scripts/fetch_mnist.sh [fashion] [DIR]   (default DIR: data/mnist, or data/fashion-mnist)"
+}
+usage_error() {
+  echo "fetch_mnist.sh: error: $*" >&2
+  usage >&2
+  exit 2
+}
+
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help)
+      usage
+      exit 0
+      ;;
+    "") usage_error "an argument is empty" ;;
+    -*) usage_error "unknown option '$arg'" ;;
+  esac
+done
 dataset=mnist
 if [[ "${1:-}" == fashion ]]; then
   dataset=fashion
   shift
 fi
+[[ $# -le 1 ]] || usage_error "too many arguments: $*"
 files=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
 declare -A gz_md5=()
 if [[ $dataset == mnist ]]; then
@@ -54,6 +78,15 @@ die() {
   echo "fetch_mnist.sh: error: $*" >&2
   exit 1
 }
+
+# DIR and the files in it, before any download: mv would put a file inside a directory of its
+# name.
+[[ ! -e "$dir" || -d "$dir" ]] || usage_error "'$dir' exists and is not a directory"
+for f in "${files[@]}"; do
+  if [[ -e "$dir/$f" || -L "$dir/$f" ]] && [[ ! -f "$dir/$f" ]]; then
+    usage_error "'$dir/$f' exists and is not a regular file (a directory?); move it away first"
+  fi
+done
 
 command -v md5sum >/dev/null || die "md5sum is needed (coreutils)"
 

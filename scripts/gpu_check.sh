@@ -178,27 +178,8 @@ if [[ $steps == *,test,* ]]; then
   if [ ! -s "$junit" ]; then
     fail "tests: ctest wrote no JUnit file (exit status $ctest_rc; see ctest.log)"
   else
-    # Counts from the JUnit file: run (passed), failed, skipped; the skipped names.
-    counts=$(python3 - "$junit" <<'PY'
-import sys, xml.etree.ElementTree as ET
-root = ET.parse(sys.argv[1]).getroot()
-passed, failed, skipped = [], [], []
-for case in root.iter("testcase"):
-    name = case.get("name", "?")
-    status = case.get("status", "")
-    if case.find("failure") is not None or status == "fail":
-        failed.append(name)
-    elif case.find("skipped") is not None or status in ("notrun", "disabled"):
-        skipped.append(name)
-    else:
-        passed.append(name)
-print(len(passed) + len(failed) + len(skipped), len(passed), len(failed), len(skipped))
-for n in failed:
-    print("failed", n)
-for n in skipped:
-    print("skipped", n)
-PY
-)
+    # Counts from the JUnit file: run (passed), failed, skipped; the failed and skipped names.
+    counts=$(python3 "$repo/scripts/ctest_summary.py" --lines "$junit")
     read -r total passed failed skipped <<<"$(head -1 <<<"$counts")"
     note "tests: $total total, $passed passed, $failed failed, $skipped skipped"
     while read -r kind name; do

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # README's test command: installs what is missing, builds everything and runs the whole suite.
 # GPU tests skip where there is no usable GPU; scripts/gpu_check.sh runs them with none skipped.
+# The summary at the end counts the skipped tests by reason (scripts/ctest_summary.py reads
+# ctest's JUnit file, BUILD_DIR/ctest_junit.xml). The exit status is ctest's: 0 when no test
+# failed, skips included.
 # Environment: BUILD_DIR (default build), CUDA_ARCHS (default: the project's 80;86;89;90).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,4 +16,16 @@ arch_args=()
 [ -n "${CUDA_ARCHS:-}" ] && arch_args=(-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS")
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "${arch_args[@]}"
 cmake --build "$build_dir" -j "$(nproc)"
-ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"
+junit="$(cd "$build_dir" && pwd)/ctest_junit.xml"
+rm -f "$junit"
+status=0
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --output-junit "$junit" || status=$?
+echo "----- summary"
+if [ ! -s "$junit" ]; then
+  echo "test.sh: ctest wrote no JUnit file ($junit): no skip summary"
+elif command -v python3 >/dev/null; then
+  python3 scripts/ctest_summary.py "$junit" || true
+else
+  echo "$(grep -c 'status="notrun"' "$junit" || true) tests skipped (install python3 for the reasons)"
+fi
+exit "$status"

@@ -6,6 +6,7 @@
 
 #include "apps/gemm_bench/bench_kernels.h"
 #include "kernels/cuda_check.h"
+#include "kernels/memory_limit.h"
 
 namespace bench {
 
@@ -30,6 +31,15 @@ DeviceCase::DeviceCase(const Shape& shape, const Settings& settings, Timer& time
   abs_copy(abs_b.data(), b_.data(), b_.size(), stream);
   gemm::run("cublas", tight_problem(shape, abs_a.data(), abs_b.data(), scale_.data()), stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+std::uint64_t DeviceCase::bytes_needed(const Shape& s) {
+  using gemm_mlp::byte_product;
+  const std::uint64_t a = byte_product({std::uint64_t(s.m), std::uint64_t(s.k)}),
+                      b = byte_product({std::uint64_t(s.k), std::uint64_t(s.n)}),
+                      c = byte_product({std::uint64_t(s.m), std::uint64_t(s.n)});
+  // a_, b_ and their |·| copies; c_, ref_ and scale_.
+  return byte_product({gemm_mlp::byte_sum({a, a, b, b, c, c, c}), sizeof(float)});
 }
 
 Result DeviceCase::measure(const gemm::Variant& v) {

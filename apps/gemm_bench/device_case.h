@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "apps/gemm_bench/result.h"
 #include "apps/gemm_bench/timing.h"
@@ -24,6 +25,9 @@ class DeviceCase {
  public:
   // Queues everything on timer.stream().
   DeviceCase(const Shape& shape, const Settings& settings, Timer& timer);
+
+  // The device memory a case of this shape takes at its peak (in the constructor).
+  static std::uint64_t bytes_needed(const Shape& shape);
 
   Result measure(const gemm::Variant& v);
 

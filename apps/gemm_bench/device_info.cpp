@@ -18,13 +18,15 @@ DeviceInfo select_device(int device) {
     cudaGetLastError();
     throw UsageError(std::string("no NVIDIA driver or GPU found (cudaGetDeviceCount: ") +
                      (err == cudaSuccess ? "0 devices" : cudaGetErrorString(err)) +
-                     "); gemm_bench needs a GPU");
+                     "); the device variants need a GPU: --variants cpu times the host variant "
+                     "without one");
   }
   int count = 0;
   CUDA_CHECK(cudaGetDeviceCount(&count));
   if (device < 0 || device >= count)
-    throw UsageError("--device " + std::to_string(device) + " out of range (" +
-                     std::to_string(count) + " devices)");
+    throw UsageError("--device " + std::to_string(device) + " out of range: this machine has " +
+                     std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s") +
+                     " (indices 0 .. " + std::to_string(count - 1) + ")");
   CUDA_CHECK(cudaSetDevice(device));
 
   DeviceInfo d;
@@ -53,6 +55,7 @@ DeviceInfo select_device(int device) {
 
 DeviceInfo host_info() {
   DeviceInfo d;
+  d.host = true;
   d.name = "host CPU (OpenBLAS)";
   return d;
 }

@@ -6,6 +6,7 @@
 namespace bench {
 
 struct DeviceInfo {
+  bool host = false;  // --variants cpu: only the name is known
   std::string name;
   int sms = 0, clock_mhz = 0, mem_clock_mhz = 0, cc_major = 0, cc_minor = 0;
   long long l2_bytes = 0, mem_bytes = 0;
@@ -13,8 +14,8 @@ struct DeviceInfo {
   int cublas = 0;               // 10000·major + 100·minor + patch
 };
 
-// Makes `device` current and describes it; throws UsageError without a GPU or for an index out
-// of range.
+// Makes `device` current and describes it; throws UsageError without a GPU (suggesting
+// --variants cpu) or for an index out of range (naming the number of devices).
 DeviceInfo select_device(int device);
 
 // The host's stand-in, for --variants cpu.

@@ -8,6 +8,7 @@
 
 #include "apps/gemm_bench/device_info.h"
 #include "apps/gemm_bench/report.h"
+#include "kernels/memory_limit.h"
 
 namespace bench {
 namespace {
@@ -59,8 +60,16 @@ void time_host_runs(const gemm::Variant& cpu, const gemm::Problem& p, const Sett
 
 }  // namespace
 
+std::uint64_t host_case_bytes(const Shape& s) {
+  using gemm_mlp::byte_product;
+  return byte_product({gemm_mlp::byte_sum({byte_product({std::uint64_t(s.m), std::uint64_t(s.k)}),
+                                           byte_product({std::uint64_t(s.k), std::uint64_t(s.n)}),
+                                           byte_product({std::uint64_t(s.m), std::uint64_t(s.n)})}),
+                       sizeof(float)});
+}
+
 int run_host_bench(const std::vector<Shape>& shapes, const Settings& settings,
-                   const std::string& csv) {
+                   const std::string& csv, const std::string& json) {
   const std::string cpu_name = "cpu";  // named: find_variant must not see a temporary
   const gemm::Variant& cpu = gemm::find_variant(cpu_name);
   std::printf(
@@ -94,6 +103,7 @@ int run_host_bench(const std::vector<Shape>& shapes, const Settings& settings,
     results.push_back(r);
   }
   if (!csv.empty()) write_csv(csv, host_info(), results);
+  if (!json.empty()) write_json(json, host_info(), {settings, 0, kHostTiming}, results);
   return failed ? 1 : 0;
 }
 

@@ -6,6 +6,7 @@
 // summarised as the GPU runs are (timing.h); --max-seconds-per-case caps the reps (at least 3).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,12 @@
 
 namespace bench {
 
-// Prints the table, writes the CSV when csv is not empty; 1 when the check failed, else 0.
+// Prints the table, writes the CSV and the JSON when their paths are not empty; 1 when the check
+// failed, else 0.
 int run_host_bench(const std::vector<Shape>& shapes, const Settings& settings,
-                   const std::string& csv);
+                   const std::string& csv, const std::string& json);
+
+// The host memory a case of this shape takes: A, B and C in fp32.
+std::uint64_t host_case_bytes(const Shape& shape);
 
 }  // namespace bench

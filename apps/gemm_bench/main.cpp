@@ -2,7 +2,8 @@
 //
 //   gemm_bench                                   every device variant, the default shapes
 //   gemm_bench --variants naive,vec --shapes 4096,256x1024x784:NT --csv out.csv
-//   gemm_bench --variants cpu                    the host variant, without a GPU
+//   gemm_bench --variants cpu                    the host variant, without a GPU (--csv and --json
+//                                                work; --auto-table and --device do not apply)
 //   gemm_bench --list
 //
 // Per shape (device_case.h): the variant is validated against cuBLAS fp32 on the same inputs,
@@ -12,6 +13,10 @@
 //
 // --max-seconds-per-case caps the timed reps of a slow case (naive at 8192³): it then runs fewer
 // reps, at least 3, and says so in the table and files. --skip-slow skips such a case instead.
+//
+// Numeric flags are decimal, finite and in range; the output files' folders, and every shape's
+// memory (host for the cpu variant, the GPU's free memory for the others), are checked before the
+// first case runs (kernels/memory_limit.h).
 //
 // The files: shapes (--shapes), device_info (the GPU), device_case (validate and time one shape),
 // host_bench (--variants cpu), report (table, CSV, JSON), auto_table (--auto-table), this one
@@ -25,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/number_flags.h"
 #include "apps/gemm_bench/auto_table.h"
 #include "apps/gemm_bench/device_case.h"
 #include "apps/gemm_bench/device_info.h"
@@ -32,6 +38,7 @@
 #include "apps/gemm_bench/report.h"
 #include "kernels/cuda_check.h"
 #include "kernels/gemm.h"
+#include "kernels/memory_limit.h"
 
 namespace {
 
@@ -43,6 +50,7 @@ struct Options {
   std::vector<std::string> variants, shapes;
   bench::Settings settings;
   int device = 0;
+  bool device_given = false, csv_given = false, json_given = false, auto_table_given = false;
   std::string csv, json, auto_table;
   bool list = false;
 };
@@ -120,11 +128,39 @@ std::vector<Result> table_order(std::map<std::string, Result>& by_name) {
   return out;
 }
 
+// Every shape's memory (bytes_of), checked against `limit` before any case runs; `where` is
+// "the cpu variant (…)" or "the GPU (…)". Too big a shape is bad usage: exit status 2.
+void check_case_memory(const std::vector<bench::Shape>& shapes, const gemm_mlp::MemoryLimit& limit,
+                       const std::string& where, std::uint64_t (*bytes_of)(const bench::Shape&)) {
+  try {
+    for (const bench::Shape& s : shapes)
+      gemm_mlp::check_allocation(bytes_of(s), limit,
+                                 "--shapes " + s.text() + ":" + s.layout() + " on " + where);
+  } catch (const gemm_mlp::Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+int run_host(const Options& o) {
+  if (o.device_given)
+    throw UsageError("--device picks a GPU, but --variants cpu runs on the host: drop --device");
+  if (!o.auto_table.empty())
+    throw UsageError(
+        "--auto-table records the device kernels the `auto` variant chooses from; --variants cpu "
+        "times none of them: drop --auto-table, or time device variants");
+  const std::vector<bench::Shape> shapes =
+      bench::parse_shapes(o.shapes, bench::default_host_shapes());
+  check_case_memory(shapes, gemm_mlp::host_memory_limit(), "the cpu variant (A, B and C in fp32)",
+                    bench::host_case_bytes);
+  return bench::run_host_bench(shapes, o.settings, o.csv, o.json);
+}
+
 int run_bench(const Options& o) {
   const std::vector<const gemm::Variant*> chosen = chosen_variants(o.variants);
-  if (chosen.size() == 1 && chosen[0]->device == gemm::Device::CPU)
-    return bench::run_host_bench(bench::parse_shapes(o.shapes, bench::default_host_shapes()),
-                                 o.settings, o.csv);
+  if (o.csv_given) bench::check_output_path(o.csv, "--csv");
+  if (o.json_given) bench::check_output_path(o.json, "--json");
+  if (o.auto_table_given) bench::check_output_path(o.auto_table, "--auto-table");
+  if (chosen.size() == 1 && chosen[0]->device == gemm::Device::CPU) return run_host(o);
   const std::vector<bench::Shape> shapes = bench::parse_shapes(o.shapes, bench::default_shapes());
 
   const bench::DeviceInfo info = bench::select_device(o.device);
@@ -132,6 +168,10 @@ int run_bench(const Options& o) {
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   bench::Timer timer(stream);
+  // Cases run one after another, each freeing its buffers: the free memory now bounds each.
+  check_case_memory(shapes, gemm_mlp::device_memory_limit(),
+                    "the GPU (inputs, outputs, reference and error scale in fp32)",
+                    bench::DeviceCase::bytes_needed);
   const bench::Settings& set = o.settings;
   std::printf(
       "method: validate vs cuBLAS fp32, %d warm-up + %d timed runs (CUDA events), median;"
@@ -174,7 +214,8 @@ int run_bench(const Options& o) {
   cudaStreamDestroy(stream);
 
   if (!o.csv.empty()) bench::write_csv(o.csv, info, all);
-  if (!o.json.empty()) bench::write_json(o.json, info, {set, timer.flush_bytes()}, all);
+  if (!o.json.empty())
+    bench::write_json(o.json, info, {set, timer.flush_bytes(), bench::kDeviceTiming}, all);
   if (!o.auto_table.empty()) bench::write_auto_table(o.auto_table, info, all);
   bool failed = false;
   for (const Result& r : all) {
@@ -209,16 +250,17 @@ int main(int argc, char** argv) {
                  "LAYOUT in NN,NT,TN,TT (default: squares 256..8192 NN, and the MLP's "
                  "256x1024x784:NT, 256x784x1024:NN, 1024x784x256:TN, 256x10x1024:NT)")
       ->delimiter(',');
-  app.add_option("--reps", set.reps, "Timed runs per case, at least 20")
-      ->check(CLI::Range(20, 100000))
+  // Numbers are decimal, finite and in range (apps/common/number_flags.h).
+  app.add_option("--reps", set.reps, "Timed runs per case, 20 .. 100000")
+      ->transform(apps::decimal_integer(20, 100000))
       ->capture_default_str();
-  app.add_option("--warmup", set.warmup, "Untimed warm-up runs per case")
-      ->check(CLI::Range(1, 1000))
+  app.add_option("--warmup", set.warmup, "Untimed warm-up runs per case, 1 .. 1000")
+      ->transform(apps::decimal_integer(1, 1000))
       ->capture_default_str();
   app.add_option("--max-seconds-per-case", set.max_seconds,
-                 "Time cap per shape and variant: a slower case runs fewer reps (at least 3), "
-                 "marked 'capped'")
-      ->check(CLI::PositiveNumber)
+                 "Time cap per shape and variant, in (0, 86400] s: a slower case runs fewer reps "
+                 "(at least 3), marked 'capped'")
+      ->transform(apps::finite_number(0, 86400, true))
       ->capture_default_str();
   app.add_flag("--skip-slow", set.skip_slow,
                "Skip a case that would exceed --max-seconds-per-case instead of capping its reps");
@@ -226,9 +268,16 @@ int main(int argc, char** argv) {
   app.add_option("--json", o.json, "Write the results, device and method as JSON to this file");
   app.add_option("--auto-table", o.auto_table,
                  "Write the table the `auto` variant chooses from (kernels/auto_table.inc): the "
-                 "fastest correct fp32 kernel of this project per measured shape and layout");
-  app.add_option("--seed", set.seed, "Seed of the random inputs")->capture_default_str();
-  app.add_option("--device", o.device, "CUDA device index")->capture_default_str();
+                 "fastest correct fp32 kernel of this project per measured shape and layout "
+                 "(device variants only)");
+  app.add_option("--seed", set.seed, "Seed of the random inputs, 0 .. 2^64-1")
+      ->transform(apps::decimal_unsigned())
+      ->capture_default_str();
+  CLI::Option* device = app.add_option("--device", o.device,
+                                       "CUDA device index, below the number of devices (device "
+                                       "variants only)")
+                            ->transform(apps::decimal_integer(0, 1023))
+                            ->capture_default_str();
   app.add_flag("--list", o.list, "List the variants (name, memory, precision, summary) and exit");
 
   try {
@@ -237,6 +286,10 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  o.device_given = device->count() > 0;
+  o.csv_given = app.count("--csv") > 0;
+  o.json_given = app.count("--json") > 0;
+  o.auto_table_given = app.count("--auto-table") > 0;
   if (o.list) {
     print_variants();
     return 0;

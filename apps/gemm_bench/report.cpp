@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -69,6 +70,19 @@ void finish(std::ofstream& f, const std::string& path) {
 
 }  // namespace
 
+void check_output_path(const std::string& path, const char* option) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (path.empty()) throw UsageError(std::string(option) + " needs a file name");
+  if (fs::is_directory(p, ec))
+    throw UsageError(std::string(option) + " '" + path + "' is a directory, not a file");
+  const fs::path folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (!fs::is_directory(folder, ec))
+    throw UsageError(std::string(option) + " '" + path + "': the folder '" + folder.string() +
+                     "' does not exist");
+}
+
 std::string fixed_text(double x, int decimals, const char* missing) {
   if (!std::isfinite(x)) return missing;
   char buf[64];
@@ -118,24 +132,28 @@ void write_json(const std::string& path, const DeviceInfo& d, const Method& meth
                 const std::vector<Result>& results) {
   using Json = nlohmann::ordered_json;
   Json doc;
-  doc["device"] = {
-      {"name", d.name},
-      {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
-      {"sms", d.sms},
-      {"clock_mhz", d.clock_mhz},
-      {"memory_clock_mhz", d.mem_clock_mhz},
-      {"l2_bytes", d.l2_bytes},
-      {"memory_bytes", d.mem_bytes}};
-  doc["cuda_runtime"] = version_text(d.runtime);
-  doc["cuda_driver"] = version_text(d.driver);
-  doc["cublas"] = d.cublas;
+  if (d.host) {
+    doc["device"] = {{"name", d.name}};
+  } else {
+    doc["device"] = {
+        {"name", d.name},
+        {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+        {"sms", d.sms},
+        {"clock_mhz", d.clock_mhz},
+        {"memory_clock_mhz", d.mem_clock_mhz},
+        {"l2_bytes", d.l2_bytes},
+        {"memory_bytes", d.mem_bytes}};
+    doc["cuda_runtime"] = version_text(d.runtime);
+    doc["cuda_driver"] = version_text(d.driver);
+    doc["cublas"] = d.cublas;
+  }
   const Settings& s = method.settings;
   doc["method"] = {{"reps", s.reps},
                    {"warmup", s.warmup},
                    {"max_seconds_per_case",
-                    Field{"", fixed_text(s.max_seconds, 1, "null"), Field::Kind::Real}.json()},
+                    Field{"", fixed_text(s.max_seconds, 3, "null"), Field::Kind::Real}.json()},
                    {"l2_flush_bytes", method.l2_flush_bytes},
-                   {"timing", "CUDA events per run, median of reps"},
+                   {"timing", method.timing},
                    {"alpha", 1},
                    {"beta", 0}};
   Json rows = Json::array();

@@ -23,11 +23,20 @@ void print_table_row(const Result& r);
 void print_host_table_header();
 void print_host_table_row(const Result& r);
 
+// How a run is timed, as the JSON's method.timing says it.
+constexpr const char* kDeviceTiming = "CUDA events per run, median of reps";
+constexpr const char* kHostTiming = "steady clock around each run, median of reps";
+
 // The method as the JSON records it.
 struct Method {
   const Settings& settings;
-  std::size_t l2_flush_bytes;
+  std::size_t l2_flush_bytes;  // 0 on the host: no flush
+  const char* timing;
 };
+
+// Before a run: throws UsageError when `path` (given to `option`, e.g. "--json") is a directory or
+// its folder does not exist, so that a long run does not end unable to write its results.
+void check_output_path(const std::string& path, const char* option);
 
 // Both throw UsageError when the file cannot be written.
 void write_csv(const std::string& path, const DeviceInfo& d, const std::vector<Result>& results);

@@ -1,7 +1,6 @@
 // The apps as a user runs them: predict on an image with a saved model, and the errors of bad
 // flags and files, each a message and a non-zero exit. The binaries' paths come from CMake.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -15,34 +14,15 @@
 
 #include "engine/engine.h"
 #include "models/mlp.h"
+#include "run_app.h"
 
 namespace {
 
-struct Result {
-  int status;
-  std::string output;  // stdout and stderr
-};
-
-Result run(const std::string& command) {
-  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-#define EXPECT_FAILS_WITH(command, needle)                                                \
-  do {                                                                                    \
-    const Result r = run(command);                                                        \
-    EXPECT_NE(r.status, 0) << (command) << "\n" << r.output;                              \
-    EXPECT_NE(r.output.find(needle), std::string::npos) << (command) << "\n" << r.output; \
-  } while (0)
+using app_test::Result;
+using app_test::run;
 
 const std::string kPredict = PREDICT_BINARY;
 const std::string kTrain = TRAIN_MLP_BINARY;
-const std::string kBench = GEMM_BENCH_BINARY;
 const std::string kTmp = ::testing::TempDir();
 
 // ctest runs each test as its own process, in parallel: files are named after the test.
@@ -379,22 +359,6 @@ TEST(TrainMlp, DataFilesThatAreNotFilesAreNamed) {
                             .c_str()),
             0);
   EXPECT_FAILS_WITH(kTrain + " --device cpu --data-dir " + dir, "is a FIFO (named pipe)");
-}
-
-TEST(GemmBench, TimesTheCpuVariantWithoutAGpu) {
-  const Result r = run(kBench + " --variants cpu --shapes 64,33x17x9:TN --reps 20");
-  ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("64x64x64"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("33x17x9"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("FAILED"), std::string::npos) << r.output;
-  EXPECT_FAILS_WITH(kBench + " --variants cpu,vec", "time it on its own (--variants cpu)");
-}
-
-// CUDA_VISIBLE_DEVICES= hides every GPU, so this runs the same with or without one.
-TEST(GemmBench, WithoutAGpuSaysSo) {
-  const std::string no_gpu_bench = "CUDA_VISIBLE_DEVICES= " + kBench;
-  EXPECT_FAILS_WITH(no_gpu_bench + " --shapes 64", "no NVIDIA driver or GPU found");
-  EXPECT_FAILS_WITH(no_gpu_bench + " --shapes 0x1x1", "bad --shapes entry");  // checked first
 }
 
 // The real MNIST files, when scripts/fetch_mnist.sh has put them in data/mnist (or

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "test_files.h"
 
 namespace {
@@ -104,8 +106,31 @@ TEST(Idx, ClaimBeyondTheMachinesMemoryIsAnErrorSayingHowMuch) {
   const std::string path = dir.file("greedy-idx3-ubyte");
   // 2^31 × 2^15 bytes = 64 TiB, more than any machine this runs on.
   data_test::write_file(path, idx_bytes({0x7FFFFFFFu, 0x8000u}, iota_bytes(10)));
-  expect_mentions(error_of([&] { read_idx(path); }),
-                  {path, "shape 2147483647x32768 would need", "MiB", "more than this machine's"});
+  expect_mentions(
+      error_of([&] { read_idx(path); }),
+      {path, "IDX shape 2147483647x32768 needs 64.0 TiB (70368744144896 bytes)", "more than the"});
+}
+
+TEST(Idx, ClaimBeyondTheMemoryLimitIsRefusedBeforeReading) {
+  TempDir dir;
+  const std::string path = dir.file("big-idx2-ubyte.gz");
+  data_test::write_gz(path, idx_bytes({2048, 1024}, iota_bytes(10)));  // claims 2 MiB
+  ::setenv("GEMM_MLP_MEMORY_LIMIT", "1M", 1);
+  const std::string error = error_of([&] { read_idx(path); });
+  ::unsetenv("GEMM_MLP_MEMORY_LIMIT");
+  expect_mentions(error, {path, "IDX shape 2048x1024 needs 2.0 MiB (2097152 bytes)",
+                          "more than the 1.0 MiB (1048576 bytes) of memory allowed by "
+                          "GEMM_MLP_MEMORY_LIMIT"});
+}
+
+TEST(Idx, ShapeIsReadFromTheHeaderAlone) {
+  TempDir dir;
+  const std::string path = dir.file("short-idx3-ubyte.gz");
+  // The data is short; the header alone is read and checked.
+  data_test::write_gz(path, idx_bytes({60000, 28, 28}, iota_bytes(10)));
+  EXPECT_EQ(data::read_idx_shape(path), (std::vector<int>{60000, 28, 28}));
+  data_test::write_file(path, idx_bytes({3, 0}, {}));
+  expect_mentions(error_of([&] { data::read_idx_shape(path); }), {path, "dimension 1 is 0"});
 }
 
 TEST(Idx, RejectsTruncatedPayload) {

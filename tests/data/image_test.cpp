@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb_image_write.h>
@@ -104,6 +105,46 @@ TEST(Image, ReportsMissingAndCorruptFiles) {
   data_test::write_file(corrupt, cut);
   expect_mentions(error_of([&] { load_digit_image(corrupt, 28, 28); }),
                   {corrupt, "cannot decode image"});
+}
+
+// A PNG whose header (IHDR) claims w×h: stb_image reads the size before the data and does not
+// check chunk CRCs, so an 8×8 PNG with its size patched is a small file claiming a huge image.
+std::string write_png_claiming(const TempDir& dir, uint32_t w, uint32_t h) {
+  Bytes png = data_test::read_file(write_png(dir, "small.png", 8, 8, 1, Bytes(64, 9)));
+  for (int i = 0; i < 4; ++i) {
+    png[16 + i] = static_cast<uint8_t>(w >> (24 - 8 * i));  // IHDR width
+    png[20 + i] = static_cast<uint8_t>(h >> (24 - 8 * i));  // IHDR height
+  }
+  const std::string path = dir.file("claims.png");
+  data_test::write_file(path, png);
+  return path;
+}
+
+TEST(Image, RefusesMoreThanTheLimitOfPixelsBeforeDecoding) {
+  TempDir dir;
+  const std::string huge = write_png_claiming(dir, 20000, 20000);
+  expect_mentions(
+      error_of([&] { load_digit_image(huge, 28, 28); }),
+      {huge, "20000x20000 (400000000 pixels)", "more than the 67108864 pixels", "64 megapixels"});
+  expect_mentions(error_of([&] { data::load_digit_like_mnist(huge, 28, 28); }),
+                  {huge, "20000x20000"});
+  // One row over the limit is refused; at the limit, the (patched) data is what fails.
+  expect_mentions(error_of([&] { load_digit_image(write_png_claiming(dir, 8192, 8193), 28, 28); }),
+                  {"8192x8193", "more than the 67108864 pixels"});
+  const std::string at_limit = write_png_claiming(dir, 8192, 8192);
+  const std::string error = error_of([&] { load_digit_image(at_limit, 28, 28); });
+  expect_mentions(error, {at_limit, "cannot decode image"});
+  EXPECT_EQ(error.find("more than the"), std::string::npos) << error;
+}
+
+TEST(Image, RefusesAnImageBeyondTheMemoryLimitBeforeDecoding) {
+  TempDir dir;
+  const std::string path = write_png_claiming(dir, 1000, 1000);  // 5 MB as bytes and floats
+  ::setenv("GEMM_MLP_MEMORY_LIMIT", "1M", 1);
+  const std::string error = error_of([&] { load_digit_image(path, 28, 28); });
+  ::unsetenv("GEMM_MLP_MEMORY_LIMIT");
+  expect_mentions(error, {path, "decoding the 1000x1000 image needs", "more than the 1.0 MiB",
+                          "GEMM_MLP_MEMORY_LIMIT"});
 }
 
 TEST(Image, RejectsNonPositiveSize) {

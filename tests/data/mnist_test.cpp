@@ -83,6 +83,44 @@ TEST(Mnist, RejectsMismatchedCounts) {
                   {"train-images-idx3-ubyte", "3 images", "train-labels-idx1-ubyte", "2 labels"});
 }
 
+// Both headers are checked before any data is read: a short images file claiming 4 GiB is
+// refused for its label count, not read.
+TEST(Mnist, ChecksBothHeadersBeforeReadingData) {
+  TempDir dir;
+  data_test::write_gz(dir.file("train-images-idx3-ubyte.gz"),
+                      idx_bytes({65536, 256, 256}, Bytes(100, 0)));
+  data_test::write_file(dir.file("train-labels-idx1-ubyte"), idx_bytes({3}, {1, 2, 3}));
+  expect_mentions(error_of([&] { data::load_mnist(dir.str(), Split::Train); }),
+                  {"train-images-idx3-ubyte.gz has 65536 images", "3 labels"});
+}
+
+// Headers that agree but claim more than the host has: the error names the shape, the bytes
+// and the limit, before anything is allocated.
+TEST(Mnist, DatasetBeyondHostMemoryIsRefusedBeforeReading) {
+  TempDir dir;
+  data_test::write_file(dir.file("train-images-idx3-ubyte"),
+                        idx_bytes({0x7FFFFFFFu, 4096, 4096}, Bytes(10, 0)));
+  data_test::write_file(dir.file("train-labels-idx1-ubyte"), idx_bytes({0x7FFFFFFFu}, {1}));
+  expect_mentions(
+      error_of([&] { data::load_mnist(dir.str(), Split::Train); }),
+      {"train-images-idx3-ubyte: shape 2147483647x4096x4096", "needs", "PiB", "more than the"});
+}
+
+// The probe's case: headers claiming 65536 images of 256×256 (20 GiB with their floats) on a
+// small file, under a 1 GiB limit, are refused before reading.
+TEST(Mnist, DatasetBeyondTheLimitIsRefusedWhateverTheFileSize) {
+  TempDir dir;
+  data_test::write_gz(dir.file("train-images-idx3-ubyte.gz"),
+                      idx_bytes({65536, 256, 256}, Bytes(1000, 0)));
+  data_test::write_file(dir.file("train-labels-idx1-ubyte"), idx_bytes({65536}, Bytes(10, 0)));
+  ::setenv("GEMM_MLP_MEMORY_LIMIT", "1G", 1);
+  const std::string error = error_of([&] { data::load_mnist(dir.str(), Split::Train); });
+  ::unsetenv("GEMM_MLP_MEMORY_LIMIT");
+  expect_mentions(error, {"train-images-idx3-ubyte.gz: shape 65536x256x256",
+                          "needs 20.0 GiB (21475164160 bytes)", "more than the 1.0 GiB",
+                          "GEMM_MLP_MEMORY_LIMIT"});
+}
+
 TEST(Mnist, RejectsLabelOutsideClasses) {
   TempDir dir;
   write_fake(dir, "train", false, {1, 10, 2});

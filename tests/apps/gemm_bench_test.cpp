@@ -1,0 +1,185 @@
+// gemm_bench as a user runs it: the host variant without a GPU, and the errors of bad flags, of
+// shapes beyond the memory limit and of a missing GPU, each a message and a non-zero exit before
+// any case runs. Cases that need a GPU check what the machine has, so the same tests pass with
+// or without one (and none skips).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "apps/common/number_flags.h"
+#include "kernels/cuda_check.h"
+#include "run_app.h"
+
+namespace {
+
+using app_test::Result;
+using app_test::run;
+
+const std::string kBench = GEMM_BENCH_BINARY;
+
+std::string test_file(const std::string& suffix) {
+  return ::testing::TempDir() + "gemm_bench_" +
+         ::testing::UnitTest::GetInstance()->current_test_info()->name() + suffix;
+}
+
+std::string contents(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// What a validator makes of text: "" when accepted (text then canonical), else the error.
+std::string validated(const CLI::Validator& v, std::string& text) { return v(text); }
+
+TEST(NumberFlags, DecimalIntegersOnlyInRange) {
+  const CLI::Validator v = apps::decimal_integer(-5, 100);
+  for (auto [in, out] : {std::pair{"7", "7"}, {"007", "7"}, {"-5", "-5"}, {"100", "100"}}) {
+    std::string text = in;
+    EXPECT_EQ(validated(v, text), "") << in;
+    EXPECT_EQ(text, out);
+  }
+  for (const char* bad :
+       {"", "-", "101", "-6", "0x10", "1e2", "+1", " 1", "1 ", "1.0", "99999999999999999999"}) {
+    std::string text = bad;
+    EXPECT_EQ(validated(v, text),
+              std::string("must be a decimal integer in -5 .. 100, got '") + bad + "'");
+  }
+  std::string minus = "-1";
+  EXPECT_NE(validated(apps::decimal_integer(0, 9), minus), "");  // no sign when min >= 0
+}
+
+TEST(NumberFlags, DecimalUnsignedToTwoToThe64) {
+  const CLI::Validator v = apps::decimal_unsigned();
+  std::string max = "18446744073709551615", padded = "0010";
+  EXPECT_EQ(validated(v, max), "");
+  EXPECT_EQ(validated(v, padded), "");
+  EXPECT_EQ(padded, "10");
+  for (const char* bad : {"", "-1", "18446744073709551616", "0x10", "+1", "1.5"}) {
+    std::string text = bad;
+    EXPECT_EQ(validated(v, text), std::string("must be a decimal integer in 0 .. "
+                                              "18446744073709551615, got '") +
+                                      bad + "'");
+  }
+}
+
+TEST(NumberFlags, FiniteNumbersInRange) {
+  const CLI::Validator v = apps::finite_number(0, 10, true);
+  for (const char* good : {"1", "0.5", "1e1", "2.5E-3", "10"}) {
+    std::string text = good;
+    EXPECT_EQ(validated(v, text), "") << good;
+  }
+  for (const char* bad :
+       {"", "0", "-1", "10.01", "nan", "NAN", "inf", "-inf", "0x1p3", "1e999", "1,5", "5s", "."}) {
+    std::string text = bad;
+    EXPECT_EQ(validated(v, text),
+              std::string("must be a finite decimal number in (0, 10], got '") + bad + "'");
+  }
+  std::string zero = "0";
+  EXPECT_EQ(validated(apps::finite_number(0, 1), zero), "");  // [0, 1] takes 0
+}
+
+TEST(GemmBench, TimesTheCpuVariantWithoutAGpu) {
+  const Result r = run(kBench + " --variants cpu --shapes 64,33x17x9:TN --reps 20");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("64x64x64"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("33x17x9"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("FAILED"), std::string::npos) << r.output;
+  EXPECT_FAILS_WITH(kBench + " --variants cpu,vec", "time it on its own (--variants cpu)");
+}
+
+// Every numeric flag goes through number_flags.h (tested above): the probe's values, one a flag.
+TEST(GemmBench, NumericFlagsAreDecimalFiniteAndInRange) {
+  const std::string bench = kBench + " --variants cpu --shapes 8";
+  EXPECT_FAILS_WITH(bench + " --max-seconds-per-case nan",
+                    "--max-seconds-per-case: must be a finite decimal number in (0, 86400], got "
+                    "'nan'");
+  EXPECT_FAILS_WITH(bench + " --seed -1",
+                    "--seed: must be a decimal integer in 0 .. 18446744073709551615, got '-1'");
+  EXPECT_FAILS_WITH(bench + " --reps 0x20", "--reps: must be a decimal integer in 20 .. 100000");
+  EXPECT_FAILS_WITH(bench + " --warmup ''", "--warmup: must be a decimal integer in 1 .. 1000");
+  EXPECT_FAILS_WITH(kBench + " --device -1", "--device: must be a decimal integer in 0 .. 1023");
+  // Leading zeros are decimal, not octal: 030 reps are 30.
+  const Result r = run(bench + " --reps 030 --warmup 01 --seed 007");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("1 warm-up + 30 timed runs"), std::string::npos) << r.output;
+}
+
+TEST(GemmBench, DeviceDoesNotApplyToTheCpuVariant) {
+  EXPECT_FAILS_WITH(kBench + " --variants cpu --device 7",
+                    "--device picks a GPU, but --variants cpu runs on the host");
+  EXPECT_FAILS_WITH(kBench + " --variants cpu --device 0", "drop --device");
+}
+
+// Without a GPU, the error says how to run anyway; with one, a --device beyond the count names
+// the count.
+TEST(GemmBench, DeviceBeyondTheCountOrNoGpuIsAnError) {
+  EXPECT_FAILS_WITH("CUDA_VISIBLE_DEVICES= " + kBench + " --shapes 64",
+                    "no NVIDIA driver or GPU found");
+  EXPECT_FAILS_WITH("CUDA_VISIBLE_DEVICES= " + kBench + " --shapes 64",
+                    "--variants cpu times the host variant without one");
+  EXPECT_FAILS_WITH("CUDA_VISIBLE_DEVICES= " + kBench + " --shapes 0x1x1",
+                    "bad --shapes entry");  // checked first
+  if (gemm_mlp::cuda_device_available())
+    EXPECT_FAILS_WITH(kBench + " --variants naive --shapes 64 --device 1000",
+                      "--device 1000 out of range: this machine has");
+  else
+    EXPECT_FAILS_WITH(kBench + " --variants naive --shapes 64 --device 1000",
+                      "--variants cpu times the host variant");
+}
+
+// The host variant writes --csv and --json; --auto-table (device kernels only) is refused before
+// anything runs.
+TEST(GemmBench, CpuVariantWritesJsonAndRefusesAutoTable) {
+  const std::string json = test_file(".json"), csv = test_file(".csv"), table = test_file(".inc");
+  std::remove(json.c_str()), std::remove(csv.c_str()), std::remove(table.c_str());
+  const Result r = run(kBench + " --variants cpu --shapes 16 --json " + json + " --csv " + csv);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string doc = contents(json);
+  EXPECT_NE(doc.find("\"name\": \"host CPU (OpenBLAS)\""), std::string::npos) << doc;
+  EXPECT_NE(doc.find("\"timing\": \"steady clock"), std::string::npos) << doc;
+  EXPECT_NE(doc.find("\"m\": 16"), std::string::npos) << doc;
+  EXPECT_NE(contents(csv).find("host CPU (OpenBLAS),16,16,16,NN,cpu"), std::string::npos);
+  EXPECT_FAILS_WITH(kBench + " --variants cpu --shapes 16 --auto-table " + table,
+                    "--variants cpu times none of them: drop --auto-table");
+  EXPECT_FALSE(std::ifstream(table).good()) << table << " was written";
+}
+
+// Output files are checked before the first case: a long run must not end unable to write.
+TEST(GemmBench, OutputPathsAreCheckedBeforeAnyCase) {
+  const std::string bench = kBench + " --variants cpu --shapes 8";
+  const Result r = run(bench + " --json /nonexistent-dir/r.json");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--json '/nonexistent-dir/r.json': the folder '/nonexistent-dir' does "
+                          "not exist"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("8x8x8"), std::string::npos) << "a case ran first:\n" << r.output;
+  EXPECT_FAILS_WITH(bench + " --csv " + ::testing::TempDir(), "is a directory, not a file");
+  EXPECT_FAILS_WITH(bench + " --json ''", "--json needs a file name");
+}
+
+// Each shape's memory is checked before the first case: 65536³ needs 48 GiB on the host (112 GiB
+// on the GPU); GEMM_MLP_MEMORY_LIMIT makes the limit the same on every machine.
+TEST(GemmBench, ShapesBeyondTheMemoryLimitAreRefusedBeforeAnyCase) {
+  const std::string limited = "GEMM_MLP_MEMORY_LIMIT=1G " + kBench;
+  const Result r = run(limited + " --variants cpu --shapes 64,65536");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--shapes 65536x65536x65536:NN on the cpu variant (A, B and C in fp32) "
+                          "needs 48.0 GiB (51539607552 bytes), more than the 1.0 GiB (1073741824 "
+                          "bytes) of memory allowed by GEMM_MLP_MEMORY_LIMIT"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("64x64x64"), std::string::npos) << "a case ran first:\n" << r.output;
+  if (gemm_mlp::cuda_device_available())
+    EXPECT_FAILS_WITH(limited + " --variants naive --shapes 64,65536",
+                      "--shapes 65536x65536x65536:NN on the GPU (inputs, outputs, reference and "
+                      "error scale in fp32) needs 112.0 GiB");
+  EXPECT_FAILS_WITH("GEMM_MLP_MEMORY_LIMIT=lots " + kBench + " --variants cpu --shapes 8",
+                    "GEMM_MLP_MEMORY_LIMIT must be a byte count");
+}
+
+}  // namespace
