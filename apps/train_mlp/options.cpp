@@ -12,13 +12,19 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/atomic_file.h"
 #include "kernels/gemm.h"
 
 namespace {
 
-// A file the run will write: its folder must exist and be writable, checked before any work.
+// A file the run will write, checked before any work: a file name (not a folder), in a folder
+// that exists and is writable, and not something other than a regular file (which the rename
+// that writes it would replace).
 void require_writable(const std::string& flag, const std::string& path) {
   if (path.empty()) throw std::runtime_error(flag + " needs a file name, got ''");
+  if (path.back() == '/')
+    throw std::runtime_error(flag + " " + path + ": names a folder; give a file name");
+  engine::require_regular_or_absent(flag, path);
   const size_t slash = path.find_last_of('/');
   const std::string dir =
       slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
@@ -64,6 +70,8 @@ void adopt_checkpoint(Options& o, const std::string& flag, const std::string& pa
   adopt("--weight-decay", "weight_decay", o.weight_decay, to_float);
   adopt("--schedule", "schedule", o.schedule, same);
   adopt("--dataset", "dataset", o.dataset, same);
+  if (flag == "--resume") adopt("--train-limit", "train_limit", o.train_limit, to_int);
+  if (flag == "--resume") adopt("--gemm", "variant", o.gemm, same);
   if (!o.given.count("--epochs")) o.epochs = to_int(get("epochs"));
 }
 
@@ -109,16 +117,19 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
   app.add_option("--train-limit", o.train_limit, "Use only the first N training examples");
   app.add_option("--save", o.save,
-                 "After every epoch, write the parameters to this safetensors checkpoint (and the "
-                 "optimiser state beside it, as NAME.optim.safetensors)");
+                 "After every epoch (and when SIGINT or SIGTERM stops the run), write the "
+                 "parameters to this safetensors checkpoint (and the optimiser state beside it, as "
+                 "NAME.optim.safetensors)");
   app.add_option("--history", o.history,
                  "Write one row per epoch (epoch, loss, accuracies, lr, epoch and GEMM seconds) to "
-                 "this CSV file (JSON: *.json), rewritten after every epoch");
+                 "this CSV file (JSON: *.json), rewritten after every epoch; a resumed run keeps "
+                 "its earlier rows");
   app.add_option("--log-interval", o.log_interval,
                  "Print a line every N steps (the only progress shown when the output is not a "
                  "terminal; each line waits for the device once)");
   app.add_option("--resume", o.resume,
-                 "Continue the run saved in this checkpoint, to --epochs (default: the run's own)");
+                 "Continue the run saved in this checkpoint, to --epochs (default: the run's own), "
+                 "saving to it again unless --save names another");
   app.add_option("--eval", o.eval, "Print the test loss and accuracy of this checkpoint, and exit");
   app.add_flag("--no-graph", o.no_graph,
                "Run each training step launch by launch instead of replaying one CUDA graph "
@@ -152,10 +163,17 @@ void complete_options(Options& o) {
     throw std::runtime_error("--dataset must be mnist or fashion, got '" + o.dataset + "'");
   if (!o.resume.empty() && !o.eval.empty())
     throw std::runtime_error("--resume and --eval cannot be combined");
+  if (!o.resume.empty() && o.compare)
+    throw std::runtime_error("--resume continues one run; it cannot be combined with --compare");
   if (!o.resume.empty()) adopt_checkpoint(o, "--resume", o.resume);
   if (!o.eval.empty()) adopt_checkpoint(o, "--eval", o.eval);
   if (o.data_dir.empty()) o.data_dir = o.dataset == "fashion" ? "data/fashion-mnist" : "data/mnist";
-  if (o.given.count("--save")) require_writable("--save", o.save);
+  if (!o.resume.empty() && !o.given.count("--save")) o.save = o.resume;  // it keeps saving
+  if (!o.save.empty()) {
+    const std::string flag = o.given.count("--save") ? "--save" : "--resume";
+    require_writable(flag, o.save);
+    require_writable(flag, engine::optimizer_state_path(o.save));
+  }
   if (o.given.count("--results")) require_writable("--results", o.results);
   if (o.given.count("--history")) require_writable("--history", o.history);
   if (o.log_interval < 0) throw std::runtime_error("--log-interval must be >= 0");
@@ -215,5 +233,7 @@ engine::Metadata run_metadata(const Options& o, const std::string& layers, const
           {"lr", number(learning_rate(o))},
           {"momentum", number(o.momentum)},
           {"weight_decay", number(o.weight_decay)},
-          {"schedule", o.schedule}};
+          {"schedule", o.schedule},
+          {"train_limit", std::to_string(o.train_limit)},
+          {"run_id", o.run_id}};
 }

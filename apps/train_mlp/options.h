@@ -36,15 +36,17 @@ struct Options {
   std::string history;
   int log_interval = 0;
   std::set<std::string> given;  // the flags given on the command line, e.g. "--hidden"
+  std::string run_id;  // the run's identity, in its checkpoints and history (kept by --resume)
 };
 
 // Fills `options` from the command line. Returns the exit status when the program is to stop
 // here (--help, a parse error, a bad --seed; the message is printed), else nothing.
 std::optional<int> parse_options(int argc, char** argv, Options& options);
 
-// Adopts the settings of a --resume or --eval checkpoint, fills in the defaults that depend on
-// other flags, and checks the flags that need neither a device nor data. Throws
-// std::runtime_error naming the flag.
+// Adopts the settings of a --resume or --eval checkpoint (--resume also keeps saving to its
+// checkpoint, unless --save names another), fills in the defaults that depend on other flags, and
+// checks the flags that need neither a device nor data, the files the run will write included.
+// Throws std::runtime_error naming the flag.
 void complete_options(Options& options);
 
 // The peak learning rate: --lr, or the optimiser's default.
@@ -53,6 +55,6 @@ float learning_rate(const Options& options);
 engine::TrainerOptions trainer_options(const Options& options, int classes, int64_t total_steps,
                                        bool cuda_graph);
 
-// What a checkpoint's metadata records of the run that wrote it.
+// What a checkpoint's metadata records of the run that wrote it; epoch is the last completed one.
 engine::Metadata run_metadata(const Options& options, const std::string& layers,
                               const char* variant, int epoch);
