@@ -169,10 +169,17 @@ void complete_options(Options& o) {
   if (!o.eval.empty()) adopt_checkpoint(o, "--eval", o.eval);
   if (o.data_dir.empty()) o.data_dir = o.dataset == "fashion" ? "data/fashion-mnist" : "data/mnist";
   if (!o.resume.empty() && !o.given.count("--save")) o.save = o.resume;  // it keeps saving
-  if (!o.save.empty()) {
-    const std::string flag = o.given.count("--save") ? "--save" : "--resume";
-    require_writable(flag, o.save);
-    require_writable(flag, engine::optimizer_state_path(o.save));
+  if (!o.save.empty() || o.given.count("--save")) {
+    try {
+      const std::string flag = o.given.count("--save") ? "--save" : "--resume";
+      require_writable(flag, o.save);
+      require_writable(flag, engine::optimizer_state_path(o.save));
+    } catch (const std::exception& e) {
+      if (o.given.count("--save")) throw;
+      throw std::runtime_error(std::string(e.what()) +
+                               " (a resumed run keeps saving to its checkpoint; --save names "
+                               "another file)");
+    }
   }
   if (o.given.count("--results")) require_writable("--results", o.results);
   if (o.given.count("--history")) require_writable("--history", o.history);

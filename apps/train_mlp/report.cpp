@@ -1,5 +1,7 @@
 #include "apps/train_mlp/report.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -133,10 +135,13 @@ void write_history(const std::string& path, const std::vector<EpochLog>& epochs,
 }
 
 std::vector<EpochLog> read_history(const std::string& path, const std::string& run_id, int last) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return {};
-  const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
   const std::string where = "--history " + path;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    if (::access(path.c_str(), F_OK) != 0) return {};  // none yet
+    throw std::runtime_error(where + ": cannot read it");
+  }
+  const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
   std::vector<EpochLog> out;
   int expected = 1;
   for (const std::vector<std::string>& row : history_rows(path, text)) {

@@ -23,6 +23,7 @@
 // the rest of that epoch's batches, in the same order, so it ends where an uninterrupted one
 // would, bit for bit.
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -285,7 +286,8 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   RunResult result;
   result.variant = variant.name;
   bool graph_noted = false;
-  int64_t saved_at = trainer.steps();  // the step count of the last save (or of the resumed one)
+  // The step count of the last save to o.save (the resumed one, when it is the same file).
+  int64_t saved_at = resumed && o.save == o.resume ? trainer.steps() : -1;
   for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     const int first = epoch == first_epoch ? first_step : 0;
     ctx.begin_epoch();
@@ -302,11 +304,10 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
       if (o.save.empty()) {
         std::cout << "nothing saved (no --save)\n";
       } else if (trainer.steps() == saved_at) {  // nothing new since the last save
-        if (resumed || epoch > 1)
-          std::cout << o.save << " holds this point already\nresume with: " << resume_command(o)
-                    << "\n";
-        else
-          std::cout << "no step was taken, nothing saved\n";
+        std::cout << o.save << " holds this point already\nresume with: " << resume_command(o)
+                  << "\n";
+      } else if (trainer.steps() == 0) {
+        std::cout << "no step was taken, nothing saved\n";
       } else {
         const engine::MetricTotals so_far = trainer.peek_metrics();
         if (!std::isfinite(so_far.loss_sum))
