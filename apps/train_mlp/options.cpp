@@ -71,7 +71,8 @@ void adopt_checkpoint(Options& o, const std::string& flag, const std::string& pa
   adopt("--schedule", "schedule", o.schedule, same);
   adopt("--dataset", "dataset", o.dataset, same);
   if (flag == "--resume") adopt("--train-limit", "train_limit", o.train_limit, to_int);
-  if (flag == "--resume") adopt("--gemm", "variant", o.gemm, same);
+  if (flag == "--resume" && !o.given.count("--gemm"))
+    o.gemm = get("variant");  // --gemm may change it
   if (!o.given.count("--epochs")) o.epochs = to_int(get("epochs"));
 }
 

@@ -405,7 +405,16 @@ int run(Options o) {
       if (v.precision == gemm::Precision::FP32 || named) variants.push_back(&v);
     }
   } else {
-    const gemm::Variant& v = gemm::find_variant(o.gemm.empty() ? (cuda ? "vec" : "cpu") : o.gemm);
+    const std::string name = o.gemm.empty() ? (cuda ? "vec" : "cpu") : o.gemm;
+    const gemm::Variant* found = nullptr;
+    try {
+      found = &gemm::find_variant(name);
+    } catch (const gemm_mlp::Error&) {
+      if (o.resume.empty() || o.given.count("--gemm")) throw;
+      throw std::runtime_error("--resume " + o.resume + ": the run used GEMM variant '" + name +
+                               "', which this build does not have; give --gemm");
+    }
+    const gemm::Variant& v = *found;
     if ((v.device == engine::Device::CUDA) != cuda && !o.resume.empty() && !o.given.count("--gemm"))
       throw std::runtime_error(
           "--resume " + o.resume + ": the run used --gemm " + v.name + ", which runs on the " +
@@ -499,7 +508,13 @@ int main(int argc, char** argv) {
   if (argc > 0) program = argv[0];
   install_stop_handlers();
   try {
-    return run(o);
+    const int status = run(o);
+    // A report that did not reach its file (e.g. a full disk) is an error, not a silent loss.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::cerr << "train_mlp: error: writing the standard output failed\n";
+      return 1;
+    }
+    return status;
   } catch (const Stopped& s) {
     return 128 + s.signal;
   } catch (const Diverged& e) {

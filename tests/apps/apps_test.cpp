@@ -417,6 +417,8 @@ TEST(TrainMlp, ResumeChecksTheRunAndAdoptsItsSettings) {
   const std::string resume = kTrain + " --device cpu --data-dir " + dir + " --resume ";
   EXPECT_FAILS_WITH(resume + a + " --epochs 2 --train-limit 12",
                     "the checkpoint has train_limit 16, which --train-limit contradicts");
+  EXPECT_FAILS_WITH(resume + a + " --epochs 2 --gemm naive",  // may differ: taken, then checked
+                    "--gemm naive runs on the GPU, but training runs on the CPU");
   Result r = run(resume + a + " --epochs 2");  // 16 examples: 4 steps an epoch, as saved
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("16 training examples"), std::string::npos) << r.output;
@@ -426,6 +428,13 @@ TEST(TrainMlp, ResumeChecksTheRunAndAdoptsItsSettings) {
       std::rename(engine::optimizer_state_path(b).c_str(), engine::optimizer_state_path(a).c_str()),
       0);
   EXPECT_FAILS_WITH(resume + a + " --epochs 3", "are from different runs");
+}
+
+// Output that cannot be written (standard output on a full disk) is an error, not silence.
+TEST(TrainMlp, UnwritableOutputIsAnError) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  EXPECT_FAILS_WITH("sh -c '" + tiny_train(dir) + " --epochs 1 >/dev/full'",
+                    "train_mlp: error: writing the standard output failed");
 }
 
 // --save, --history and --results that are a folder or exist as something other than a regular
