@@ -134,7 +134,7 @@ void write_history(const std::string& path, const std::vector<EpochLog>& epochs,
   write_table("--history", path, kHistoryColumns, rows);
 }
 
-std::vector<EpochLog> read_history(const std::string& path, const std::string& run_id, int last) {
+std::vector<EpochLog> read_history(const std::string& path, const std::string& run_id) {
   const std::string where = "--history " + path;
   std::ifstream f(path, std::ios::binary);
   if (!f) {
@@ -143,7 +143,7 @@ std::vector<EpochLog> read_history(const std::string& path, const std::string& r
   }
   const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
   std::vector<EpochLog> out;
-  int expected = 1;
+  int expected = 1;  // the rows are epochs 1, 2, ...
   for (const std::vector<std::string>& row : history_rows(path, text)) {
     if (row[7] != run_id)
       throw std::runtime_error(where + ": its rows are from another run (run_id " + row[7] +
@@ -166,12 +166,8 @@ std::vector<EpochLog> read_history(const std::string& path, const std::string& r
       throw std::runtime_error(where + ": row " + std::to_string(expected) + " is epoch " + row[0] +
                                ", not " + std::to_string(expected));
     ++expected;
-    if (e.epoch <= last) out.push_back(e);  // a later row: an epoch the checkpoint does not have
+    out.push_back(e);
   }
-  if (static_cast<int>(out.size()) < last)
-    throw std::runtime_error(where + ": has " + std::to_string(out.size()) +
-                             " epochs of this run, not the " + std::to_string(last) +
-                             " it was saved after");
   return out;
 }
 

@@ -106,7 +106,7 @@ void write_results(const std::string& path, const std::vector<RunResult>& runs);
 // names the run (run_id), so that a resumed run can tell its own history from another's.
 void write_history(const std::string& path, const std::vector<EpochLog>& epochs,
                    const std::string& run_id);
-// A resumed run's earlier rows: those of epochs 1 .. last of the --history file at path, which
-// must be this run's (run_id) and hold every one of them. No file: no rows. Throws
-// std::runtime_error naming the file and what does not fit.
-std::vector<EpochLog> read_history(const std::string& path, const std::string& run_id, int last);
+// A resumed run's earlier rows: those of the --history file at path, which must be train_mlp's,
+// this run's (run_id), epochs 1, 2, ... in order. No file: no rows. Throws std::runtime_error
+// naming the file and what does not fit.
+std::vector<EpochLog> read_history(const std::string& path, const std::string& run_id);

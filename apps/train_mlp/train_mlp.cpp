@@ -235,6 +235,12 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
     if (point.metadata.at("save_id") != resumed->point.metadata.at("save_id"))
       throw std::runtime_error("--resume " + o.resume + ": changed while this run started");
     trainer.resume_from_optimizer();
+    const auto examples = point.metadata.find("examples");
+    if (examples != point.metadata.end() && examples->second != std::to_string(train_set.count))
+      throw std::runtime_error("--resume " + o.resume + ": the run trained on " + examples->second +
+                               " examples an epoch; the data here (" + o.data_dir +
+                               ", --train-limit " + std::to_string(o.train_limit) + ") has " +
+                               std::to_string(train_set.count));
     first_epoch = resumed->epoch + 1;
     const int64_t into = trainer.steps() - static_cast<int64_t>(resumed->epoch) * batches;
     if (into < 0 || into >= batches)
@@ -281,6 +287,7 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   const auto save = [&](int epoch, const engine::Metadata& extra) {
     engine::Metadata m = run_metadata(o, mlp.layer_sizes(), variant.name, epoch);
     m.insert(extra.begin(), extra.end());
+    m["examples"] = std::to_string(train_set.count);  // an epoch's, which resuming needs the same
     engine::save_training_checkpoint(ctx, o.save, mlp.parameters(), trainer.optimizer(), m);
   };
   RunResult result;
@@ -462,10 +469,21 @@ int run(Options o) {
       return 0;
     }
     if (!o.history.empty()) {
-      resumed->history = read_history(o.history, o.run_id, resumed->epoch);
-      if (resumed->history.empty() && resumed->epoch > 0)
+      resumed->history = read_history(o.history, o.run_id);
+      const int rows = static_cast<int>(resumed->history.size());
+      if (rows == 0 && resumed->epoch > 0)
         std::cout << "note: --history " << o.history << " does not exist; it will hold epochs "
                   << resumed->epoch + 1 << " on\n";
+      else if (rows < resumed->epoch)
+        throw std::runtime_error("--history " + o.history + ": has " + std::to_string(rows) +
+                                 " epochs of this run, not the " + std::to_string(resumed->epoch) +
+                                 " it was saved after");
+      if (rows > resumed->epoch) {  // written before a save that did not happen (a kill)
+        std::cout << "note: --history " << o.history << ": dropping the rows of epochs "
+                  << resumed->epoch + 1 << " to " << rows << ", which " << o.resume
+                  << " does not hold\n";
+        resumed->history.resize(static_cast<size_t>(resumed->epoch));
+      }
     }
   } else {
     o.run_id = engine::random_identity();

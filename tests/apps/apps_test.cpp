@@ -401,6 +401,19 @@ TEST(TrainMlp, ResumeKeepsSavingAndKeepsOneHistory) {
   ASSERT_EQ(run(tiny_train(dir) + " --epochs 1 --history " + other).status, 0);
   EXPECT_FAILS_WITH(resume + " --epochs 5 --history " + other, "its rows are from another run");
   EXPECT_EQ(file_bytes(ckpt), model);
+
+  // A row the checkpoint does not hold (a run killed between writing its history and saving) is
+  // dropped, saying so.
+  std::ofstream(history, std::ios::app) << "5,9,0,0,0,0,0," << m.at("run_id") << "\n";
+  r = run(resume + " --epochs 5 --history " + history);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("dropping the rows of epochs 5 to 5, which " + ckpt + " does not hold"),
+            std::string::npos)
+      << r.output;
+  const std::vector<std::string> after = lines_of(history);
+  ASSERT_EQ(after.size(), 6u);
+  EXPECT_EQ(after[5].substr(0, 2), "5,");
+  EXPECT_NE(after[5].substr(0, 4), "5,9,");
 }
 
 // Both files of a checkpoint name the run; --train-limit and the GEMM variant are recorded and
@@ -422,6 +435,10 @@ TEST(TrainMlp, ResumeChecksTheRunAndAdoptsItsSettings) {
   Result r = run(resume + a + " --epochs 2");  // 16 examples: 4 steps an epoch, as saved
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("16 training examples"), std::string::npos) << r.output;
+  write_tiny_dataset(4, 12);  // the same folder, fewer examples than the run had
+  EXPECT_FAILS_WITH(resume + a + " --epochs 3",
+                    "the run trained on 16 examples an epoch; the data here (" + dir +
+                        ", --train-limit 16) has 12");
 
   ASSERT_EQ(run(tiny_train(dir) + " --epochs 1 --seed 2 --train-limit 16 --save " + b).status, 0);
   ASSERT_EQ(
