@@ -307,7 +307,8 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
     const engine::EpochTimes times = ctx.end_epoch();
     if (done < batches) {  // stopped by a signal, between two steps
       const char* name = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
-      std::cout << "stopped by " << name << " at step " << done << " of epoch " << epoch << "; ";
+      std::cout << "stopped by " << name << " after " << done << " of epoch " << epoch << "'s "
+                << batches << " steps; ";
       if (o.save.empty()) {
         std::cout << "nothing saved (no --save)\n";
       } else if (trainer.steps() == saved_at) {  // nothing new since the last save
