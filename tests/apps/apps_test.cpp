@@ -570,19 +570,20 @@ TEST(TrainMlp, KillDuringSavesLeavesAPairThatResumes) {
   std::remove(engine::optimizer_state_path(ckpt).c_str());
   const std::string resume =
       kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt + " --history " + history;
-  int kills = 0;
-  for (int i = 0; i < 8; ++i) {
+  int checked = 0;  // kills that found a checkpoint to resume (a kill may come before the first)
+  for (int i = 0; i < 40 && checked < 6; ++i) {
     const bool exists = std::ifstream(ckpt).good();
     const Child child = spawn(exists ? resume
                                      : tiny_train(dir) + " --epochs 100000 --save " + ckpt +
                                            " --history " + history);
-    std::this_thread::sleep_for(std::chrono::milliseconds(150 + 37 * i));
-    kills += ::kill(child.pid, SIGKILL) == 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(150 + 37 * (i % 8)));
+    ::kill(child.pid, SIGKILL);
     finish(child);
     if (!std::ifstream(ckpt).good()) continue;
     EXPECT_NO_THROW(engine::read_resume_point(ckpt));
+    ++checked;
   }
-  EXPECT_GT(kills, 0);
+  EXPECT_EQ(checked, 6);
   ASSERT_TRUE(std::ifstream(ckpt).good());
   const int saved = std::stoi(engine::read_resume_point(ckpt).metadata.at("epoch"));
   const Result r = run(resume + " --epochs " + std::to_string(saved + 2));
