@@ -70,10 +70,7 @@ const std::string& required(const Metadata& m, const std::string& path, const st
 }
 
 int64_t parse_step(const Metadata& m, const std::string& path) {
-  const std::string& text = required(m, path, "step", "");
-  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
-    throw Error("checkpoint " + path + ": step '" + text + "' is not a count");
-  return std::stoll(text);
+  return metadata_count(m, path, "step");
 }
 
 // The pair check (see checkpoint.h), given both files' metadata.
@@ -167,6 +164,13 @@ Metadata load_optimizer_state(Context& ctx, const std::string& path, Optimizer& 
   load(ctx, path, file, state_slots(opt));
   opt.set_steps(ctx, step);
   return file.metadata;
+}
+
+int64_t metadata_count(const Metadata& m, const std::string& path, const std::string& key) {
+  const std::string& text = required(m, path, key, "");
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
+    throw Error("checkpoint " + path + ": " + key + " '" + text + "' is not a count");
+  return std::stoll(text);
 }
 
 std::string random_identity() {

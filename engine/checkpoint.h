@@ -55,6 +55,10 @@ void save_optimizer_state(Context& ctx, const std::string& path, Optimizer& opt,
                           const Metadata& metadata = {});
 Metadata load_optimizer_state(Context& ctx, const std::string& path, Optimizer& opt);
 
+// A count (digits only, below 10^18) in the metadata of the checkpoint at path. Throws
+// gemm_mlp::Error naming the file and the key when it is missing or not a count.
+int64_t metadata_count(const Metadata& metadata, const std::string& path, const std::string& key);
+
 // 16 random hexadecimal digits: a run's or a save's identity.
 std::string random_identity();
 

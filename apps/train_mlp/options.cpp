@@ -33,6 +33,27 @@ void require_writable(const std::string& flag, const std::string& path) {
                              " does not exist or is not writable");
 }
 
+// The file a path names, as one string: its folder resolved (links, "..", "."), then its name.
+std::string file_identity(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
+  char* real = ::realpath(dir.c_str(), nullptr);
+  if (real == nullptr) return path;
+  const std::string out = std::string(real) + "/" + path.substr(slash + 1);
+  std::free(real);
+  return out;
+}
+
+// No two of the files a run writes may be one file: each would overwrite the other.
+void require_distinct(const std::vector<std::pair<std::string, std::string>>& targets) {
+  for (size_t i = 0; i < targets.size(); ++i)
+    for (size_t j = i + 1; j < targets.size(); ++j)
+      if (file_identity(targets[i].second) == file_identity(targets[j].second))
+        throw std::runtime_error(targets[i].first + " " + targets[i].second + " and " +
+                                 targets[j].first + " " + targets[j].second + " are the same file");
+}
+
 // --resume and --eval take the model and the run's settings from the checkpoint; a flag given on
 // the command line must agree with it.
 void adopt_checkpoint(Options& o, const std::string& flag, const std::string& path) {
@@ -184,6 +205,15 @@ void complete_options(Options& o) {
   }
   if (o.given.count("--results")) require_writable("--results", o.results);
   if (o.given.count("--history")) require_writable("--history", o.history);
+  std::vector<std::pair<std::string, std::string>> targets;  // flag, path
+  if (!o.save.empty()) {
+    const std::string flag = o.given.count("--save") ? "--save" : "--resume";
+    targets.push_back({flag, o.save});
+    targets.push_back({flag + "'s optimiser file", engine::optimizer_state_path(o.save)});
+  }
+  if (!o.history.empty()) targets.push_back({"--history", o.history});
+  if (!o.results.empty()) targets.push_back({"--results", o.results});
+  require_distinct(targets);
   if (o.log_interval < 0) throw std::runtime_error("--log-interval must be >= 0");
   if (o.epochs < 1 || o.batch < 1) throw std::runtime_error("--epochs and --batch must be >= 1");
   if (o.schedule != "cosine" && o.schedule != "constant")

@@ -121,17 +121,6 @@ std::string resume_command(const Options& o) {
   return command;
 }
 
-// A count in a checkpoint's metadata (digits only), or an error naming the file and the key.
-int64_t metadata_count(const engine::Metadata& m, const std::string& path, const char* key) {
-  const auto it = m.find(key);
-  if (it == m.end())
-    throw std::runtime_error("--resume " + path + ": its metadata has no '" + key + "'");
-  const std::string& v = it->second;
-  if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos)
-    throw std::runtime_error("--resume " + path + ": " + key + " '" + v + "' is not a count");
-  return std::stoll(v);
-}
-
 double metadata_number(const engine::Metadata& m, const std::string& path, const char* key) {
   const auto it = m.find(key);
   size_t used = 0;
@@ -141,8 +130,8 @@ double metadata_number(const engine::Metadata& m, const std::string& path, const
   } catch (const std::exception&) {
   }
   if (it == m.end() || used == 0 || used != it->second.size() || !std::isfinite(v) || v < 0)
-    throw std::runtime_error("--resume " + path + ": its metadata has no '" + key +
-                             "' that is a finite number >= 0 (a save made mid-epoch has one)");
+    throw std::runtime_error("checkpoint " + path + ": its metadata has no '" + key +
+                             "' that is a finite number >= 0 (a save made in mid-epoch has one)");
   return v;
 }
 
@@ -249,13 +238,14 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
                                std::to_string(first_epoch) + " of " + std::to_string(batches) +
                                " steps");
     first_step = static_cast<int>(into);
-    if (first_step > 0) {
+    if (first_step > 0) {  // the optimiser file's save, made in mid-epoch
       const engine::Metadata& m = point.metadata;
-      carried.loss_sum = metadata_number(m, o.resume, "epoch_loss_sum");
-      carried.correct = metadata_count(m, o.resume, "epoch_correct");
-      carried.seen = metadata_count(m, o.resume, "epoch_seen");
-      carried_s = metadata_number(m, o.resume, "epoch_seconds");
-      carried_gemm_s = metadata_number(m, o.resume, "epoch_gemm_seconds");
+      const std::string from = engine::optimizer_state_path(o.resume);
+      carried.loss_sum = metadata_number(m, from, "epoch_loss_sum");
+      carried.correct = engine::metadata_count(m, from, "epoch_correct");
+      carried.seen = engine::metadata_count(m, from, "epoch_seen");
+      carried_s = metadata_number(m, from, "epoch_seconds");
+      carried_gemm_s = metadata_number(m, from, "epoch_gemm_seconds");
     }
     history = resumed->history;
     if (!point.note.empty()) std::cout << "note: " << point.note << "\n";
@@ -452,13 +442,19 @@ int run(Options o) {
     resumed.emplace();
     resumed->point = engine::read_resume_point(o.resume);
     const engine::Metadata& m = resumed->point.metadata;
+    const std::string from = engine::optimizer_state_path(o.resume);
+    const auto epochs_in = [&](const char* key) {
+      const int64_t n = engine::metadata_count(m, from, key);
+      if (n > 1000000000)
+        throw std::runtime_error("checkpoint " + from + ": " + key + " " + std::to_string(n) +
+                                 " is more than 10^9");
+      return static_cast<int>(n);
+    };
     o.run_id = m.at("run_id");
     // The optimiser file's save is the one continued, its planned epochs too (the model file may
     // be from an earlier save, after a stop between a save's two renames).
-    if (!o.given.count("--epochs"))
-      o.epochs =
-          static_cast<int>(metadata_count(m, engine::optimizer_state_path(o.resume), "epochs"));
-    resumed->epoch = static_cast<int>(metadata_count(m, o.resume, "epoch"));
+    if (!o.given.count("--epochs")) o.epochs = epochs_in("epochs");
+    resumed->epoch = epochs_in("epoch");
     if (o.epochs < resumed->epoch)
       throw std::runtime_error("--epochs " + std::to_string(o.epochs) + " is below the " +
                                std::to_string(resumed->epoch) + " epochs " + o.resume +

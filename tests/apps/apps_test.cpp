@@ -455,8 +455,8 @@ TEST(TrainMlp, UnwritableOutputIsAnError) {
                     "train_mlp: error: writing the standard output failed");
 }
 
-// --save, --history and --results that are a folder or exist as something other than a regular
-// file are refused before any work, and left as they were.
+// --save, --history and --results that are a folder, exist as something other than a regular
+// file, or name one file twice are refused before any work, and left as they were.
 TEST(TrainMlp, WriteTargetsAreCheckedBeforeTraining) {
   const std::string dir = write_tiny_dataset(4, 8);
   const std::string train = tiny_train(dir) + " --epochs 1";
@@ -474,6 +474,12 @@ TEST(TrainMlp, WriteTargetsAreCheckedBeforeTraining) {
       {" --history /dev/null", "--history /dev/null: exists and is a character device"},
       {" --results /dev/full", "--results /dev/full: exists and is a character device"},
       {" --save /dev/full", "--save /dev/full: exists and is a character device"},
+      {" --history " + folder + "/r.csv --results " + folder + "/../" +
+           folder.substr(folder.rfind('/') + 1) + "/r.csv",
+       "--history " + folder + "/r.csv and --results " + folder + "/../"},
+      {" --save " + folder + "/x.safetensors --history " + folder + "/x.optim.safetensors",
+       "--save's optimiser file " + folder + "/x.optim.safetensors and --history " + folder +
+           "/x.optim.safetensors are the same file"},
   };
   for (const auto& [flags, message] : cases) {
     const Result r = run(train + flags);
