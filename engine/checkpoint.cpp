@@ -1,8 +1,11 @@
 #include "engine/checkpoint.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <random>
 #include <string>
 
+#include "engine/atomic_file.h"
 #include "engine/safetensors.h"
 
 namespace engine {
@@ -39,13 +42,61 @@ std::vector<Slot> state_slots(Optimizer& opt) {
   return out;
 }
 
+std::vector<safetensors::Entry> entries(Context& ctx, const std::vector<Slot>& slots) {
+  std::vector<safetensors::Entry> out;
+  for (const Slot& s : slots) out.push_back({s.name, s.shape(), s.tensor->download(ctx.stream())});
+  return out;
+}
+
 void save(Context& ctx, const std::string& path, const std::vector<Slot>& slots,
           const Metadata& metadata) {
   if (path.empty()) throw Error("checkpoint: an empty path");
-  std::vector<safetensors::Entry> entries;
-  for (const Slot& s : slots)
-    entries.push_back({s.name, s.shape(), s.tensor->download(ctx.stream())});
-  safetensors::write(path, entries, metadata);
+  safetensors::write(path, entries(ctx, slots), metadata);
+}
+
+// The parameters and then the optimiser's state: what the optimiser file of a pair holds.
+std::vector<Slot> all_slots(const std::vector<Parameter*>& params, Optimizer& opt) {
+  std::vector<Slot> slots = parameter_slots(params);
+  for (const Slot& s : state_slots(opt)) slots.push_back(s);
+  return slots;
+}
+
+// metadata[key], or an error naming the file and the key.
+const std::string& required(const Metadata& m, const std::string& path, const std::string& key,
+                            const std::string& why) {
+  const auto it = m.find(key);
+  if (it == m.end()) throw Error("checkpoint " + path + ": no '" + key + "' in its metadata" + why);
+  return it->second;
+}
+
+int64_t parse_step(const Metadata& m, const std::string& path) {
+  return metadata_count(m, path, "step");
+}
+
+// The pair check (see checkpoint.h), given both files' metadata.
+ResumePoint resume_point(const std::string& path, const Metadata& model, const Metadata& state) {
+  const std::string state_path = optimizer_state_path(path);
+  const std::string old =
+      " (written before checkpoints recorded their run and save, or not by train_mlp), so it "
+      "cannot be resumed";
+  const std::string& run = required(state, state_path, "run_id", old);
+  const std::string& save = required(state, state_path, "save_id", old);
+  parse_step(state, state_path);
+  const std::string& model_run = required(model, path, "run_id", old);
+  if (model_run != run)
+    throw Error("checkpoint " + path + " and " + state_path + " are from different runs (run_id " +
+                model_run + " and " + run + "); resuming needs the pair that one run saved");
+  ResumePoint point{state, ""};
+  const auto model_save = model.find("save_id");
+  if (model_save == model.end() || model_save->second != save) {
+    const auto model_step = model.find("step");
+    point.note = path + " is from another save of this run (step " +
+                 (model_step == model.end() ? std::string("?") : model_step->second) + ") than " +
+                 state_path + " (step " + state.at("step") +
+                 "), as a save stopped between its two renames leaves them; resuming from " +
+                 state_path + ", which holds the parameters too";
+  }
+  return point;
 }
 
 // Fills every slot from the file (read and checked whole by safetensors::read), which must hold
@@ -109,15 +160,60 @@ void save_optimizer_state(Context& ctx, const std::string& path, Optimizer& opt,
 
 Metadata load_optimizer_state(Context& ctx, const std::string& path, Optimizer& opt) {
   const safetensors::Contents file = safetensors::read(path);
-  const Metadata& m = file.metadata;
-  const auto it = m.find("step");
-  if (it == m.end()) throw Error("checkpoint " + path + ": no 'step' in its metadata");
-  const std::string& text = it->second;
-  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
-    throw Error("checkpoint " + path + ": step '" + text + "' is not a count");
+  const int64_t step = parse_step(file.metadata, path);
   load(ctx, path, file, state_slots(opt));
-  opt.set_steps(ctx, std::stoll(text));
-  return m;
+  opt.set_steps(ctx, step);
+  return file.metadata;
+}
+
+int64_t metadata_count(const Metadata& m, const std::string& path, const std::string& key) {
+  const std::string& text = required(m, path, key, "");
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
+    throw Error("checkpoint " + path + ": " + key + " '" + text + "' is not a count");
+  return std::stoll(text);
+}
+
+std::string random_identity() {
+  std::random_device device;
+  const uint64_t v = (static_cast<uint64_t>(device()) << 32) ^ device();
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+void save_training_checkpoint(Context& ctx, const std::string& path,
+                              const std::vector<Parameter*>& params, Optimizer& opt,
+                              const Metadata& metadata) {
+  if (path.empty()) throw Error("checkpoint: an empty path");
+  if (metadata.count("run_id") == 0)
+    throw Error("checkpoint " + path + ": save_training_checkpoint needs a 'run_id'");
+  Metadata m = metadata;
+  m["save_id"] = random_identity();
+  m["step"] = std::to_string(opt.read_steps(ctx));  // the device's count: graph replays included
+  const std::string state_path = optimizer_state_path(path);
+  // Both whole and on disk before either replaces its predecessor; the optimiser file first.
+  StagedFile model("checkpoint", path,
+                   safetensors::encode(path, entries(ctx, parameter_slots(params)), m));
+  StagedFile state("checkpoint", state_path,
+                   safetensors::encode(state_path, entries(ctx, all_slots(params, opt)), m));
+  state.commit();
+  model.commit();
+  sync_folder("checkpoint", path);
+}
+
+ResumePoint read_resume_point(const std::string& path) {
+  return resume_point(path, read_checkpoint_metadata(path),
+                      safetensors::read(optimizer_state_path(path)).metadata);
+}
+
+ResumePoint load_training_checkpoint(Context& ctx, const std::string& path,
+                                     const std::vector<Parameter*>& params, Optimizer& opt) {
+  const std::string state_path = optimizer_state_path(path);
+  const safetensors::Contents state = safetensors::read(state_path);
+  ResumePoint point = resume_point(path, read_checkpoint_metadata(path), state.metadata);
+  load(ctx, state_path, state, all_slots(params, opt));
+  opt.set_steps(ctx, parse_step(state.metadata, state_path));
+  return point;
 }
 
 }  // namespace engine

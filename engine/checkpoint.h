@@ -7,10 +7,21 @@
 // dataset, variant, epoch, seed and the optimiser's hyper-parameters). The optimiser's state (its
 // flat buffers and step count) goes to a second file, optimizer_state_path(path).
 //
-// Writing refuses a tensor holding NaN or infinity (nothing is written). It goes to `path.tmp`
-// in the same folder (a stale one from a killed save is replaced), flushed
-// to disk, then renamed over `path`, so a crash never leaves a half-written file under the real
-// name. Reading checks the header's length, its JSON, every tensor's dtype, shape and offsets
+// Writing refuses a tensor holding NaN or infinity (nothing is written). A file goes to a
+// temporary file of its own in the same folder, flushed to disk, then renamed over `path`
+// (engine/atomic_file.h), so a crash never leaves a half-written file under the real name.
+//
+// A training checkpoint (save_training_checkpoint) is the pair: the model file and the optimiser
+// file, which holds the parameters as well, so that it alone is a complete resume point. Both
+// files of one save carry its identity in their metadata: the caller's "run_id", and "save_id"
+// (new for every save) and "step". Both are written and flushed before either is renamed, the
+// optimiser file first; so whatever stops a save (a kill at any instant, a full disk at any
+// write), the optimiser file is a whole save, the new or the previous one, and the model file is
+// that save's or, after a stop between the two renames, the previous one. Resuming
+// (load_training_checkpoint) takes the optimiser file's save and says so when the model file is
+// from another save of the run; files of two different runs are refused.
+//
+// Reading checks the header's length, its JSON, every tensor's dtype, shape and offsets
 // (inside the data, no overlap, nothing left over: the header accounts for the file's size)
 // before reading any data, then that the data fits in memory, then that every value is finite,
 // all before touching any tensor. Errors are gemm_mlp::Error naming the file and, where
@@ -45,5 +56,32 @@ std::string optimizer_state_path(const std::string& path);
 void save_optimizer_state(Context& ctx, const std::string& path, Optimizer& opt,
                           const Metadata& metadata = {});
 Metadata load_optimizer_state(Context& ctx, const std::string& path, Optimizer& opt);
+
+// A count (digits only, below 10^18) in the metadata of the checkpoint at path. Throws
+// gemm_mlp::Error naming the file and the key when it is missing or not a count.
+int64_t metadata_count(const Metadata& metadata, const std::string& path, const std::string& key);
+
+// 16 random hexadecimal digits: a run's or a save's identity.
+std::string random_identity();
+
+// Writes the pair, path and optimizer_state_path(path), as described above. `metadata` must
+// hold "run_id"; both files get it, plus "save_id" and "step" (the optimiser's count). Throws
+// gemm_mlp::Error, leaving the previous pair as it was, when either file cannot be written whole.
+void save_training_checkpoint(Context& ctx, const std::string& path,
+                              const std::vector<Parameter*>& params, Optimizer& opt,
+                              const Metadata& metadata);
+
+// Where a resumed run starts: the optimiser file's save.
+struct ResumePoint {
+  Metadata metadata;  // the optimiser file's (run settings, run_id, save_id, step, ...)
+  // Empty when the model file is from the same save; else what happened and which save is taken.
+  std::string note;
+};
+// Checks the pair at path (see above) and returns its resume point, loading nothing.
+ResumePoint read_resume_point(const std::string& path);
+// The same, then loads the parameters and the optimiser's state and step count from the
+// optimiser file.
+ResumePoint load_training_checkpoint(Context& ctx, const std::string& path,
+                                     const std::vector<Parameter*>& params, Optimizer& opt);
 
 }  // namespace engine

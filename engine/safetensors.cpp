@@ -13,6 +13,7 @@
 #include <set>
 #include <utility>
 
+#include "engine/atomic_file.h"
 #include "engine/memory.h"
 #include "engine/tensor.h"  // gemm_mlp::Error
 
@@ -25,35 +26,6 @@ using nlohmann::json;
 // A header larger than this is not one of ours, nor any sane model's (safetensors' own reader
 // stops at 100 MB).
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
-
-void write_atomically(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  std::remove(tmp.c_str());  // what a killed save may have left
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0)
-    throw Error("checkpoint " + path + ": cannot create " + tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  bool ok = true;
-  while (ok && done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += static_cast<size_t>(n);
-  }
-  const int saved_errno = errno;
-  ok = ok && ::fsync(fd) == 0;
-  ok = ::close(fd) == 0 && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    throw Error("checkpoint " + path + ": writing " + tmp +
-                " failed: " + std::strerror(saved_errno));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    throw Error("checkpoint " + path + ": cannot rename " + tmp + " to it: " + std::strerror(e));
-  }
-}
 
 // A checkpoint file open for reading: a regular file (not a directory, FIFO or device), read at
 // offsets so that nothing is read that is not asked for.
@@ -196,7 +168,8 @@ Header parse_header(const ReadOnlyFile& file, uint64_t& data_offset) {
 
 }  // namespace
 
-void write(const std::string& path, const std::vector<Entry>& tensors, const Metadata& metadata) {
+std::string encode(const std::string& path, const std::vector<Entry>& tensors,
+                   const Metadata& metadata) {
   json header = json::object();
   header["__metadata__"] = metadata;
   std::string data;
@@ -220,7 +193,12 @@ void write(const std::string& path, const std::vector<Entry>& tensors, const Met
   text.append((8 - text.size() % 8) % 8, ' ');  // the data 8-byte aligned, as safetensors does
   std::string bytes;
   for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>(uint64_t(text.size()) >> (8 * i)));
-  write_atomically(path, bytes + text + data);
+  return bytes + text + data;
+}
+
+void write(const std::string& path, const std::vector<Entry>& tensors, const Metadata& metadata) {
+  if (path.empty()) throw Error("checkpoint: an empty path");
+  replace_file("checkpoint", path, encode(path, tensors, metadata));
 }
 
 Header read_header(const std::string& path) {

@@ -39,8 +39,12 @@ struct Header {
   uint64_t data_bytes = 0;          // the data part's size: the sum of the tensors' sizes
 };
 
-// Writes `path.tmp` in the same folder (replacing one a killed save left), flushes it to disk and
-// renames it over `path`. Refuses, writing nothing, a non-finite value or two tensors of a name.
+// The file's bytes. Refuses a non-finite value or two tensors of a name (`path` names the file in
+// the error).
+std::string encode(const std::string& path, const std::vector<Entry>& tensors,
+                   const Metadata& metadata);
+// Writes the file whole (engine/atomic_file.h: a temporary file of its own, flushed, renamed over
+// `path`). Refuses, writing nothing, what encode() refuses and a `path` that is not a regular file.
 void write(const std::string& path, const std::vector<Entry>& tensors, const Metadata& metadata);
 
 // Reads and checks the 8-byte length and the header alone, never the tensors' data: a regular

@@ -15,6 +15,7 @@
 
 #include "apps/common/parse_number.h"
 #include "data/datasets.h"
+#include "engine/atomic_file.h"
 #include "kernels/gemm.h"
 #include "models/mlp.h"
 
@@ -28,15 +29,41 @@ using apps::parse_seed;
 using apps::parse_sizes;
 using apps::Range;
 
-// A file the run will write: its folder must exist and be writable, checked before any work.
+// A file the run will write, checked before any work: a file name (not a folder), in a folder
+// that exists and is writable, and not something other than a regular file (which the rename
+// that writes it would replace).
 void require_writable(const std::string& flag, const std::string& path) {
   if (path.empty()) throw std::runtime_error(flag + " needs a file name, got ''");
+  if (path.back() == '/')
+    throw std::runtime_error(flag + " " + path + ": names a folder; give a file name");
+  engine::require_regular_or_absent(flag, path);
   const size_t slash = path.find_last_of('/');
   const std::string dir =
       slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
   if (::access(dir.c_str(), W_OK) != 0)
     throw std::runtime_error(flag + " " + path + ": the folder " + dir +
                              " does not exist or is not writable");
+}
+
+// The file a path names, as one string: its folder resolved (links, "..", "."), then its name.
+std::string file_identity(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
+  char* real = ::realpath(dir.c_str(), nullptr);
+  if (real == nullptr) return path;
+  const std::string out = std::string(real) + "/" + path.substr(slash + 1);
+  std::free(real);
+  return out;
+}
+
+// No two of the files a run writes may be one file: each would overwrite the other.
+void require_distinct(const std::vector<std::pair<std::string, std::string>>& targets) {
+  for (size_t i = 0; i < targets.size(); ++i)
+    for (size_t j = i + 1; j < targets.size(); ++j)
+      if (file_identity(targets[i].second) == file_identity(targets[j].second))
+        throw std::runtime_error(targets[i].first + " " + targets[i].second + " and " +
+                                 targets[j].first + " " + targets[j].second + " are the same file");
 }
 
 // --resume and --eval take the model from the checkpoint's tensors (models::mlp_sizes, from the
@@ -114,6 +141,11 @@ void adopt_checkpoint(Options& o, const std::string& flag, const std::string& pa
       std::cout << "note: " << path << " names no dataset; evaluating on " << o.dataset
                 << " (--dataset to choose)\n";
   }
+  if (resume)
+    adopt(
+        "--train-limit", "train_limit", o.train_limit,
+        [](const std::string& what, const std::string& text) { return parse_int(what, text, 0); });
+  if (resume && !o.given.count("--gemm")) o.gemm = *get("variant");  // --gemm may change it
 }
 
 }  // namespace
@@ -177,17 +209,20 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Use only the first N training examples (0: all)")
       ->type_name("UINT");
   app.add_option("--save", o.save,
-                 "After every epoch, write the parameters to this safetensors checkpoint (and the "
-                 "optimiser state beside it, as NAME.optim.safetensors)");
+                 "After every epoch (and when SIGINT or SIGTERM stops the run), write the "
+                 "parameters to this safetensors checkpoint (and the optimiser state beside it, as "
+                 "NAME.optim.safetensors)");
   app.add_option("--history", o.history,
                  "Write one row per epoch (epoch, loss, accuracies, lr, epoch and GEMM seconds) to "
-                 "this CSV file (JSON: *.json), rewritten after every epoch");
+                 "this CSV file (JSON: *.json), rewritten after every epoch; a resumed run keeps "
+                 "its earlier rows");
   app.add_option("--log-interval", log_interval_text,
                  "Print a line every N steps (the only progress shown when the output is not a "
                  "terminal; each line waits for the device once)")
       ->type_name("UINT");
   app.add_option("--resume", o.resume,
-                 "Continue the run saved in this checkpoint, to --epochs (default: the run's own)");
+                 "Continue the run saved in this checkpoint, to --epochs (default: the run's own), "
+                 "saving to it again unless --save names another");
   app.add_option("--eval", o.eval,
                  "Print the test loss and accuracy of this checkpoint (train_mlp's, or a PyTorch "
                  "state_dict of nn.Sequential(Linear, ReLU, ..., Linear)), and exit");
@@ -234,12 +269,35 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
 void complete_options(Options& o) {
   if (!o.resume.empty() && !o.eval.empty())
     throw std::runtime_error("--resume and --eval cannot be combined");
+  if (!o.resume.empty() && o.compare)
+    throw std::runtime_error("--resume continues one run; it cannot be combined with --compare");
   if (!o.resume.empty()) adopt_checkpoint(o, "--resume", o.resume);
   if (!o.eval.empty()) adopt_checkpoint(o, "--eval", o.eval);
   if (o.data_dir.empty()) o.data_dir = data::find_dataset(o.dataset)->default_dir;
-  if (o.given.count("--save")) require_writable("--save", o.save);
+  if (!o.resume.empty() && !o.given.count("--save")) o.save = o.resume;  // it keeps saving
+  if (!o.save.empty() || o.given.count("--save")) {
+    try {
+      const std::string flag = o.given.count("--save") ? "--save" : "--resume";
+      require_writable(flag, o.save);
+      require_writable(flag, engine::optimizer_state_path(o.save));
+    } catch (const std::exception& e) {
+      if (o.given.count("--save")) throw;
+      throw std::runtime_error(std::string(e.what()) +
+                               " (a resumed run keeps saving to its checkpoint; --save names "
+                               "another file)");
+    }
+  }
   if (o.given.count("--results")) require_writable("--results", o.results);
   if (o.given.count("--history")) require_writable("--history", o.history);
+  std::vector<std::pair<std::string, std::string>> targets;  // flag, path
+  if (!o.save.empty()) {
+    const std::string flag = o.given.count("--save") ? "--save" : "--resume";
+    targets.push_back({flag, o.save});
+    targets.push_back({flag + "'s optimiser file", engine::optimizer_state_path(o.save)});
+  }
+  if (!o.history.empty()) targets.push_back({"--history", o.history});
+  if (!o.results.empty()) targets.push_back({"--results", o.results});
+  require_distinct(targets);
 }
 
 float learning_rate(const Options& o) {
@@ -289,5 +347,7 @@ engine::Metadata run_metadata(const Options& o, const std::string& layers, const
           {"momentum", number(o.momentum)},
           {"weight_decay", number(o.weight_decay)},
           {"schedule", o.schedule},
-          {"normalisation", data::input_normalisation()}};
+          {"normalisation", data::input_normalisation()},
+          {"train_limit", std::to_string(o.train_limit)},
+          {"run_id", o.run_id}};
 }

@@ -36,6 +36,7 @@ struct Options {
   std::string history;
   int log_interval = 0;
   std::set<std::string> given;  // the flags given on the command line, e.g. "--hidden"
+  std::string run_id;  // the run's identity, in its checkpoints and history (kept by --resume)
 };
 
 // Fills `options` from the command line. Returns the exit status when the program is to stop
@@ -44,9 +45,11 @@ struct Options {
 std::optional<int> parse_options(int argc, char** argv, Options& options);
 
 // Adopts the settings of a --resume or --eval checkpoint (the layer sizes from its tensors' shapes,
-// read from the header alone; the rest from its metadata, parsed as strictly as the flags), fills
-// in the defaults that depend on other flags, and checks the flags that need neither a device nor
-// data. Throws std::runtime_error naming the flag, or the checkpoint and its key.
+// read from the header alone; the rest from its metadata, parsed as strictly as the flags;
+// --resume also keeps saving to its checkpoint, unless --save names another), fills in the
+// defaults that depend on other flags, and checks the flags that need neither a device nor data,
+// the files the run will write included. Throws std::runtime_error naming the flag, or the
+// checkpoint and its key.
 void complete_options(Options& options);
 
 // The peak learning rate: --lr, or the optimiser's default.
@@ -55,6 +58,6 @@ float learning_rate(const Options& options);
 engine::TrainerOptions trainer_options(const Options& options, int classes, int64_t total_steps,
                                        bool cuda_graph);
 
-// What a checkpoint's metadata records of the run that wrote it.
+// What a checkpoint's metadata records of the run that wrote it; epoch is the last completed one.
 engine::Metadata run_metadata(const Options& options, const std::string& layers,
                               const char* variant, int epoch);

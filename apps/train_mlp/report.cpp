@@ -1,12 +1,16 @@
 #include "apps/train_mlp/report.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "apps/common/csv.h"
+#include "engine/atomic_file.h"
 
 namespace {
 
@@ -30,11 +34,19 @@ struct Cell {
   }
 };
 
-// A table as CSV, or (a path ending in .json) as a JSON list of objects; written to a temporary
-// file and renamed, so that an interrupted run leaves the previous version whole.
-void write_table(const std::string& path, const std::vector<std::string>& columns,
+bool is_json(const std::string& path) {
+  return path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+}
+
+const std::vector<std::string> kHistoryColumns = {"epoch", "loss",    "train_acc", "test_acc",
+                                                  "lr",    "epoch_s", "gemm_s",    "run_id"};
+
+// A table as CSV, or (a path ending in .json) as a JSON list of objects; written whole
+// (engine/atomic_file.h), so that an interrupted run leaves the previous version.
+void write_table(const std::string& label, const std::string& path,
+                 const std::vector<std::string>& columns,
                  const std::vector<std::vector<Cell>>& rows) {
-  const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  const bool json = is_json(path);
   std::ostringstream f;
   if (json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -62,23 +74,101 @@ void write_table(const std::string& path, const std::vector<std::string>& column
       f << apps::csv_row(fields);
     }
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << f.str();
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
+  engine::replace_file(label, path, f.str());
+}
+
+// The CSV or JSON history as text rows, in kHistoryColumns' order.
+std::vector<std::vector<std::string>> history_rows(const std::string& path,
+                                                   const std::string& text) {
+  const std::string where = "--history " + path;
+  std::vector<std::vector<std::string>> rows;
+  if (is_json(path)) {
+    nlohmann::json list;
+    try {
+      list = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(where + ": not valid JSON (" + e.what() + ")");
+    }
+    if (!list.is_array()) throw std::runtime_error(where + ": not a JSON list of epochs");
+    for (const nlohmann::json& object : list) {
+      std::vector<std::string> row;
+      for (const std::string& c : kHistoryColumns) {
+        if (!object.is_object() || !object.contains(c))
+          throw std::runtime_error(where + ": a row has no '" + c + "'");
+        const nlohmann::json& v = object[c];
+        row.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+      }
+      rows.push_back(row);
+    }
+    return rows;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  std::istringstream in(text);
+  std::string line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    std::vector<std::string> row;
+    std::istringstream fields(line);
+    for (std::string field; std::getline(fields, field, ',');) row.push_back(field);
+    if (header) {
+      if (row != kHistoryColumns)
+        throw std::runtime_error(where + ": its header is '" + line + "', not train_mlp's");
+      header = false;
+      continue;
+    }
+    if (row.size() != kHistoryColumns.size())
+      throw std::runtime_error(where + ": the row '" + line + "' does not have " +
+                               std::to_string(kHistoryColumns.size()) + " fields");
+    rows.push_back(row);
+  }
+  if (header) throw std::runtime_error(where + ": empty (no header)");
+  return rows;
 }
 
 }  // namespace
 
-void write_history(const std::string& path, const std::vector<EpochLog>& epochs) {
+void write_history(const std::string& path, const std::vector<EpochLog>& epochs,
+                   const std::string& run_id) {
   std::vector<std::vector<Cell>> rows;
   for (const EpochLog& e : epochs)
-    rows.push_back({e.epoch, e.loss, e.train_acc, e.test_acc, e.lr, e.epoch_s, e.gemm_s});
-  write_table(path, {"epoch", "loss", "train_acc", "test_acc", "lr", "epoch_s", "gemm_s"}, rows);
+    rows.push_back({e.epoch, e.loss, e.train_acc, e.test_acc, e.lr, e.epoch_s, e.gemm_s, run_id});
+  write_table("--history", path, kHistoryColumns, rows);
+}
+
+std::vector<EpochLog> read_history(const std::string& path, const std::string& run_id) {
+  const std::string where = "--history " + path;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    if (::access(path.c_str(), F_OK) != 0) return {};  // none yet
+    throw std::runtime_error(where + ": cannot read it");
+  }
+  const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  std::vector<EpochLog> out;
+  int expected = 1;  // the rows are epochs 1, 2, ...
+  for (const std::vector<std::string>& row : history_rows(path, text)) {
+    if (row[7] != run_id)
+      throw std::runtime_error(where + ": its rows are from another run (run_id " + row[7] +
+                               ", this run's is " + run_id + "); name another file");
+    EpochLog e{};
+    double* numbers[] = {&e.loss, &e.train_acc, &e.test_acc, &e.lr, &e.epoch_s, &e.gemm_s};
+    try {
+      size_t used = 0;
+      e.epoch = std::stoi(row[0], &used);
+      if (used != row[0].size()) throw std::invalid_argument(row[0]);
+      for (int c = 1; c <= 6; ++c) {
+        *numbers[c - 1] = std::stod(row[c], &used);
+        if (used != row[c].size()) throw std::invalid_argument(row[c]);
+      }
+    } catch (const std::exception&) {
+      throw std::runtime_error(where + ": epoch row '" + row[0] +
+                               "' holds a value that is not a number");
+    }
+    if (e.epoch != expected)
+      throw std::runtime_error(where + ": row " + std::to_string(expected) + " is epoch " + row[0] +
+                               ", not " + std::to_string(expected));
+    ++expected;
+    out.push_back(e);
+  }
+  return out;
 }
 
 void print_table(const std::vector<RunResult>& runs) {
@@ -110,7 +200,7 @@ void write_results(const std::string& path, const std::vector<RunResult>& runs) 
                     r.mean_gemm_s() / r.mean_epoch_s(),
                     naive ? Cell(naive->mean_epoch_s() / r.mean_epoch_s()) : Cell::none(),
                     r.epochs.back().test_acc});
-  write_table(path,
+  write_table("--results", path,
               {"variant", "s_per_epoch", "gemm_s_per_epoch", "gemm_share", "speedup_vs_naive",
                "final_test_acc"},
               rows);

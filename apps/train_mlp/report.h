@@ -46,12 +46,15 @@ struct Diverged : std::runtime_error {
 // stops training there, naming the epoch and step.
 class Progress {
  public:
-  Progress(engine::Trainer& trainer, const char* variant, int epoch, int total, int log_interval)
+  // first: the steps of the epoch already taken (a run resumed mid-epoch).
+  Progress(engine::Trainer& trainer, const char* variant, int epoch, int total, int log_interval,
+           int first = 0)
       : trainer_(trainer),
         variant_(variant),
         epoch_(epoch),
         total_(total),
         log_interval_(log_interval),
+        first_(first),
         bar_(isatty(STDERR_FILENO)),
         start_(Clock::now()),
         last_draw_(start_) {}
@@ -71,7 +74,7 @@ class Progress {
       throw Diverged("the loss became non-finite in epoch " + std::to_string(epoch_) +
                      ", by step " + std::to_string(done) + " of " + std::to_string(total_));
     const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double eta = elapsed / done * (total_ - done);
+    const double eta = done > first_ ? elapsed / (done - first_) * (total_ - done) : 0.0;
     if (log)
       std::printf("[%s] epoch %d step %d/%d  loss %.4f  lr %.4g  %.1f s\n", variant_, epoch_, done,
                   total_, m.mean_loss(), trainer_.lr(), elapsed);
@@ -90,7 +93,7 @@ class Progress {
   using Clock = std::chrono::steady_clock;
   engine::Trainer& trainer_;
   const char* variant_;
-  int epoch_, total_, log_interval_;
+  int epoch_, total_, log_interval_, first_;
   bool bar_, drawn_ = false;
   Clock::time_point start_, last_draw_;
 };
@@ -99,5 +102,11 @@ class Progress {
 void print_table(const std::vector<RunResult>& runs);
 // --results: one row per variant, CSV or (*.json) JSON.
 void write_results(const std::string& path, const std::vector<RunResult>& runs);
-// --history: one row per epoch so far, CSV or (*.json) JSON, rewritten after every epoch.
-void write_history(const std::string& path, const std::vector<EpochLog>& epochs);
+// --history: one row per epoch so far, CSV or (*.json) JSON, rewritten after every epoch; each row
+// names the run (run_id), so that a resumed run can tell its own history from another's.
+void write_history(const std::string& path, const std::vector<EpochLog>& epochs,
+                   const std::string& run_id);
+// A resumed run's earlier rows: those of the --history file at path, which must be train_mlp's,
+// this run's (run_id), epochs 1, 2, ... in order. No file: no rows. Throws std::runtime_error
+// naming the file and what does not fit.
+std::vector<EpochLog> read_history(const std::string& path, const std::string& run_id);

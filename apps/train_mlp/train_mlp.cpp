@@ -15,8 +15,19 @@
 // saw it (CUDA events); evaluation of the test set is outside it. Before the first epoch, one
 // untimed, profiled epoch on a scratch copy of the model loads every kernel and cuBLAS and
 // measures an epoch's GEMM time (see train()); the timed epochs record no per-GEMM events.
+//
+// Stopping: SIGINT or SIGTERM sets a flag that is read between steps; the step under way
+// finishes, the checkpoint is saved (with --save, or a resumed run's own), the command that
+// resumes it is printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM). A second signal
+// stops at once (the checkpoint is then the previous save, whole). A run resumed mid-epoch takes
+// the rest of that epoch's batches, in the same order, so it ends where an uninterrupted one
+// would, bit for bit.
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -35,13 +46,44 @@
 
 namespace {
 
-// One epoch of steps. The loader gathers each step's batch from the device-side step counter
-// (BatchLoader::batch_at), so that a replayed graph gathers a new batch each time.
-void run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine::Tensor& x,
-               const engine::LabelTensor& y, Progress* progress) {
+// The signal that asks the run to stop (SIGINT or SIGTERM), or 0; set by the handler, read
+// between steps.
+volatile std::sig_atomic_t stop_signal = 0;
+const char* program = "train_mlp";  // argv[0], for the resume command
+
+extern "C" void on_stop_signal(int sig) {
+  stop_signal = sig;
+  static const char message[] =
+      "\ntrain_mlp: stopping after this step (again to stop at once; the last save stays whole)\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
+  (void)ignored;
+}
+
+// The first signal sets the flag; the handler then resets, so a second one stops the process.
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  action.sa_flags = SA_RESTART | SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// Thrown when a signal stopped the run (after its checkpoint was saved): exit 128 + signal.
+struct Stopped {
+  int signal;
+};
+
+// Steps first .. num_batches()-1 of an epoch; returns the index after the last step taken (less
+// than num_batches() when a stop signal came). The loader gathers each step's batch from the
+// device-side step counter (BatchLoader::batch_at), so that a replayed graph gathers a new batch
+// each time, and a run resumed at step `first` of the epoch gathers that step's batch.
+int run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine::Tensor& x,
+              const engine::LabelTensor& y, Progress* progress, int first = 0) {
   const auto gather = [&loader](cudaStream_t, const int64_t* step) { loader.batch_at(step); };
   const int batches = loader.num_batches(), b = loader.batch_size();
-  for (int i = 0; i < batches; ++i) {
+  for (int i = first; i < batches; ++i) {
+    if (stop_signal != 0) return i;
     const int size = std::min(b, loader.count() - i * b);
     if (size == x.rows())
       trainer.step(x, y, gather);
@@ -49,6 +91,63 @@ void run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine
       trainer.step(x.first_rows(size), y.first(size), gather);
     if (progress) progress->update(i + 1);
   }
+  return batches;
+}
+
+// An argument as the shell reads it back.
+std::string shell_quoted(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                            "0123456789_./=:,+-") == std::string::npos)
+    return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The command that continues this run from its checkpoint: the checkpoint records the model and
+// the run's settings; what it does not record (where the data is, the device, the reports) is
+// repeated as given.
+std::string resume_command(const Options& o) {
+  std::string command = shell_quoted(program) + " --resume " + shell_quoted(o.save);
+  const auto repeat = [&](const char* flag, const std::string& value) {
+    if (o.given.count(flag)) command += std::string(" ") + flag + " " + shell_quoted(value);
+  };
+  repeat("--epochs", std::to_string(o.epochs));
+  repeat("--data-dir", o.data_dir);
+  repeat("--device", o.device);
+  repeat("--history", o.history);
+  repeat("--results", o.results);
+  repeat("--log-interval", std::to_string(o.log_interval));
+  if (o.no_graph) command += " --no-graph";
+  return command;
+}
+
+double metadata_number(const engine::Metadata& m, const std::string& path, const char* key) {
+  const auto it = m.find(key);
+  size_t used = 0;
+  double v = 0;
+  try {
+    if (it != m.end()) v = std::stod(it->second, &used);
+  } catch (const std::exception&) {
+  }
+  if (it == m.end() || used == 0 || used != it->second.size() || !std::isfinite(v) || v < 0)
+    throw std::runtime_error("checkpoint " + path + ": its metadata has no '" + key +
+                             "' that is a finite number >= 0 (a save made in mid-epoch has one)");
+  return v;
+}
+
+// What --resume found before any work: the save it continues from, and the --history rows of the
+// epochs before it.
+struct Resumed {
+  engine::ResumePoint point;
+  int epoch = 0;  // the last completed epoch
+  std::vector<EpochLog> history;
+};
+
+std::string exact(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
 }
 
 // The GEMM time of one epoch, measured on a scratch copy of the model (built after the real one,
@@ -97,7 +196,8 @@ double profile_gemm_seconds(const Options& o, engine::Context& ctx, data::BatchL
 }
 
 RunResult train(const Options& o, engine::Device device, const gemm::Variant& variant,
-                const data::Dataset& train_set, const data::Dataset& test_set) {
+                const data::Dataset& train_set, const data::Dataset& test_set,
+                const Resumed* resumed) {
   engine::Context ctx(device, variant, o.seed);
   data::BatchLoader train_data(train_set, o.batch, o.seed, device, false, ctx.stream());
   data::BatchLoader test_data(test_set, o.batch, o.seed, device, false, ctx.stream());
@@ -115,18 +215,48 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
 
   models::MLP mlp(ctx, features, o.hidden, classes);
   engine::Trainer trainer(ctx, mlp, trainer_options(o, classes, total_steps, !o.no_graph));
-  int first_epoch = 1;
-  if (!o.resume.empty()) {  // parameters, optimiser state and step count: the run continues
-    const engine::Metadata m = engine::load_checkpoint(ctx, o.resume, mlp.parameters());
-    engine::load_optimizer_state(ctx, engine::optimizer_state_path(o.resume), trainer.optimizer());
+  int first_epoch = 1, first_step = 0;  // where this process starts: step first_step of the epoch
+  engine::MetricTotals carried;         // a mid-epoch save's totals of its epoch so far
+  double carried_s = 0, carried_gemm_s = 0;
+  std::vector<EpochLog> history;
+  if (resumed) {  // parameters, optimiser state and step count: the run continues
+    const engine::ResumePoint point =
+        engine::load_training_checkpoint(ctx, o.resume, mlp.parameters(), trainer.optimizer());
+    if (point.metadata.at("save_id") != resumed->point.metadata.at("save_id"))
+      throw std::runtime_error("--resume " + o.resume + ": changed while this run started");
     trainer.resume_from_optimizer();
-    first_epoch = std::stoi(m.at("epoch")) + 1;
-    if (trainer.steps() != static_cast<int64_t>(first_epoch - 1) * batches)
-      throw std::runtime_error("--resume: " + o.resume + " was saved after " +
-                               std::to_string(trainer.steps()) +
-                               " steps, not at the end of epoch " + m.at("epoch") + " of " +
-                               std::to_string(batches) + " steps");
-    std::cout << "resumed from " << o.resume << " after epoch " << first_epoch - 1 << "\n";
+    const auto examples = point.metadata.find("examples");
+    if (examples != point.metadata.end() && examples->second != std::to_string(train_set.count))
+      throw std::runtime_error("--resume " + o.resume + ": the run trained on " + examples->second +
+                               " examples an epoch; the data here (" + o.data_dir +
+                               ", --train-limit " + std::to_string(o.train_limit) + ") has " +
+                               std::to_string(train_set.count));
+    first_epoch = resumed->epoch + 1;
+    const int64_t into = trainer.steps() - static_cast<int64_t>(resumed->epoch) * batches;
+    if (into < 0 || into >= batches)
+      throw std::runtime_error("--resume " + o.resume + ": step " +
+                               std::to_string(trainer.steps()) + " does not fall in epoch " +
+                               std::to_string(first_epoch) + " of " + std::to_string(batches) +
+                               " steps");
+    first_step = static_cast<int>(into);
+    if (first_step > 0) {  // the optimiser file's save, made in mid-epoch
+      const engine::Metadata& m = point.metadata;
+      const std::string from = engine::optimizer_state_path(o.resume);
+      carried.loss_sum = metadata_number(m, from, "epoch_loss_sum");
+      carried.correct = engine::metadata_count(m, from, "epoch_correct");
+      carried.seen = engine::metadata_count(m, from, "epoch_seen");
+      carried_s = metadata_number(m, from, "epoch_seconds");
+      carried_gemm_s = metadata_number(m, from, "epoch_gemm_seconds");
+    }
+    history = resumed->history;
+    if (!point.note.empty()) std::cout << "note: " << point.note << "\n";
+    std::cout << "resumed from " << engine::optimizer_state_path(o.resume) << " (save "
+              << point.metadata.at("save_id") << " of run " << o.run_id << "): after epoch "
+              << resumed->epoch;
+    if (first_step > 0)
+      std::cout << " and " << first_step << " of epoch " << first_epoch << "'s " << batches
+                << " steps";
+    std::cout << "\n";
   }
 
   // On the GPU, before the timed epochs: an untimed, profiled epoch (profile_gemm_seconds). The
@@ -145,18 +275,59 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
                     ? (o.no_graph ? ", launch by launch" : ", one CUDA graph per step")
                     : "")
             << "\n";
+  const auto save = [&](int epoch, const engine::Metadata& extra) {
+    engine::Metadata m = run_metadata(o, mlp.layer_sizes(), variant.name, epoch);
+    m.insert(extra.begin(), extra.end());
+    m["examples"] = std::to_string(train_set.count);  // an epoch's, which resuming needs the same
+    engine::save_training_checkpoint(ctx, o.save, mlp.parameters(), trainer.optimizer(), m);
+  };
   RunResult result;
   result.variant = variant.name;
   bool graph_noted = false;
+  // The step count of the last save to o.save (the resumed one, when it is the same file).
+  int64_t saved_at = resumed && o.save == o.resume ? trainer.steps() : -1;
   for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
+    const int first = epoch == first_epoch ? first_step : 0;
     ctx.begin_epoch();
     train_data.begin_epoch(epoch);
+    int done;
     {
-      Progress progress(trainer, variant.name, epoch, batches, o.log_interval);
-      run_epoch(trainer, train_data, x, y, &progress);
+      Progress progress(trainer, variant.name, epoch, batches, o.log_interval, first);
+      done = run_epoch(trainer, train_data, x, y, &progress, first);
     }
     const engine::EpochTimes times = ctx.end_epoch();
-    const engine::MetricTotals tr = trainer.take_metrics();
+    if (done < batches) {  // stopped by a signal, between two steps
+      const char* name = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+      std::cout << "stopped by " << name << " after " << done << " of epoch " << epoch << "'s "
+                << batches << " steps; ";
+      if (o.save.empty()) {
+        std::cout << "nothing saved (no --save)\n";
+      } else if (trainer.steps() == saved_at) {  // nothing new since the last save
+        std::cout << o.save << " holds this point already\nresume with: " << resume_command(o)
+                  << "\n";
+      } else if (trainer.steps() == 0) {
+        std::cout << "no step was taken, nothing saved\n";
+      } else {
+        const engine::MetricTotals so_far = trainer.peek_metrics();
+        if (!std::isfinite(so_far.loss_sum))
+          throw Diverged("the loss became non-finite in epoch " + std::to_string(epoch));
+        const double gemm_s = profiled_gemm_s >= 0 ? 0.0 : times.gemm_s;
+        save(epoch - 1, {{"epoch_loss_sum", exact(carried.loss_sum + so_far.loss_sum)},
+                         {"epoch_correct", std::to_string(carried.correct + so_far.correct)},
+                         {"epoch_seen", std::to_string(carried.seen + so_far.seen)},
+                         {"epoch_seconds", exact(carried_s + times.epoch_s)},
+                         {"epoch_gemm_seconds", exact(carried_gemm_s + gemm_s)}});
+        std::cout << "saved " << o.save << " and " << engine::optimizer_state_path(o.save)
+                  << "\nresume with: " << resume_command(o) << "\n";
+      }
+      std::fflush(stdout);
+      throw Stopped{stop_signal};
+    }
+    engine::MetricTotals tr = trainer.take_metrics();
+    // The epoch's steps before a resumed mid-epoch save count too (for the first epoch only).
+    tr.loss_sum += carried.loss_sum, tr.correct += carried.correct, tr.seen += carried.seen;
+    const double epoch_s = times.epoch_s + carried_s, cpu_gemm_s = times.gemm_s + carried_gemm_s;
+    carried = {}, carried_s = carried_gemm_s = 0;
     if (!std::isfinite(tr.loss_sum))
       throw Diverged("the loss became non-finite in epoch " + std::to_string(epoch));
     for (float v : trainer.optimizer().values().download(ctx.stream()))
@@ -167,19 +338,18 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
       std::cout << "[" << variant.name << "] note: " << trainer.graph_note() << "\n";
       graph_noted = true;
     }
-    const double gemm_s = profiled_gemm_s >= 0 ? profiled_gemm_s : times.gemm_s;
+    const double gemm_s = profiled_gemm_s >= 0 ? profiled_gemm_s : cpu_gemm_s;
     result.epochs.push_back(
-        {epoch, tr.mean_loss(), tr.accuracy(), te.accuracy(), trainer.lr(), times.epoch_s, gemm_s});
-    if (!o.history.empty()) write_history(o.history, result.epochs);
+        {epoch, tr.mean_loss(), tr.accuracy(), te.accuracy(), trainer.lr(), epoch_s, gemm_s});
+    history.push_back(result.epochs.back());
+    if (!o.history.empty()) write_history(o.history, history, o.run_id);
     std::printf("[%s] epoch %2d/%d  loss %.6f  train %6.2f%%  test %6.2f%%  epoch %.4f s\n",
                 variant.name, epoch, o.epochs, tr.mean_loss(), 100 * tr.accuracy(),
-                100 * te.accuracy(), times.epoch_s);
+                100 * te.accuracy(), epoch_s);
     std::fflush(stdout);
     if (!o.save.empty()) {  // after every epoch, so that an interrupted run can be resumed
-      const engine::Metadata m = run_metadata(o, mlp.layer_sizes(), variant.name, epoch);
-      engine::save_checkpoint(ctx, o.save, mlp.parameters(), m);
-      engine::save_optimizer_state(ctx, engine::optimizer_state_path(o.save), trainer.optimizer(),
-                                   m);
+      save(epoch, {});
+      saved_at = trainer.steps();
     }
   }
   std::printf("[%s] GEMM time per epoch %.4f s%s\n", variant.name, result.mean_gemm_s(),
@@ -291,7 +461,22 @@ int run(Options o) {
       if (v.precision == gemm::Precision::FP32 || named) variants.push_back(&v);
     }
   } else {
-    const gemm::Variant& v = gemm::find_variant(o.gemm.empty() ? (cuda ? "vec" : "cpu") : o.gemm);
+    const std::string name = o.gemm.empty() ? (cuda ? "vec" : "cpu") : o.gemm;
+    const gemm::Variant* found = nullptr;
+    try {
+      found = &gemm::find_variant(name);
+    } catch (const gemm_mlp::Error&) {
+      if (o.resume.empty() || o.given.count("--gemm")) throw;
+      throw std::runtime_error("--resume " + o.resume + ": the run used GEMM variant '" + name +
+                               "', which this build does not have; give --gemm");
+    }
+    const gemm::Variant& v = *found;
+    if ((v.device == engine::Device::CUDA) != cuda && !o.resume.empty() && !o.given.count("--gemm"))
+      throw std::runtime_error(
+          "--resume " + o.resume + ": the run used --gemm " + v.name + ", which runs on the " +
+          (cuda ? "host, but training runs on the GPU: give --device cpu"
+                : "GPU, but training runs on the CPU: run it on a GPU") +
+          " to continue it as it was, or --gemm " + (cuda ? "with a device variant" : "cpu"));
     if ((v.device == engine::Device::CUDA) != cuda)
       throw std::runtime_error(std::string("--gemm ") + v.name + " runs on the " +
                                (v.device == engine::Device::CUDA ? "GPU" : "host") +
@@ -307,6 +492,57 @@ int run(Options o) {
   if (o.train_limit < 0) throw std::runtime_error("--train-limit must be >= 0");
   for (int h : o.hidden)
     if (h < 1) throw std::runtime_error("--hidden sizes must be >= 1, got " + std::to_string(h));
+
+  // --resume: the save it continues from (the pair checked), whether anything is left to train,
+  // and the --history rows of the epochs before it.
+  std::optional<Resumed> resumed;
+  if (!o.resume.empty()) {
+    resumed.emplace();
+    resumed->point = engine::read_resume_point(o.resume);
+    const engine::Metadata& m = resumed->point.metadata;
+    const std::string from = engine::optimizer_state_path(o.resume);
+    const auto epochs_in = [&](const char* key) {
+      const int64_t n = engine::metadata_count(m, from, key);
+      if (n > 1000000000)
+        throw std::runtime_error("checkpoint " + from + ": " + key + " " + std::to_string(n) +
+                                 " is more than 10^9");
+      return static_cast<int>(n);
+    };
+    o.run_id = m.at("run_id");
+    // The optimiser file's save is the one continued, its planned epochs too (the model file may
+    // be from an earlier save, after a stop between a save's two renames).
+    if (!o.given.count("--epochs")) o.epochs = epochs_in("epochs");
+    resumed->epoch = epochs_in("epoch");
+    if (o.epochs < resumed->epoch)
+      throw std::runtime_error("--epochs " + std::to_string(o.epochs) + " is below the " +
+                               std::to_string(resumed->epoch) + " epochs " + o.resume +
+                               " was saved after; a run cannot be shortened");
+    if (o.epochs == resumed->epoch) {
+      std::cout << "nothing to train: " << o.resume << " was saved after epoch " << resumed->epoch
+                << ", and --epochs is " << o.epochs
+                << " (the run is complete; a larger --epochs extends it); nothing was written\n";
+      return 0;
+    }
+    if (!o.history.empty()) {
+      resumed->history = read_history(o.history, o.run_id);
+      const int rows = static_cast<int>(resumed->history.size());
+      if (rows == 0 && resumed->epoch > 0)
+        std::cout << "note: --history " << o.history << " does not exist; it will hold epochs "
+                  << resumed->epoch + 1 << " on\n";
+      else if (rows < resumed->epoch)
+        throw std::runtime_error("--history " + o.history + ": has " + std::to_string(rows) +
+                                 " epochs of this run, not the " + std::to_string(resumed->epoch) +
+                                 " it was saved after");
+      if (rows > resumed->epoch) {  // written before a save that did not happen (a kill)
+        std::cout << "note: --history " << o.history << ": dropping the rows of epochs "
+                  << resumed->epoch + 1 << " to " << rows << ", which " << o.resume
+                  << " does not hold\n";
+        resumed->history.resize(static_cast<size_t>(resumed->epoch));
+      }
+    }
+  } else {
+    o.run_id = engine::random_identity();
+  }
 
   data::Dataset train_set = data::load_mnist(o.data_dir, data::Split::Train);
   const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);
@@ -328,7 +564,8 @@ int run(Options o) {
   }
 
   std::vector<RunResult> runs;
-  for (const gemm::Variant* v : variants) runs.push_back(train(o, device, *v, train_set, test_set));
+  for (const gemm::Variant* v : variants)
+    runs.push_back(train(o, device, *v, train_set, test_set, resumed ? &*resumed : nullptr));
   for (const RunResult& r : runs) warn_if_loss_exploded(r, train_set.classes, o);
   if (o.compare) print_table(runs);
   if (!o.results.empty()) {
@@ -343,8 +580,18 @@ int run(Options o) {
 int main(int argc, char** argv) {
   Options o;
   if (const std::optional<int> status = parse_options(argc, argv, o)) return *status;
+  if (argc > 0) program = argv[0];
+  install_stop_handlers();
   try {
-    return run(o);
+    const int status = run(o);
+    // A report that did not reach its file (e.g. a full disk) is an error, not a silent loss.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::cerr << "train_mlp: error: writing the standard output failed\n";
+      return 1;
+    }
+    return status;
+  } catch (const Stopped& s) {
+    return 128 + s.signal;
   } catch (const Diverged& e) {
     std::cerr << "train_mlp: training diverged: " << e.what()
               << "; no checkpoint was written for it (try a smaller --lr)\n";

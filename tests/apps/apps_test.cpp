@@ -1,18 +1,29 @@
 // The apps as a user runs them: predict on an image with a saved model, and the errors of bad
 // flags and files, each a message and a non-zero exit. The binaries' paths come from CMake.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb_image_write.h>
 
 #include "engine/engine.h"
+#include "engine/safetensors.h"
+#include "gpu_test.h"
 #include "models/mlp.h"
 #include "run_app.h"
 
@@ -183,12 +194,12 @@ void write_idx(const std::string& path, const std::vector<uint32_t>& dims) {
   for (size_t i = 0; i < count; ++i) f.put(static_cast<char>(i % (dims.size() == 1 ? 10 : 256)));
 }
 
-// A tiny dataset in a folder: 3 training images of 4×4, 2 test images of side `test_side`.
-std::string write_tiny_dataset(int test_side) {
+// A tiny dataset in a folder: `train` training images of 4×4, 2 test images of side `test_side`.
+std::string write_tiny_dataset(int test_side, uint32_t train = 3) {
   const std::string dir = test_file("_tiny");
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
-  write_idx(dir + "/train-images-idx3-ubyte", {3, 4, 4});
-  write_idx(dir + "/train-labels-idx1-ubyte", {3});
+  write_idx(dir + "/train-images-idx3-ubyte", {train, 4, 4});
+  write_idx(dir + "/train-labels-idx1-ubyte", {train});
   write_idx(dir + "/t10k-images-idx3-ubyte", {2, uint32_t(test_side), uint32_t(test_side)});
   write_idx(dir + "/t10k-labels-idx1-ubyte", {2});
   return dir;
@@ -395,6 +406,7 @@ TEST(TrainMlp, DivergenceStopsWithStatus3AndNoBadCheckpoint) {
 TEST(TrainMlp, ResumeContinuesAndEvalReports) {
   MNIST_OR_SKIP();
   const std::string ckpt = test_file(".safetensors"), history = test_file(".csv");
+  std::remove(history.c_str());
   const std::string common = kTrain + " --device cpu --data-dir " + mnist_dir() +
                              " --train-limit 1024 --hidden 32 --schedule constant";
   const Result straight = run(common + " --epochs 3");
@@ -414,11 +426,360 @@ TEST(TrainMlp, ResumeContinuesAndEvalReports) {
   std::string header, row;
   std::getline(h, header);
   std::getline(h, row);
-  EXPECT_EQ(header, "epoch,loss,train_acc,test_acc,lr,epoch_s,gemm_s");
+  EXPECT_EQ(header, "epoch,loss,train_acc,test_acc,lr,epoch_s,gemm_s,run_id");
   EXPECT_EQ(row.substr(0, 2), "3,") << row;
   const Result eval = run(kTrain + " --device cpu --data-dir " + mnist_dir() + " --eval " + ckpt);
   EXPECT_EQ(eval.status, 0) << eval.output;
   EXPECT_NE(eval.output.find("test accuracy"), std::string::npos) << eval.output;
+}
+
+// ---- Checkpoints and resuming, on a tiny dataset on the CPU (no MNIST needed) ----
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream f(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(f, line);) lines.push_back(line);
+  return lines;
+}
+
+// Files in the folder of `path` whose name starts with its name and ".tmp".
+int temporaries_of(const std::string& path) {
+  const Result r = run("ls -d '" + path + "'.tmp* '" + engine::optimizer_state_path(path) +
+                       "'.tmp* 2>/dev/null | wc -l");
+  return std::stoi(r.output);
+}
+
+// train_mlp on a small model, on the CPU, over the data in `dir`.
+std::string tiny_train(const std::string& dir) {
+  return kTrain + " --device cpu --hidden 8 --batch 4 --data-dir " + dir;
+}
+
+// A train_mlp running on its own, its stdout and stderr in one pipe that the test reads.
+struct Child {
+  pid_t pid;
+  int out;
+};
+
+Child spawn(const std::string& command, int pipe_size = 0) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {-1, -1};
+  if (pipe_size > 0) ::fcntl(fds[0], F_SETPIPE_SZ, pipe_size);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::dup2(fds[1], STDERR_FILENO);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    ::execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  return {pid, fds[0]};
+}
+
+// Reads the child's output to the end and waits for it.
+Result finish(const Child& c) {
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(c.out, buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<size_t>(n));
+  ::close(c.out);
+  int status = 0;
+  ::waitpid(c.pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// Waits until the child, which the test does not read yet, blocks on its full output pipe: its
+// output stops growing while it still runs. False if it never does (within a minute).
+bool wait_until_blocked(const Child& c) {
+  int pending = -1, unchanged = 0;
+  for (int i = 0; i < 30000 && unchanged < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    int now = 0;
+    if (::ioctl(c.out, FIONREAD, &now) != 0 || ::waitpid(c.pid, nullptr, WNOHANG) != 0)
+      return false;
+    unchanged = now > 0 && now == pending ? unchanged + 1 : 0;
+    pending = now;
+  }
+  return unchanged >= 100;
+}
+
+// Every tensor of a checkpoint, for a bit-for-bit comparison.
+std::vector<engine::safetensors::Entry> tensors_of(const std::string& path) {
+  return engine::safetensors::read(path).tensors;
+}
+
+bool same_tensors(const std::string& a, const std::string& b) {
+  const auto ta = tensors_of(a), tb = tensors_of(b);
+  if (ta.size() != tb.size()) return false;
+  for (size_t i = 0; i < ta.size(); ++i)
+    if (ta[i].name != tb[i].name || ta[i].shape != tb[i].shape || ta[i].values != tb[i].values)
+      return false;
+  return true;
+}
+
+// --resume keeps writing its checkpoint, and --history keeps the earlier epochs' rows; resuming a
+// finished run trains nothing and writes nothing; a shorter --epochs, or another run's history,
+// is an error before any work.
+TEST(TrainMlp, ResumeKeepsSavingAndKeepsOneHistory) {
+  const std::string dir = write_tiny_dataset(4, 24);
+  const std::string ckpt = test_file(".safetensors"), history = test_file("_history.csv");
+  std::remove(history.c_str());
+  const std::string resume = kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt;
+  Result r = run(tiny_train(dir) + " --epochs 2 --save " + ckpt + " --history " + history);
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = run(resume + " --epochs 4 --history " + history);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("resumed from " + engine::optimizer_state_path(ckpt) + " (save "),
+            std::string::npos)
+      << r.output;
+  const engine::Metadata m = engine::read_checkpoint_metadata(ckpt);
+  EXPECT_EQ(m.at("epoch"), "4");  // saved by the resumed run
+  EXPECT_EQ(m.at("epochs"), "4");
+  const std::vector<std::string> rows = lines_of(history);
+  ASSERT_EQ(rows.size(), 5u) << file_bytes(history);
+  EXPECT_EQ(rows[0], "epoch,loss,train_acc,test_acc,lr,epoch_s,gemm_s,run_id");
+  for (int e = 1; e <= 4; ++e) {
+    EXPECT_EQ(rows[e].substr(0, 2), std::to_string(e) + ",") << rows[e];
+    EXPECT_EQ(rows[e].substr(rows[e].rfind(',') + 1), m.at("run_id")) << rows[e];
+  }
+
+  const std::string model = file_bytes(ckpt),
+                    state = file_bytes(engine::optimizer_state_path(ckpt));
+  for (const std::string& again : {resume, resume + " --epochs 4"}) {
+    r = run(again + " --history " + history);
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(
+        r.output.find("nothing to train: " + ckpt + " was saved after epoch 4, and --epochs is 4"),
+        std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("nan"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("GEMM time"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("saved " + ckpt + " ("), std::string::npos) << r.output;
+  }
+  EXPECT_FAILS_WITH(resume + " --epochs 3", "--epochs 3 is below the 4 epochs");
+  EXPECT_EQ(file_bytes(ckpt), model);
+  EXPECT_EQ(file_bytes(engine::optimizer_state_path(ckpt)), state);
+  EXPECT_EQ(lines_of(history).size(), 5u);
+
+  const std::string other = test_file("_other.csv");
+  ASSERT_EQ(run(tiny_train(dir) + " --epochs 1 --history " + other).status, 0);
+  EXPECT_FAILS_WITH(resume + " --epochs 5 --history " + other, "its rows are from another run");
+  EXPECT_EQ(file_bytes(ckpt), model);
+
+  // A row the checkpoint does not hold (a run killed between writing its history and saving) is
+  // dropped, saying so.
+  std::ofstream(history, std::ios::app) << "5,9,0,0,0,0,0," << m.at("run_id") << "\n";
+  r = run(resume + " --epochs 5 --history " + history);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("dropping the rows of epochs 5 to 5, which " + ckpt + " does not hold"),
+            std::string::npos)
+      << r.output;
+  const std::vector<std::string> after = lines_of(history);
+  ASSERT_EQ(after.size(), 6u);
+  EXPECT_EQ(after[5].substr(0, 2), "5,");
+  EXPECT_NE(after[5].substr(0, 4), "5,9,");
+}
+
+// Both files of a checkpoint name the run; --train-limit and the GEMM variant are recorded and
+// adopted like the other settings.
+TEST(TrainMlp, ResumeChecksTheRunAndAdoptsItsSettings) {
+  const std::string dir = write_tiny_dataset(4, 24);
+  const std::string a = test_file("_a.safetensors"), b = test_file("_b.safetensors");
+  ASSERT_EQ(run(tiny_train(dir) + " --epochs 1 --train-limit 16 --save " + a).status, 0);
+  const engine::Metadata m = engine::read_checkpoint_metadata(a);
+  EXPECT_EQ(m.at("train_limit"), "16");
+  EXPECT_EQ(m.at("variant"), "cpu");
+  EXPECT_EQ(m.at("run_id"),
+            engine::read_checkpoint_metadata(engine::optimizer_state_path(a)).at("run_id"));
+  const std::string resume = kTrain + " --device cpu --data-dir " + dir + " --resume ";
+  EXPECT_FAILS_WITH(resume + a + " --epochs 2 --train-limit 12",
+                    "the checkpoint has train_limit 16, which --train-limit contradicts");
+  EXPECT_FAILS_WITH(resume + a + " --epochs 2 --gemm naive",  // may differ: taken, then checked
+                    "--gemm naive runs on the GPU, but training runs on the CPU");
+  Result r = run(resume + a + " --epochs 2");  // 16 examples: 4 steps an epoch, as saved
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("16 training examples"), std::string::npos) << r.output;
+  write_tiny_dataset(4, 12);  // the same folder, fewer examples than the run had
+  EXPECT_FAILS_WITH(resume + a + " --epochs 3",
+                    "the run trained on 16 examples an epoch; the data here (" + dir +
+                        ", --train-limit 16) has 12");
+
+  ASSERT_EQ(run(tiny_train(dir) + " --epochs 1 --seed 2 --train-limit 16 --save " + b).status, 0);
+  ASSERT_EQ(
+      std::rename(engine::optimizer_state_path(b).c_str(), engine::optimizer_state_path(a).c_str()),
+      0);
+  EXPECT_FAILS_WITH(resume + a + " --epochs 3", "are from different runs");
+}
+
+// Output that cannot be written (standard output on a full disk) is an error, not silence.
+TEST(TrainMlp, UnwritableOutputIsAnError) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  EXPECT_FAILS_WITH("sh -c '" + tiny_train(dir) + " --epochs 1 >/dev/full'",
+                    "train_mlp: error: writing the standard output failed");
+}
+
+// --save, --history and --results that are a folder, exist as something other than a regular
+// file, or name one file twice are refused before any work, and left as they were.
+TEST(TrainMlp, WriteTargetsAreCheckedBeforeTraining) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string train = tiny_train(dir) + " --epochs 1";
+  const std::string folder = test_file("_folder"), fifo = test_file("_fifo");
+  std::system(("rm -rf " + folder + " " + fifo + " && mkdir -p " + folder + "/m.optim.safetensors")
+                  .c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" --save " + folder + "/", "--save " + folder + "/: names a folder"},
+      {" --save " + folder, "exists and is a directory, not a regular file"},
+      {" --save " + folder + "/m.safetensors", "m.optim.safetensors: exists and is a directory"},
+      {" --history " + folder, "--history " + folder + ": exists and is a directory"},
+      {" --results " + folder, "--results " + folder + ": exists and is a directory"},
+      {" --save " + fifo, "exists and is a FIFO (named pipe)"},
+      {" --history /dev/null", "--history /dev/null: exists and is a character device"},
+      {" --results /dev/full", "--results /dev/full: exists and is a character device"},
+      {" --save /dev/full", "--save /dev/full: exists and is a character device"},
+      {" --history " + folder + "/r.csv --results " + folder + "/../" +
+           folder.substr(folder.rfind('/') + 1) + "/r.csv",
+       "--history " + folder + "/r.csv and --results " + folder + "/../"},
+      {" --save " + folder + "/x.safetensors --history " + folder + "/x.optim.safetensors",
+       "--save's optimiser file " + folder + "/x.optim.safetensors and --history " + folder +
+           "/x.optim.safetensors are the same file"},
+  };
+  for (const auto& [flags, message] : cases) {
+    const Result r = run(train + flags);
+    EXPECT_EQ(r.status, 1) << flags << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+    EXPECT_EQ(r.output.find("epoch  1/1"), std::string::npos) << flags << "\n" << r.output;
+  }
+  struct stat st {};
+  EXPECT_TRUE(::lstat(fifo.c_str(), &st) == 0 && S_ISFIFO(st.st_mode));
+  EXPECT_EQ(run("ls -a " + folder + " | grep -c tmp").output, "0\n");
+  // A device node of the test's own (root only), as the probe made them.
+  const std::string node = test_file("_null");
+  std::remove(node.c_str());
+  if (::mknod(node.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0) {
+    for (const char* flag : {" --save ", " --history ", " --results "})
+      EXPECT_FAILS_WITH(train + flag + node, "exists and is a character device");
+    EXPECT_TRUE(::lstat(node.c_str(), &st) == 0 && S_ISCHR(st.st_mode));
+  }
+}
+
+// SIGTERM or SIGINT: the run finishes its step, saves, prints the command that resumes it and
+// exits 143 or 130; that command ends the run with the same parameters, bit for bit, as a run
+// never stopped (cosine schedule). The child's output pipe is kept full so that it blocks within
+// an epoch, where the signal then reaches it: a stop in mid-epoch, at the same step every time.
+void stop_by_signal_and_resume(const std::string& device_flags, bool cpu) {
+  // 96 steps an epoch, a line each: more than a full pipe, so that the run blocks in mid-epoch.
+  const std::string dir = write_tiny_dataset(4, 384);
+  const std::string straight = test_file("_straight.safetensors");
+  const std::string common = kTrain + device_flags + " --hidden 8 --batch 4 --data-dir " + dir +
+                             " --epochs 4 --log-interval 1";
+  const Result s = run(common + " --save " + straight);
+  ASSERT_EQ(s.status, 0) << s.output;
+  for (int sig : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    const std::string ckpt = test_file(std::to_string(sig) + ".safetensors");
+    const std::string history = test_file(std::to_string(sig) + "_history.csv");
+    std::remove(ckpt.c_str());
+    const Child child = spawn(common + " --save " + ckpt + " --history " + history, 8192);
+    ASSERT_GT(child.pid, 0);
+    ASSERT_TRUE(wait_until_blocked(child)) << "the run did not block on its full output pipe";
+    ::kill(child.pid, sig);
+    const Result stopped = finish(child);
+    ASSERT_EQ(stopped.status, 128 + sig) << stopped.output;
+    const size_t at = stopped.output.find("stopped by ");
+    ASSERT_NE(at, std::string::npos) << stopped.output;
+    // Where the pipe fills depends on the output's bytes, the same in every CPU run: in mid-epoch.
+    if (cpu) {
+      EXPECT_EQ(stopped.output.find(" after 0 of epoch "), std::string::npos) << stopped.output;
+      EXPECT_NE(stopped.output.find("'s 96 steps; saved " + ckpt + " and "), std::string::npos)
+          << stopped.output;
+    }
+    const size_t command = stopped.output.find("resume with: ");
+    ASSERT_NE(command, std::string::npos) << stopped.output;
+    const std::string line =
+        stopped.output.substr(command + 13, stopped.output.find('\n', command) - command - 13);
+    EXPECT_NE(line.find("--resume " + ckpt + " "), std::string::npos) << line;
+    const Result resumed = run(line);
+    ASSERT_EQ(resumed.status, 0) << line << "\n" << resumed.output;
+    if (cpu) {
+      EXPECT_NE(resumed.output.find(" of epoch "), std::string::npos) << resumed.output;
+    }
+    EXPECT_TRUE(same_tensors(ckpt, straight));
+    EXPECT_TRUE(
+        same_tensors(engine::optimizer_state_path(ckpt), engine::optimizer_state_path(straight)));
+    EXPECT_EQ(lines_of(history).size(), 5u);  // every epoch, the stopped one once
+  }
+  // Without --save: the same stop, saying that nothing was saved.
+  const Child child = spawn(common, 8192);
+  ASSERT_TRUE(wait_until_blocked(child));
+  ::kill(child.pid, SIGTERM);
+  const Result stopped = finish(child);
+  EXPECT_EQ(stopped.status, 143) << stopped.output;
+  EXPECT_NE(stopped.output.find("nothing saved (no --save)"), std::string::npos) << stopped.output;
+}
+
+TEST(TrainMlp, StopBySignalSavesAndResumesExactly) {
+  stop_by_signal_and_resume(" --device cpu", true);
+}
+
+// The same on the GPU, where a resumed step gathers its batch from the step counter on the device
+// and the step is replayed as a CUDA graph.
+TEST(TrainMlp, StopBySignalSavesAndResumesExactlyOnTheGpu) {
+  GPU_TEST_OR_SKIP();
+  stop_by_signal_and_resume(" --device cuda --gemm vec", false);
+}
+
+// kill -9 at moments spread over a run whose time goes mostly to saving (one step an epoch): each
+// time, the checkpoint left is a pair that resumes, and the run carries on to the end with one
+// history.
+TEST(TrainMlp, KillDuringSavesLeavesAPairThatResumes) {
+  const std::string dir = write_tiny_dataset(4, 4);
+  const std::string ckpt = test_file(".safetensors"), history = test_file("_history.csv");
+  std::remove(ckpt.c_str());
+  std::remove(engine::optimizer_state_path(ckpt).c_str());
+  const std::string resume =
+      kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt + " --history " + history;
+  int checked = 0;  // kills that found a checkpoint to resume (a kill may come before the first)
+  for (int i = 0; i < 40 && checked < 6; ++i) {
+    const bool exists = std::ifstream(ckpt).good();
+    const Child child = spawn(exists ? resume
+                                     : tiny_train(dir) + " --epochs 100000 --save " + ckpt +
+                                           " --history " + history);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150 + 37 * (i % 8)));
+    ::kill(child.pid, SIGKILL);
+    finish(child);
+    if (!std::ifstream(ckpt).good()) continue;
+    EXPECT_NO_THROW(engine::read_resume_point(ckpt));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);
+  ASSERT_TRUE(std::ifstream(ckpt).good());
+  const int saved = std::stoi(engine::read_resume_point(ckpt).metadata.at("epoch"));
+  const Result r = run(resume + " --epochs " + std::to_string(saved + 2));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::vector<std::string> rows = lines_of(history);
+  ASSERT_EQ(rows.size(), static_cast<size_t>(saved + 3));
+  EXPECT_EQ(rows.back().substr(0, rows.back().find(',')), std::to_string(saved + 2));
+  EXPECT_EQ(temporaries_of(ckpt), 0);  // what the killed saves left is gone
+}
+
+// Two runs saving to one path at the same time: both finish (each save has temporary files of
+// its own).
+TEST(TrainMlp, TwoRunsSavingToOnePathBothFinish) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string ckpt = test_file(".safetensors");
+  const std::string command = tiny_train(dir) + " --epochs 40 --save " + ckpt;
+  const Child a = spawn(command), b = spawn(command + " --seed 2");
+  const Result ra = finish(a), rb = finish(b);
+  EXPECT_EQ(ra.status, 0) << ra.output;
+  EXPECT_EQ(rb.status, 0) << rb.output;
+  EXPECT_EQ(temporaries_of(ckpt), 0);
 }
 
 }  // namespace

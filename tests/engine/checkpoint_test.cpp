@@ -1,6 +1,9 @@
 // Checkpoints (safetensors): round trips of parameters, metadata and optimiser state; a resumed
-// run that continues exactly; and the errors of bad files, each naming the file and the tensor.
+// run that continues exactly; the training pair, whole after a stop or a failure at every step of
+// a save; and the errors of bad files, each naming the file and the tensor.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -8,10 +11,12 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "engine/atomic_file.h"
 #include "engine/engine.h"
 #include "expect_error.h"
 #include "random_data.h"
@@ -67,9 +72,7 @@ TEST_F(Checkpoint, RoundTripWithPyTorchNamesAndMetadata) {
   engine::Sequential saved, loaded;
   build(a, saved, 4);
   build(b, loaded, 4);  // different seed: different weights until loaded
-  std::ofstream(path_ + ".tmp") << "left by a killed save";
   engine::save_checkpoint(a, path_, saved.parameters(), {{"layers", "3-4-2"}});
-  EXPECT_FALSE(std::ifstream(path_ + ".tmp").good());  // replaced, then renamed
   const std::string h = header();
   EXPECT_NE(h.find("\"0.weight\":{\"data_offsets\":[0,48],\"dtype\":\"F32\",\"shape\":[4,3]}"),
             std::string::npos)
@@ -269,6 +272,151 @@ TEST_F(Checkpoint, OptimizerStateErrors) {
                     "tensor 'momentum_buffer' is not");
   EXPECT_EQ(engine::optimizer_state_path("a/m.safetensors"), "a/m.optim.safetensors");
   EXPECT_EQ(engine::optimizer_state_path("m.bin"), "m.bin.optim.safetensors");
+}
+
+// A 3-4-2 model and its SGD trainer on one fixed batch: every step changes the parameters and the
+// momentum.
+struct TinyRun {
+  explicit TinyRun(uint64_t seed) : ctx(Device::CPU, "cpu", seed) {
+    net.add<engine::Linear>(ctx, 3, 4);
+    net.add<engine::ReLU>();
+    net.add<engine::Linear>(ctx, 4, 2);
+    engine::TrainerOptions o;
+    o.max_batch = 4, o.classes = 2, o.sgd = {0.1f, 0.9f, 0.0f, 0};
+    trainer = std::make_unique<engine::Trainer>(ctx, net, o);
+  }
+  void step() { trainer->step(x, y); }
+  std::vector<float> values() { return trainer->optimizer().values().download(); }
+  void save(const std::string& path, const std::string& run_id) {
+    engine::save_training_checkpoint(ctx, path, net.parameters(), trainer->optimizer(),
+                                     {{"run_id", run_id}});
+  }
+  engine::ResumePoint load(const std::string& path) {
+    return engine::load_training_checkpoint(ctx, path, net.parameters(), trainer->optimizer());
+  }
+  Context ctx;
+  engine::Sequential net;
+  std::unique_ptr<engine::Trainer> trainer;
+  const Tensor x = Tensor::from_host(Device::CPU, 4, 3, {1, 2, 3, -1, 0, 2, 0.5f, -2, 1, 3, 1, -1});
+  const engine::LabelTensor y{Device::CPU, {0, 1, 1, 0}};
+};
+
+// The temporary files of a save of `path` (its model and optimiser files) left in its folder.
+int temporaries(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string folder = path.substr(0, slash), base = path.substr(slash + 1);
+  const std::string state = engine::optimizer_state_path(base);
+  int n = 0;
+  DIR* dir = ::opendir(folder.c_str());
+  while (const dirent* e = ::readdir(dir)) {
+    const std::string name = e->d_name;
+    n += name.rfind(base + ".tmp.", 0) == 0 || name.rfind(state + ".tmp.", 0) == 0;
+  }
+  ::closedir(dir);
+  return n;
+}
+
+// A pair save makes 9 file steps: create, write and flush the model's temporary file, then the
+// optimiser's; rename the optimiser file, then the model file; flush the folder.
+constexpr int kPairSaveSteps = 9;
+constexpr int kRenameOptimizer = 6, kRenameModel = 7;
+int hook_calls = 0, hook_at = -1, hook_errno = 0;
+
+// The process stops (as a kill -9 would) just before file step `stop` of a save, in a child, for
+// every step and after the last: the pair then loads as the previous save or the new one, never a
+// mix, and says so when the model file is the previous one; the next save removes what the
+// stopped one left.
+TEST_F(Checkpoint, TrainingPairIsWholeAfterAStopAtEveryStepOfASave) {
+  for (int stop = 0; stop <= kPairSaveSteps; ++stop) {
+    SCOPED_TRACE("stopped before file step " + std::to_string(stop));
+    TinyRun run(1);
+    run.step();
+    run.save(path_, "run-a");
+    const std::vector<float> before = run.values();
+    run.step();
+    const std::vector<float> after = run.values();
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      hook_calls = 0, hook_at = stop;
+      engine::testing::set_file_hook([](engine::testing::FileStep, const std::string&) {
+        if (hook_calls++ == hook_at) ::_exit(0);
+        return 0;
+      });
+      try {
+        run.save(path_, "run-a");
+      } catch (...) {
+        ::_exit(2);
+      }
+      ::_exit(hook_calls == kPairSaveSteps ? 0 : 3);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+
+    const bool state_renamed = stop > kRenameOptimizer, model_renamed = stop > kRenameModel;
+    TinyRun resumed(2);  // another initialisation: what it ends with was loaded
+    const engine::ResumePoint point = resumed.load(path_);
+    EXPECT_EQ(point.metadata.at("step"), state_renamed ? "2" : "1");
+    EXPECT_EQ(resumed.values(), state_renamed ? after : before);
+    EXPECT_EQ(resumed.trainer->optimizer().read_steps(resumed.ctx), state_renamed ? 2 : 1);
+    if (state_renamed && !model_renamed)
+      EXPECT_NE(point.note.find("is from another save of this run (step 1)"), std::string::npos)
+          << point.note;
+    else
+      EXPECT_EQ(point.note, "");
+    EXPECT_EQ(engine::read_checkpoint_metadata(path_).at("step"), model_renamed ? "2" : "1");
+    resumed.save(path_, "run-a");
+    EXPECT_EQ(temporaries(path_), 0);
+  }
+}
+
+// A full disk (or any failure) at each file step: the save throws naming the reason, removes its
+// temporary files, and the pair loads as the previous save, or as the new one once the
+// optimiser file is in place.
+TEST_F(Checkpoint, TrainingPairIsWholeAfterAFailureAtEveryStepOfASave) {
+  for (int fail = 0; fail < kPairSaveSteps; ++fail) {
+    SCOPED_TRACE("failed at file step " + std::to_string(fail));
+    TinyRun run(1);
+    run.step();
+    run.save(path_, "run-a");
+    const std::vector<float> before = run.values();
+    run.step();
+    const std::vector<float> after = run.values();
+    hook_calls = 0, hook_at = fail, hook_errno = fail == kRenameOptimizer ? EXDEV : ENOSPC;
+    engine::testing::set_file_hook([](engine::testing::FileStep, const std::string&) {
+      return hook_calls++ == hook_at ? hook_errno : 0;
+    });
+    EXPECT_THROW_WITH(run.save(path_, "run-a"), gemm_mlp::Error, std::strerror(hook_errno));
+    engine::testing::set_file_hook(nullptr);
+    EXPECT_EQ(temporaries(path_), 0);
+    TinyRun resumed(2);
+    const bool state_renamed = fail > kRenameOptimizer;
+    EXPECT_EQ(resumed.load(path_).metadata.at("step"), state_renamed ? "2" : "1");
+    EXPECT_EQ(resumed.values(), state_renamed ? after : before);
+  }
+}
+
+// The pair's files must come from one run; files without a run's and a save's identity (an
+// optimiser file alone, or one written before they were recorded) are not a resume point.
+TEST_F(Checkpoint, TrainingPairOfTwoRunsIsRefused) {
+  const std::string other = ::testing::TempDir() + "ckpt_other_run.safetensors";
+  TinyRun a(1), b(2);
+  a.save(path_, "run-a");
+  b.save(other, "run-b");
+  ASSERT_EQ(std::rename(engine::optimizer_state_path(other).c_str(),
+                        engine::optimizer_state_path(path_).c_str()),
+            0);
+  EXPECT_THROW_WITH(a.load(path_), gemm_mlp::Error,
+                    "are from different runs (run_id run-a and run-b)");
+  EXPECT_THROW_WITH(engine::read_resume_point(path_), gemm_mlp::Error, "different runs");
+  engine::save_optimizer_state(a.ctx, engine::optimizer_state_path(path_), a.trainer->optimizer());
+  EXPECT_THROW_WITH(a.load(path_), gemm_mlp::Error, "no 'run_id' in its metadata");
+  EXPECT_THROW_WITH(engine::save_training_checkpoint(a.ctx, path_, a.net.parameters(),
+                                                     a.trainer->optimizer(), {}),
+                    gemm_mlp::Error, "needs a 'run_id'");
+  std::remove(other.c_str());
 }
 
 }  // namespace
