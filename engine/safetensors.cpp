@@ -14,8 +14,8 @@
 #include <utility>
 
 #include "engine/atomic_file.h"
-#include "engine/memory.h"
 #include "engine/tensor.h"  // gemm_mlp::Error
+#include "kernels/memory_limit.h"
 
 namespace engine::safetensors {
 
@@ -207,12 +207,11 @@ Header read_header(const std::string& path) {
 }
 
 void require_fits_in_memory(const std::string& path, const Header& header) {
-  const uint64_t memory = physical_memory_bytes();
-  if (memory > 0 && header.data_bytes > memory / 2)
-    throw Error("checkpoint " + path + ": its tensors hold " +
-                mib_text(static_cast<double>(header.data_bytes)) +
-                ", more than the limit of half this machine's memory (" +
-                mib_text(static_cast<double>(memory / 2)) + ")");
+  // Held twice at most: once as read, once in the model.
+  gemm_mlp::check_host_allocation(gemm_mlp::byte_product({header.data_bytes, 2}),
+                                  "checkpoint " + path + ": its tensors (twice " +
+                                      gemm_mlp::byte_text(header.data_bytes) +
+                                      ", as read and loaded)");
 }
 
 Contents read(const std::string& path) {

@@ -40,8 +40,8 @@
 #include "data/loader.h"
 #include "data/mnist.h"
 #include "engine/engine.h"
-#include "engine/memory.h"
 #include "kernels/cuda_check.h"
+#include "kernels/memory_limit.h"
 #include "models/mlp.h"
 
 namespace {
@@ -367,23 +367,18 @@ void require_model_fits(const Options& o, int features, int classes, engine::Dev
   const double parameters = models::mlp_parameter_count(features, o.hidden, classes);
   const double bytes =
       parameters * 4 * (o.optimizer == "adam" ? 4 : 3) * (device == engine::Device::CUDA ? 2 : 1);
-  size_t free_bytes = 0, total_bytes = 0;
-  if (device == engine::Device::CUDA) CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const double limit = device == engine::Device::CUDA
-                           ? static_cast<double>(total_bytes)
-                           : static_cast<double>(engine::physical_memory_bytes());
-  if (limit > 0 && bytes > limit) {
-    std::string hidden;
-    for (int h : o.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
-    char count[32];
-    std::snprintf(count, sizeof count, "%.3g", parameters);
-    throw std::runtime_error("--hidden " + hidden + ": the model " +
-                             models::MlpSizes{features, o.hidden, classes}.text() + " has " +
-                             count + " parameters; with their gradients and optimiser state " +
-                             "they need " + engine::mib_text(bytes) + ", more than the " +
-                             (device == engine::Device::CUDA ? "GPU's " : "machine's ") +
-                             engine::mib_text(limit));
-  }
+  std::string hidden;
+  for (int h : o.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
+  char count[32];
+  std::snprintf(count, sizeof count, "%.3g", parameters);
+  const std::string what = "--hidden " + hidden + ": the model " +
+                           models::MlpSizes{features, o.hidden, classes}.text() + " has " + count +
+                           " parameters; with their gradients and optimiser state, it";
+  const uint64_t needed = bytes < 1.8e19 ? static_cast<uint64_t>(bytes) : UINT64_MAX;
+  if (device == engine::Device::CUDA)
+    gemm_mlp::check_device_allocation(needed, what);
+  else
+    gemm_mlp::check_host_allocation(needed, what);
 }
 
 // --eval: the checkpoint's test loss and accuracy. The layer sizes come from its tensors' shapes

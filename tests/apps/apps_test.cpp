@@ -256,7 +256,7 @@ TEST(TrainMlp, HugeLayersAreRefusedBeforeAllocating) {
   const std::string dir = write_tiny_dataset(4);
   EXPECT_FAILS_WITH(kTrain + " --device cpu --hidden 1000000000,1000000000 --data-dir " + dir,
                     "--hidden 1000000000,1000000000: the model 16-1000000000-1000000000-10 has "
-                    "1e+18 parameters; with their gradients and optimiser state they need ");
+                    "1e+18 parameters; with their gradients and optimiser state, it needs ");
 }
 
 // --eval of a PyTorch state_dict without metadata: the layer sizes from the tensors, checked

@@ -174,7 +174,7 @@ TEST_F(Checkpoint, HeaderAloneGivesNamesShapesAndMetadata) {
 }
 
 // A file larger than its header accounts for (here a 30 GiB sparse one) is refused from the
-// header, without reading it; tensors that the header sizes beyond half the machine's memory
+// header, without reading it; tensors that the header sizes beyond the memory available
 // (a 4 TiB sparse file) are refused before any allocation, naming the size, file and limit.
 TEST_F(Checkpoint, SizesAreCheckedFromTheHeaderBeforeReading) {
   Context ctx(Device::CPU, "cpu", 1);
@@ -203,8 +203,8 @@ TEST_F(Checkpoint, SizesAreCheckedFromTheHeaderBeforeReading) {
   EXPECT_EQ(engine::safetensors::read_header(path_).data_bytes, 4ull << 40);
   EXPECT_THROW_WITH(engine::safetensors::read(path_), gemm_mlp::Error,
                     "checkpoint " + path_ +
-                        ": its tensors hold 4194304 MiB, more than the limit of half this "
-                        "machine's memory (");
+                        ": its tensors (twice 4.0 TiB (4398046511104 bytes), as read and "
+                        "loaded) needs 8.0 TiB");
 }
 
 // A run of 2 + 2 epochs, stopped and resumed from its checkpoints, gives the same losses and

@@ -117,8 +117,7 @@ TEST(MlpSizes, SizesBeyondMemoryAreRefusedFromTheHeader) {
   h.tensors.push_back({"2.bias", {1 << 20}, h.data_bytes, h.data_bytes + (4 << 20)});
   h.data_bytes += 4 << 20;
   EXPECT_THROW_WITH(models::mlp_sizes("big.safetensors", h), gemm_mlp::Error,
-                    "checkpoint big.safetensors: its tensors hold 4197448 MiB, more than the limit "
-                    "of half this machine's memory (");
+                    "checkpoint big.safetensors: its tensors (twice 4.0 TiB (");
 }
 
 // The loss of the whole network by central differences, w.r.t. every parameter of a 6-5-4-3 MLP.
