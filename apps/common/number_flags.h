@@ -11,12 +11,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <climits>
-#include <cmath>
-#include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string>
+
+#include "apps/common/parse_number.h"
 
 namespace apps {
 
@@ -25,15 +25,10 @@ inline CLI::Validator decimal_integer(long long min, long long max) {
   const std::string range = std::to_string(min) + " .. " + std::to_string(max);
   return CLI::Validator(
       [min, max, range](std::string& text) -> std::string {
-        const std::string digits =
-            !text.empty() && text[0] == '-' && min < 0 ? text.substr(1) : text;
-        errno = 0;
-        char* end = nullptr;
-        const long long value = std::strtoll(text.c_str(), &end, 10);
-        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
-            errno == ERANGE || *end != '\0' || value < min || value > max)
+        const std::optional<long long> value = decimal_integer_value(text);
+        if (!value || *value < min || *value > max)
           return "must be a decimal integer in " + range + ", got '" + text + "'";
-        text = std::to_string(value);
+        text = std::to_string(*value);
         return "";
       },
       "INT in " + range);
@@ -44,13 +39,10 @@ inline CLI::Validator decimal_unsigned(unsigned long long max = ULLONG_MAX) {
   const std::string range = "0 .. " + std::to_string(max);
   return CLI::Validator(
       [max, range](std::string& text) -> std::string {
-        errno = 0;
-        char* end = nullptr;
-        const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
-            errno == ERANGE || *end != '\0' || value > max)
+        const std::optional<unsigned long long> value = decimal_unsigned_value(text);
+        if (!value || *value > max)
           return "must be a decimal integer in " + range + ", got '" + text + "'";
-        text = std::to_string(value);
+        text = std::to_string(*value);
         return "";
       },
       "UINT in " + range);
@@ -68,12 +60,8 @@ inline CLI::Validator finite_number(double min, double max, bool min_exclusive =
   const std::string range = (min_exclusive ? "(" : "[") + text_of(min) + ", " + text_of(max) + "]";
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        errno = 0;
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        if (text.empty() || text.find_first_not_of("0123456789.eE+-") != std::string::npos ||
-            errno == ERANGE || *end != '\0' || !std::isfinite(value) ||
-            (min_exclusive ? value <= min : value < min) || value > max)
+        const std::optional<double> value = finite_decimal_value(text);
+        if (!value || (min_exclusive ? *value <= min : *value < min) || *value > max)
           return "must be a finite decimal number in " + range + ", got '" + text + "'";
         return "";
       },
