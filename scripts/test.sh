@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README's test command: installs what is missing, builds everything and runs the whole suite.
 # GPU tests skip where there is no usable GPU; scripts/gpu_check.sh runs them with none skipped.
-# Environment: BUILD_DIR (default build), CUDA_ARCHS (default: the project's 80;86;89;90).
+# Environment: BUILD_DIR (default build), CUDA_ARCHS (default: this machine's GPUs, or 80 without
+# one; see cmake/cuda_architectures.cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
