@@ -2,7 +2,7 @@
 # README's test command: installs what is missing, builds everything and runs the whole suite.
 # GPU tests skip where there is no usable GPU; scripts/gpu_check.sh runs them with none skipped.
 # Environment: BUILD_DIR (default build), CUDA_ARCHS (default: this machine's GPUs, or 80 without
-# one; see cmake/cuda_architectures.cmake).
+# one; see cmake/cuda_defaults.cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
