@@ -1,5 +1,7 @@
-# `cmake --install` puts the four libraries, their public headers (under include/gemm_mlp/, so
-# that #include "engine/engine.h" works as in this tree) and a package that find_package finds:
+# `cmake --install` puts the programs train_mlp, predict and gemm_bench in bin/ (when built), the
+# four libraries (static, or shared with BUILD_SHARED_LIBS) in lib/, their public headers (under
+# include/gemm_mlp/, so that #include "engine/engine.h" works as in this tree) and a package that
+# find_package finds:
 #   find_package(gemm_mlp CONFIG REQUIRED)
 #   target_link_libraries(app PRIVATE gemm_mlp::models)   # or ::engine, ::data, ::kernels
 include(GNUInstallDirs)
@@ -7,8 +9,11 @@ include(CMakePackageConfigHelpers)
 
 set(GEMM_MLP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/gemm_mlp)
 install(TARGETS gemm_kernels gemm_engine gemm_data gemm_models EXPORT gemm_mlpTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT gemm_mlpTargets NAMESPACE gemm_mlp:: DESTINATION ${GEMM_MLP_CMAKE_DIR})
+if(GEMM_MLP_BUILD_APPS)
+  install(TARGETS train_mlp predict gemm_bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 
 # The public headers: the GEMM contract and its error type, and everything in engine/, models/
 # and data/ (engine/backend.h is included by engine/optim.h).

@@ -15,7 +15,7 @@ namespace engine {
 // once per epoch or per progress tick.
 struct MetricCounters {
   double loss_sum;                // Σ per-example loss
-  unsigned long long correct;     // examples whose first arg-max logit is the label
+  unsigned long long correct;     // examples whose first arg-max logit is the label (cross-entropy)
   unsigned long long seen;        // examples counted
   unsigned long long bad_labels;  // labels outside [0, classes): reported as an error on read
 };
@@ -56,6 +56,14 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaSt
 void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
                   float inv_batch, MetricCounters* counters, cudaStream_t stream);
 
+// predictions, targets and dpredictions are rows×cols. One kernel:
+//   dpredictions = (predictions − targets) · grad_scale; skipped when null
+//   counters += Σ_r (Σ_c (predictions[r][c] − targets[r][c])²) / cols, rows
+// grad_scale = 2 / (rows·cols) makes dpredictions the gradient of the batch's mean loss. The sums
+// are formed in a fixed order, so they are reproducible.
+void squared_error(const float* predictions, const float* targets, float* dpredictions, int rows,
+                   int cols, float grad_scale, MetricCounters* counters, cudaStream_t stream);
+
 // w, g, v are n (all parameters, flat: n % 4 == 0, 16-byte aligned arrays, or gemm_mlp::Error);
 // v is null without momentum; *step is the number of steps taken. PyTorch's SGD with
 // lr = schedule(*step):
@@ -85,6 +93,8 @@ void relu_forward(const float* x, float* y, int64_t n);
 void relu_backward(const float* y, const float* dy, float* dx, int64_t n);
 void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
                   float inv_batch, MetricCounters* counters);
+void squared_error(const float* predictions, const float* targets, float* dpredictions, int rows,
+                   int cols, float grad_scale, MetricCounters* counters);
 void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
               LrSchedule schedule, float momentum, float weight_decay);
 void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,

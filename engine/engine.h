@@ -8,5 +8,4 @@
 #include "engine/ops.h"
 #include "engine/optim.h"
 #include "engine/tensor.h"
-#include "engine/train.h"
 #include "engine/trainer.h"

@@ -53,6 +53,23 @@ void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, in
   counters->seen += rows;
 }
 
+void squared_error(const float* predictions, const float* targets, float* dpredictions, int rows,
+                   int cols, float grad_scale, MetricCounters* counters) {
+  double loss = 0.0;
+  for (int r = 0; r < rows; ++r) {
+    const int64_t row = static_cast<int64_t>(r) * cols;
+    float sum = 0.0f;
+    for (int j = 0; j < cols; ++j) {
+      const float diff = predictions[row + j] - targets[row + j];
+      sum += diff * diff;
+      if (dpredictions != nullptr) dpredictions[row + j] = diff * grad_scale;
+    }
+    loss += static_cast<double>(sum) / cols;
+  }
+  counters->loss_sum += loss;
+  counters->seen += rows;
+}
+
 void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
               LrSchedule schedule, float momentum, float weight_decay) {
   const float lr = lr_at(schedule, *step);

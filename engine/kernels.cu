@@ -129,6 +129,37 @@ __global__ void __launch_bounds__(kLossThreads)
   }
 }
 
+// predictions, targets, dpredictions are rows×cols. Laid out as softmax_xent_kernel: one block,
+// warp w takes rows w, w + kLossWarps, …, its lanes stride over the columns and a butterfly adds
+// the row's squared errors; rows are summed in row order per warp, then warps in warp order.
+__global__ void __launch_bounds__(kLossThreads)
+    squared_error_kernel(const float* predictions, const float* targets, float* dpredictions,
+                         int rows, int cols, float grad_scale, MetricCounters* counters) {
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  double warp_loss = 0.0;  // kept by lane 0
+  for (int r = warp; r < rows; r += kLossWarps) {
+    const int64_t row = static_cast<int64_t>(r) * cols;
+    float sum = 0.0f;
+    for (int j = lane; j < cols; j += kWarp) {
+      const float diff = predictions[row + j] - targets[row + j];
+      sum += diff * diff;
+      if (dpredictions != nullptr) dpredictions[row + j] = diff * grad_scale;
+    }
+    for (int offset = kWarp / 2; offset > 0; offset /= 2)
+      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (lane == 0) warp_loss += static_cast<double>(sum) / cols;
+  }
+  __shared__ double loss[kLossWarps];
+  if (lane == 0) loss[warp] = warp_loss;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double l = 0.0;
+    for (int w = 0; w < kLossWarps; ++w) l += loss[w];
+    counters->loss_sum += l;
+    counters->seen += rows;
+  }
+}
+
 // The optimisers' arrays are the flat buffers of optim.h: n a multiple of 4 and 16-byte aligned,
 // so a thread updates one float4 of every array (its four lanes unrolled, kept in registers).
 constexpr int kLanes = 4;
@@ -220,6 +251,13 @@ void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, in
                   float inv_batch, MetricCounters* counters, cudaStream_t stream) {
   softmax_xent_kernel<<<1, kLossThreads, 0, stream>>>(logits, labels, dlogits, rows, classes,
                                                       inv_batch, counters);
+  CUDA_CHECK_LAUNCH();
+}
+
+void squared_error(const float* predictions, const float* targets, float* dpredictions, int rows,
+                   int cols, float grad_scale, MetricCounters* counters, cudaStream_t stream) {
+  squared_error_kernel<<<1, kLossThreads, 0, stream>>>(predictions, targets, dpredictions, rows,
+                                                       cols, grad_scale, counters);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -7,6 +7,16 @@
 
 namespace engine {
 
+namespace {
+
+void require_metrics_on(const Context& ctx, const Metrics& metrics, const char* who) {
+  if (metrics.device() != ctx.device())
+    throw Error(std::string(who) + ": metrics live on " + device_name(metrics.device()) +
+                " but the context is " + device_name(ctx.device()));
+}
+
+}  // namespace
+
 void Metrics::reset(Context& ctx) {
   if (ctx.device() != device()) throw Error("metrics: reset with a context on another device");
   counters_.zero(ctx);
@@ -40,9 +50,7 @@ void SoftmaxCrossEntropy::run(Context& ctx, const Tensor& logits, const LabelTen
   if (logits.cols() != classes_ || logits.rows() > max_batch_ || logits.rows() < 1)
     throw Error("softmax_cross_entropy: logits are " + logits.shape() + ", prepared for up to " +
                 std::to_string(max_batch_) + "x" + std::to_string(classes_));
-  if (metrics.device() != ctx.device())
-    throw Error(std::string("softmax_cross_entropy: metrics live on ") +
-                device_name(metrics.device()) + " but the context is " + device_name(ctx.device()));
+  require_metrics_on(ctx, metrics, "softmax_cross_entropy");
   if (with_grad) dlogits_ = dlogits_buf_.first_rows(logits.rows());
   softmax_cross_entropy(ctx, logits, labels, with_grad ? &dlogits_ : nullptr, metrics.counters());
 }
@@ -56,6 +64,39 @@ const Tensor& SoftmaxCrossEntropy::forward_backward(Context& ctx, const Tensor& 
 void SoftmaxCrossEntropy::forward(Context& ctx, const Tensor& logits, const LabelTensor& labels,
                                   Metrics& metrics) {
   run(ctx, logits, labels, false, metrics);
+}
+
+void MeanSquaredError::prepare(Context& ctx, int max_batch, int outputs) {
+  if (max_batch < 1 || outputs < 1)
+    throw Error("mean_squared_error: prepare needs max_batch >= 1 and outputs >= 1, got " +
+                std::to_string(max_batch) + " and " + std::to_string(outputs));
+  max_batch_ = max_batch;
+  outputs_ = outputs;
+  dpredictions_buf_ = Tensor(ctx.device(), max_batch, outputs);
+}
+
+void MeanSquaredError::run(Context& ctx, const Tensor& predictions, const Tensor& targets,
+                           bool with_grad, Metrics& metrics) {
+  if (max_batch_ == 0) throw Error("mean_squared_error: used before prepare()");
+  if (predictions.cols() != outputs_ || predictions.rows() > max_batch_ || predictions.rows() < 1)
+    throw Error("mean_squared_error: predictions are " + predictions.shape() +
+                ", prepared for up to " + std::to_string(max_batch_) + "x" +
+                std::to_string(outputs_));
+  require_metrics_on(ctx, metrics, "mean_squared_error");
+  if (with_grad) dpredictions_ = dpredictions_buf_.first_rows(predictions.rows());
+  mean_squared_error(ctx, predictions, targets, with_grad ? &dpredictions_ : nullptr,
+                     metrics.counters());
+}
+
+const Tensor& MeanSquaredError::forward_backward(Context& ctx, const Tensor& predictions,
+                                                 const Tensor& targets, Metrics& metrics) {
+  run(ctx, predictions, targets, true, metrics);
+  return dpredictions_;
+}
+
+void MeanSquaredError::forward(Context& ctx, const Tensor& predictions, const Tensor& targets,
+                               Metrics& metrics) {
+  run(ctx, predictions, targets, false, metrics);
 }
 
 }  // namespace engine

@@ -1,11 +1,14 @@
-// The classification loss as an object with its buffers, and the counters it feeds.
+// The losses as objects with their buffers, and the counters they feed.
 //
 //   Metrics m(ctx);                        // counters in the context's memory
-//   SoftmaxCrossEntropy loss;
+//   SoftmaxCrossEntropy loss;              // classification: labels, loss and accuracy
 //   loss.prepare(ctx, max_batch, classes); // allocates once
 //   const Tensor& dlogits = loss.forward_backward(ctx, logits, labels, m);   // in the step
 //                                          // labels: an engine::LabelTensor
 //   MetricTotals t = m.read(ctx);          // once per epoch: the one wait
+//
+// MeanSquaredError (regression) is used the same way, with float targets (a Tensor of the
+// predictions' shape) in place of labels; it counts the loss only.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +21,11 @@
 namespace engine {
 
 struct MetricTotals {
-  double loss_sum = 0.0;
-  int64_t correct = 0;
+  double loss_sum = 0.0;  // Σ per-example loss
+  int64_t correct = 0;    // cross-entropy only: 0 under mean squared error
   int64_t seen = 0;
   double mean_loss() const { return seen > 0 ? loss_sum / seen : 0.0; }
+  // Cross-entropy only: accuracy does not apply to a regression, where it reads 0.
   double accuracy() const { return seen > 0 ? static_cast<double>(correct) / seen : 0.0; }
 };
 
@@ -61,6 +65,31 @@ class SoftmaxCrossEntropy {
 
   int max_batch_ = 0, classes_ = 0;
   Tensor dlogits_buf_, dlogits_;  // the buffer, and a view of the current batch's rows
+};
+
+// Mean squared error over all elements, as PyTorch's MSELoss: a batch's loss is
+// Σ (prediction − target)² / (B·outputs). Each example adds its own mean squared error to the
+// metrics, so mean_loss() is the MSE over all the examples seen; `correct` stays 0.
+class MeanSquaredError {
+ public:
+  // Allocates dpredictions (max_batch×outputs), outputs ≥ 1. Call outside the step.
+  void prepare(Context& ctx, int max_batch, int outputs);
+
+  // predictions is B×outputs with B ≤ max_batch; targets has at least B rows of `outputs` floats
+  // in the context's memory (the first B are used). Adds the batch's loss and size to `metrics`,
+  // and returns the gradient of the batch's mean loss w.r.t. the predictions (B×outputs, a view
+  // valid until the next call). One kernel on the GPU.
+  const Tensor& forward_backward(Context& ctx, const Tensor& predictions, const Tensor& targets,
+                                 Metrics& metrics);
+  // The same without the gradient (evaluation).
+  void forward(Context& ctx, const Tensor& predictions, const Tensor& targets, Metrics& metrics);
+
+ private:
+  void run(Context& ctx, const Tensor& predictions, const Tensor& targets, bool with_grad,
+           Metrics& metrics);
+
+  int max_batch_ = 0, outputs_ = 0;
+  Tensor dpredictions_buf_, dpredictions_;  // the buffer, and a view of the current batch's rows
 };
 
 }  // namespace engine

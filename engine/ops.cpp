@@ -146,6 +146,30 @@ void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor
     host::softmax_xent(logits.data(), labels.data(), d, batch, classes, inv_batch, counters);
 }
 
+void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& targets,
+                        Tensor* dpredictions, MetricCounters* counters) {
+  require_on(ctx, predictions, "mean_squared_error: predictions");
+  require_on(ctx, targets, "mean_squared_error: targets");
+  const int batch = predictions.rows(), cols = predictions.cols();
+  if (targets.rows() < batch || targets.cols() != cols)
+    throw Error("mean_squared_error: targets are " + targets.shape() + ", predictions " +
+                predictions.shape() + " (targets need the same columns and at least as many rows)");
+  if (counters == nullptr) throw Error("mean_squared_error: counters is a null pointer");
+  float* d = nullptr;
+  if (dpredictions != nullptr) {
+    require_on(ctx, *dpredictions, "mean_squared_error: dpredictions");
+    require_shape(*dpredictions, batch, cols,
+                  "mean_squared_error: dpredictions (shape of predictions)");
+    d = dpredictions->data();
+  }
+  const float grad_scale = 2.0f / (static_cast<float>(batch) * static_cast<float>(cols));
+  if (ctx.is_cuda())
+    cuda::squared_error(predictions.data(), targets.data(), d, batch, cols, grad_scale, counters,
+                        ctx.stream());
+  else
+    host::squared_error(predictions.data(), targets.data(), d, batch, cols, grad_scale, counters);
+}
+
 void uniform_init(Context& ctx, Tensor& t, float bound) {
   require_on(ctx, t, "uniform_init: t");
   if (!(bound > 0.0f)) throw Error("uniform_init: bound must be > 0, got " + std::to_string(bound));

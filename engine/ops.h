@@ -57,6 +57,15 @@ void relu_backward(Context& ctx, const Tensor& y, const Tensor& dy, Tensor& dx);
 void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor& labels,
                            Tensor* dlogits, MetricCounters* counters);
 
+// Mean squared error with its metrics, in one kernel, as PyTorch's MSELoss (mean over all
+// elements).
+//   predictions is B×N; targets has at least B rows of N columns, of which the first B are used;
+//   dpredictions (B×N) receives 2·(predictions − targets)/(B·N), the gradient of the batch's mean
+//   loss, unless it is null (evaluation). Each row's mean squared error, summed over the rows in a
+//   fixed order, and the batch size are added to *counters (in the context's memory).
+void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& targets,
+                        Tensor* dpredictions, MetricCounters* counters);
+
 // Fills t uniformly in (−bound, bound] from the context's seeded generator: cuRAND Philox on the
 // GPU (curandGenerateUniform, then a scale kernel), std::mt19937_64 on the CPU.
 void uniform_init(Context& ctx, Tensor& t, float bound);

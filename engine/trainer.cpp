@@ -12,69 +12,124 @@ std::unique_ptr<Optimizer> make_optimizer(Context& ctx, Module& net, const Train
   return std::make_unique<Sgd>(ctx, net.parameters(), o.sgd);
 }
 
-// The network is prepared before the optimiser is built, which moves its parameters.
-Module& prepared(Context& ctx, Module& net, const TrainerOptions& o) {
-  if (o.max_batch < 1) throw Error("trainer: max_batch must be >= 1");
-  if (o.classes < 2) throw Error("trainer: classes must be >= 2");
+const char* loss_name(TrainerOptions::Loss loss) {
+  return loss == TrainerOptions::Loss::CrossEntropy ? "cross-entropy" : "mean squared error";
+}
+
+// Prepares the network (before the optimiser is built, which moves its parameters) and returns
+// its output width.
+int prepare_network(Context& ctx, Module& net, const TrainerOptions& o) {
+  if (o.max_batch < 1)
+    throw Error("trainer: max_batch must be >= 1, got " + std::to_string(o.max_batch));
+  if (o.loss != TrainerOptions::Loss::CrossEntropy &&
+      o.loss != TrainerOptions::Loss::MeanSquaredError)
+    throw Error("trainer: unknown loss " + std::to_string(static_cast<int>(o.loss)));
   const int in = net.in_features();
   if (in == 0) throw Error("trainer: the network's first module must fix the input width");
   net.set_accumulate_grads(false);
   const int out = net.prepare(ctx, o.max_batch, in);
-  if (out != o.classes)
-    throw Error("trainer: the network has " + std::to_string(out) +
-                " outputs, but classes = " + std::to_string(o.classes));
-  return net;
+  if (o.loss == TrainerOptions::Loss::CrossEntropy && out < 2)
+    throw Error(
+        "trainer: cross-entropy needs a network of >= 2 outputs (one per class), this "
+        "one has " +
+        std::to_string(out));
+  return out;
 }
 
 }  // namespace
 
+const void* Trainer::Targets::data() const {
+  return labels != nullptr ? static_cast<const void*>(labels->data()) : values->data();
+}
+
 Trainer::Trainer(Context& ctx, Module& net, const TrainerOptions& options)
     : ctx_(ctx),
-      net_(prepared(ctx, net, options)),
+      net_(net),
       options_(options),
+      outputs_(prepare_network(ctx, net, options)),
       optimizer_(make_optimizer(ctx, net, options)),
       train_metrics_(ctx),
       eval_metrics_(ctx),
       use_graph_(ctx.is_cuda() && options.cuda_graph) {
-  loss_.prepare(ctx, options.max_batch, options.classes);
+  if (options.loss == TrainerOptions::Loss::CrossEntropy)
+    cross_entropy_.prepare(ctx, options.max_batch, outputs_);
+  else
+    mean_squared_error_.prepare(ctx, options.max_batch, outputs_);
 }
 
 Trainer::~Trainer() = default;
 
-void Trainer::enqueue(const Tensor& x, const LabelTensor& labels, const Fill& fill) {
+void Trainer::require_loss(TrainerOptions::Loss wanted, const char* call) const {
+  if (options_.loss != wanted)
+    throw Error(std::string("trainer: ") + call + " is for the " + loss_name(wanted) +
+                " loss, but this trainer was built with " + loss_name(options_.loss) +
+                (options_.loss == TrainerOptions::Loss::CrossEntropy
+                     ? ", which takes labels (a LabelTensor)"
+                     : ", which takes float targets (a Tensor of B x outputs)"));
+}
+
+const Tensor& Trainer::loss_gradient(const Tensor& output, const Targets& targets) {
+  if (targets.labels != nullptr)
+    return cross_entropy_.forward_backward(ctx_, output, *targets.labels, train_metrics_);
+  return mean_squared_error_.forward_backward(ctx_, output, *targets.values, train_metrics_);
+}
+
+void Trainer::enqueue(const Tensor& x, const Targets& targets, const Fill& fill) {
   if (fill) fill(ctx_.stream(), optimizer_->device_step());
-  const Tensor& logits = net_.forward(ctx_, x);
-  const Tensor& dlogits = loss_.forward_backward(ctx_, logits, labels, train_metrics_);
-  net_.backward(ctx_, dlogits);
+  const Tensor& output = net_.forward(ctx_, x);
+  net_.backward(ctx_, loss_gradient(output, targets));
   optimizer_->step(ctx_);
 }
 
 void Trainer::step(const Tensor& x, const LabelTensor& labels, const Fill& fill) {
-  if (x.rows() < 1 || x.rows() > options_.max_batch)
-    throw Error("trainer: a batch of " + std::to_string(x.rows()) + " rows, prepared for 1.." +
-                std::to_string(options_.max_batch));
+  require_loss(TrainerOptions::Loss::CrossEntropy, "step(x, labels)");
   if (labels.size() < x.rows())
     throw Error("trainer: " + std::to_string(labels.size()) + " labels for a batch of " +
                 std::to_string(x.rows()));
+  Targets targets;
+  targets.labels = &labels;
+  run_step(x, targets, fill);
+}
+
+void Trainer::step(const Tensor& x, const Tensor& targets, const Fill& fill) {
+  require_loss(TrainerOptions::Loss::MeanSquaredError, "step(x, targets)");
+  // Checked here, not in the loss: a throw during a capture would read as a failed capture.
+  if (targets.device() != ctx_.device())
+    throw Error(std::string("trainer: the targets live on ") + device_name(targets.device()) +
+                " but the context is " + device_name(ctx_.device()));
+  if (targets.rows() < x.rows() || targets.cols() != outputs_)
+    throw Error("trainer: targets are " + targets.shape() + " for a batch of " +
+                std::to_string(x.rows()) + " rows and a network of " + std::to_string(outputs_) +
+                " outputs (they need >= " + std::to_string(x.rows()) + " rows of " +
+                std::to_string(outputs_) + ")");
+  Targets t;
+  t.values = &targets;
+  run_step(x, t, fill);
+}
+
+void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill) {
+  if (x.rows() < 1 || x.rows() > options_.max_batch)
+    throw Error("trainer: a batch of " + std::to_string(x.rows()) + " rows, prepared for 1.." +
+                std::to_string(options_.max_batch));
   const bool full = x.rows() == options_.max_batch;
   if (!use_graph_ || !full) {
-    enqueue(x, labels, fill);
-  } else if (graph_ && x.data() == graph_x_ && labels.data() == graph_labels_) {
+    enqueue(x, targets, fill);
+  } else if (graph_ && x.data() == graph_x_ && targets.data() == graph_targets_) {
     graph_.launch(ctx_.stream());
   } else if (!warmed_up_) {
-    enqueue(x, labels, fill);
+    enqueue(x, targets, fill);
     warmed_up_ = true;
   } else {
     try {
-      graph_ = ctx_.capture([&] { enqueue(x, labels, fill); });
+      graph_ = ctx_.capture([&] { enqueue(x, targets, fill); });
       graph_x_ = x.data();
-      graph_labels_ = labels.data();
+      graph_targets_ = targets.data();
     } catch (const std::exception& e) {
       use_graph_ = false;
       graph_ = CudaGraph();
       graph_note_ = std::string("the training step could not be captured as a CUDA graph (") +
                     e.what() + "); running it launch by launch";
-      enqueue(x, labels, fill);
+      enqueue(x, targets, fill);
       ++steps_;
       return;
     }
@@ -90,19 +145,48 @@ MetricTotals Trainer::take_metrics() {
 }
 
 MetricTotals Trainer::evaluate(const Tensor& x, const LabelTensor& labels) {
+  require_loss(TrainerOptions::Loss::CrossEntropy, "evaluate(x, labels)");
   if (x.device() != ctx_.device() || labels.device() != ctx_.device())
     throw Error("trainer: evaluate needs x and labels on the context's device");
-  if (labels.size() != x.rows())
+  Targets targets;
+  targets.labels = &labels;
+  return evaluate_in_batches(x, labels.size(), targets);
+}
+
+MetricTotals Trainer::evaluate(const Tensor& x, const Tensor& targets) {
+  require_loss(TrainerOptions::Loss::MeanSquaredError, "evaluate(x, targets)");
+  if (x.device() != ctx_.device() || targets.device() != ctx_.device())
+    throw Error("trainer: evaluate needs x and targets on the context's device");
+  if (targets.cols() != outputs_)
+    throw Error("trainer: evaluate got targets of " + targets.shape() + " for a network of " +
+                std::to_string(outputs_) + " outputs");
+  Targets t;
+  t.values = &targets;
+  return evaluate_in_batches(x, targets.rows(), t);
+}
+
+MetricTotals Trainer::evaluate_in_batches(const Tensor& x, int target_count,
+                                          const Targets& targets) {
+  if (target_count != x.rows())
     throw Error("trainer: evaluate got " + std::to_string(x.rows()) + " rows and " +
-                std::to_string(labels.size()) + " labels");
+                std::to_string(target_count) +
+                (targets.labels != nullptr ? " labels" : " rows of targets"));
   eval_metrics_.reset(ctx_);
   const int n = x.rows(), f = x.cols(), b = options_.max_batch;
   for (int start = 0; start < n; start += b) {
     const int size = std::min(b, n - start);
     const Tensor xb =
         Tensor::view(ctx_.device(), x.data() + static_cast<int64_t>(start) * f, size, f);
-    const LabelTensor yb = LabelTensor::view(ctx_.device(), labels.data() + start, size);
-    loss_.forward(ctx_, net_.forward(ctx_, xb), yb, eval_metrics_);
+    const Tensor& output = net_.forward(ctx_, xb);
+    if (targets.labels != nullptr) {
+      const LabelTensor yb = LabelTensor::view(ctx_.device(), targets.labels->data() + start, size);
+      cross_entropy_.forward(ctx_, output, yb, eval_metrics_);
+    } else {
+      const Tensor yb = Tensor::view(
+          ctx_.device(), targets.values->data() + static_cast<int64_t>(start) * outputs_, size,
+          outputs_);
+      mean_squared_error_.forward(ctx_, output, yb, eval_metrics_);
+    }
   }
   return eval_metrics_.read(ctx_);
 }

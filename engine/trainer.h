@@ -1,13 +1,19 @@
-// Trainer: the one owner of a classifier's training step — the network, the softmax
-// cross-entropy, the optimiser, the metrics and, on CUDA, the captured graph of the whole step.
+// Trainer: the one owner of a network's training step — the network, its loss (softmax
+// cross-entropy for a classifier, mean squared error for a regression), the optimiser, the metrics
+// and, on CUDA, the captured graph of the whole step.
 //
 //   engine::Context ctx(seed);                        // the GPU if there is one, else the CPU
 //   models::MLP net(ctx, 784, {1024, 1024}, 10);
 //   engine::TrainerOptions o;
-//   o.max_batch = 256, o.classes = 10, o.sgd.lr = 0.1f;
+//   o.max_batch = 256, o.sgd.lr = 0.1f;               // the loss: cross-entropy by default
 //   engine::Trainer trainer(ctx, net, o);              // prepares everything, once
 //   for (...) trainer.step(x, labels);                 // x: B×784, labels: B (B ≤ 256)
 //   engine::MetricTotals t = trainer.take_metrics();   // the one wait
+//
+// A regression sets o.loss = TrainerOptions::Loss::MeanSquaredError and passes float targets,
+// a Tensor of B×outputs, where a classifier passes labels: trainer.step(x, targets). Its metrics
+// are the mean loss; accuracy does not apply (it reads 0). The output width is the network's
+// (what its prepare() returns), so the targets' width and the class count come from it.
 //
 // A step is: the optional fill (a data loader's gather) → forward → loss, its gradient and the
 // metrics (one kernel) → backward, which overwrites the gradients (no zeroing pass) → the
@@ -17,10 +23,11 @@
 // (it also sizes the GEMM workspaces and loads every kernel), the second is captured, and every
 // later full-size step replays the graph with one launch. What changes between steps is read on
 // the device: the step counter (learning rate, Adam's bias correction, and the batch a `fill`
-// gathers). So x, labels and fill must be the same buffers and function at every full-size step;
-// if x's or labels' pointers change, the step is captured again. A smaller step (an epoch's last,
-// partial batch) runs launch by launch. If the capture fails, the trainer says why in
-// graph_note() and runs every later step launch by launch. Both ways give the same bits.
+// gathers). So x, the labels (or targets) and fill must be the same buffers and function at every
+// full-size step; if x's or the labels' pointers change, the step is captured again. A smaller
+// step (an epoch's last, partial batch) runs launch by launch. If the capture fails, the trainer
+// says why in graph_note() and runs every later step launch by launch. Both ways give the same
+// bits.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +45,9 @@ namespace engine {
 
 struct TrainerOptions {
   int max_batch = 0;  // the largest batch step() gets (required)
-  int classes = 0;    // the width of the network's output (required, ≥ 2)
+  // CrossEntropy: softmax cross-entropy on labels (a network of ≥ 2 outputs, the class scores).
+  // MeanSquaredError: on float targets of the network's output width (≥ 1).
+  enum class Loss { CrossEntropy, MeanSquaredError } loss = Loss::CrossEntropy;
   enum class Optimizer { Sgd, Adam } optimizer = Optimizer::Sgd;
   SgdOptions sgd;          // used with Optimizer::Sgd
   AdamOptions adam;        // used with Optimizer::Adam
@@ -47,29 +56,38 @@ struct TrainerOptions {
 
 class Trainer {
  public:
-  // Queued before the step's forward pass: writes this step's input into the x and labels given
-  // to step(). device_step is the number of steps taken, in the context's memory; read it there
-  // (not on the host), so that a captured step gathers a new batch at every replay.
+  // Queued before the step's forward pass: writes this step's input into the x and labels (or
+  // targets) given to step(). device_step is the number of steps taken, in the context's memory;
+  // read it there (not on the host), so that a captured step gathers a new batch at every replay.
   using Fill = std::function<void(cudaStream_t stream, const int64_t* device_step)>;
 
   // Prepares net for max_batch, sets it to overwrite its gradients, builds the optimiser (which
-  // moves the parameters into one flat buffer) and the loss. Throws gemm_mlp::Error on bad options.
+  // moves the parameters into one flat buffer) and the loss for the network's output width.
+  // Throws gemm_mlp::Error on bad options.
   Trainer(Context& ctx, Module& net, const TrainerOptions& options);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  // One optimisation step on x (B×features, 1 ≤ B ≤ max_batch) and labels (≥ B values), both in
-  // the context's memory. Queued; never waits for the device.
+  // One optimisation step on x (B×features, 1 ≤ B ≤ max_batch), in the context's memory, and
+  // cross-entropy: labels (≥ B values), or mean squared error: targets (≥ B rows × outputs(),
+  // the first B used). Each overload throws on a trainer built for the other loss. Queued; never
+  // waits for the device.
   void step(const Tensor& x, const LabelTensor& labels, const Fill& fill = nullptr);
+  void step(const Tensor& x, const Tensor& targets, const Fill& fill = nullptr);
 
-  // The loss and accuracy of the steps since the last call; waits for the device once.
+  // The loss (and, for cross-entropy, accuracy) of the steps since the last call; waits for the
+  // device once.
   MetricTotals take_metrics();
   // The same without starting over (a running loss for progress reports); waits once.
   MetricTotals peek_metrics() { return train_metrics_.read(ctx_); }
-  // Loss and accuracy of the network on a whole set (x: N×features, labels: N), in batches of at
-  // most max_batch, in order. Waits for the device once.
+  // The metrics of the network on a whole set (x: N×features; labels: N, or targets:
+  // N×outputs()), in batches of at most max_batch, in order. Waits for the device once.
   MetricTotals evaluate(const Tensor& x, const LabelTensor& labels);
+  MetricTotals evaluate(const Tensor& x, const Tensor& targets);
+
+  TrainerOptions::Loss loss() const { return options_.loss; }
+  int outputs() const { return outputs_; }  // the network's output width
 
   int64_t steps() const { return steps_; }  // steps taken
   // Resuming: the optimiser's step count (load_optimizer_state sets it) becomes the trainer's.
@@ -84,13 +102,27 @@ class Trainer {
   const std::string& graph_note() const { return graph_note_; }
 
  private:
-  void enqueue(const Tensor& x, const LabelTensor& labels, const Fill& fill);
+  // What a step's loss compares the network's output with: one of the two is set.
+  struct Targets {
+    const LabelTensor* labels = nullptr;  // cross-entropy
+    const Tensor* values = nullptr;       // mean squared error
+    const void* data() const;
+  };
+
+  void require_loss(TrainerOptions::Loss wanted, const char* call) const;
+  void run_step(const Tensor& x, const Targets& targets, const Fill& fill);
+  void enqueue(const Tensor& x, const Targets& targets, const Fill& fill);
+  // The training loss (its metrics in train_metrics_) and its gradient.
+  const Tensor& loss_gradient(const Tensor& output, const Targets& targets);
+  MetricTotals evaluate_in_batches(const Tensor& x, int target_count, const Targets& targets);
 
   Context& ctx_;
   Module& net_;
   TrainerOptions options_;
+  int outputs_;
   std::unique_ptr<Optimizer> optimizer_;
-  SoftmaxCrossEntropy loss_;
+  SoftmaxCrossEntropy cross_entropy_;    // prepared with Loss::CrossEntropy
+  MeanSquaredError mean_squared_error_;  // prepared with Loss::MeanSquaredError
   Metrics train_metrics_, eval_metrics_;
   int64_t steps_ = 0;
 
@@ -98,7 +130,7 @@ class Trainer {
   bool warmed_up_ = false;  // a full-size step has run uncaptured
   CudaGraph graph_;
   const float* graph_x_ = nullptr;  // the buffers the graph was captured with
-  const int32_t* graph_labels_ = nullptr;
+  const void* graph_targets_ = nullptr;
   std::string graph_note_;
 };
 

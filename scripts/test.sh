@@ -4,7 +4,8 @@
 # The summary at the end counts the skipped tests by reason (scripts/ctest_summary.py reads
 # ctest's JUnit file, BUILD_DIR/ctest_junit.xml). The exit status is ctest's: 0 when no test
 # failed, skips included.
-# Environment: BUILD_DIR (default build), CUDA_ARCHS (default: the project's 80;86;89;90).
+# Environment: BUILD_DIR (default build), CUDA_ARCHS (default: this machine's GPUs, or 80 without
+# one; see cmake/cuda_defaults.cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

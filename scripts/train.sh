@@ -5,7 +5,8 @@
 #
 # 1. installs the Debian packages the build needs, if any is missing (scripts/install_deps.sh);
 # 2. fetches MNIST into data/mnist (scripts/fetch_mnist.sh; does nothing when it is there);
-# 3. configures and builds build/ (Release) when train_mlp is missing or out of date;
+# 3. configures and builds build/ (Release) when train_mlp is missing or out of date, for this
+#    machine's GPU only, or compute capability 8.0 without one (cmake/cuda_defaults.cmake);
 # 4. runs build/apps/train_mlp/train_mlp with the flags given.
 set -euo pipefail
 

@@ -1,7 +1,9 @@
-# Installs the built project into a scratch prefix, then configures, builds and runs
-# examples/consumer against it, as another CMake project would use the package.
-#   cmake -DBUILD_DIR=… -DSOURCE_DIR=… -DWORK_DIR=… -P package_test.cmake
-foreach(var BUILD_DIR SOURCE_DIR WORK_DIR)
+# Installs the built project into a scratch prefix, runs the installed programs from there, then
+# configures, builds and runs examples/consumer's two programs against it (a classifier and a
+# regression), as another CMake project would use the package. The libraries are static or
+# shared, as the build made them (BUILD_SHARED_LIBS).
+#   cmake -DBUILD_DIR=… -DSOURCE_DIR=… -DWORK_DIR=… -DLIBRARIES=… -DAPPS=ON|OFF -P package_test.cmake
+foreach(var BUILD_DIR SOURCE_DIR WORK_DIR LIBRARIES APPS)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "package_test.cmake: -D${var}=… is required")
   endif()
@@ -22,6 +24,24 @@ foreach(header engine/engine.h kernels/gemm.h models/mlp.h data/loader.h)
     message(FATAL_ERROR "package_test: include/gemm_mlp/${header} was not installed")
   endif()
 endforeach()
+# LIBRARIES: the four libraries' file names, comma-separated (libgemm_engine.a or .so …).
+string(REPLACE "," ";" libraries "${LIBRARIES}")
+foreach(library IN LISTS libraries)
+  file(GLOB found ${WORK_DIR}/prefix/lib*/${library})
+  if(NOT found)
+    message(FATAL_ERROR "package_test: ${library} was not installed")
+  endif()
+endforeach()
+# The installed programs start from the prefix, with no library path set: their RPATH finds the
+# shared libraries.
+if(APPS)
+  foreach(program train_mlp predict gemm_bench)
+    step(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${WORK_DIR}/prefix/bin/${program} --help)
+    if(NOT step_output MATCHES "Usage")
+      message(FATAL_ERROR "package_test: bin/${program} --help printed no usage:\n${step_output}")
+    endif()
+  endforeach()
+endif()
 # The parent build's dependency locations (stb, a CMAKE_PREFIX_PATH for nlohmann_json …), so that
 # a machine with them outside the system paths configures the same way.
 set(prefix_path "${WORK_DIR}/prefix")
@@ -31,8 +51,10 @@ endif()
 step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/consumer -B ${WORK_DIR}/build
      "-DCMAKE_PREFIX_PATH=${prefix_path}" -DCMAKE_BUILD_TYPE=Release)
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-step(${WORK_DIR}/build/xor_mlp)
-message(STATUS "package_test: ${step_output}")
+foreach(program xor_mlp fit_sine)
+  step(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${WORK_DIR}/build/${program})
+  message(STATUS "package_test: ${step_output}")
+endforeach()
 
 # As a subproject: no tests, no apps, and no build type written into the parent's cache.
 file(WRITE ${WORK_DIR}/parent/CMakeLists.txt

@@ -305,12 +305,10 @@ float learning_rate(const Options& o) {
   return o.optimizer == "sgd" ? 0.1f : 1e-3f;
 }
 
-engine::TrainerOptions trainer_options(const Options& o, int classes, int64_t total_steps,
-                                       bool cuda_graph) {
+engine::TrainerOptions trainer_options(const Options& o, int64_t total_steps, bool cuda_graph) {
   if (o.schedule == "constant") total_steps = 0;
   engine::TrainerOptions t;
   t.max_batch = o.batch;
-  t.classes = classes;
   t.cuda_graph = cuda_graph;
   if (o.optimizer == "sgd") {
     t.optimizer = engine::TrainerOptions::Optimizer::Sgd;

@@ -55,7 +55,7 @@ void complete_options(Options& options);
 // The peak learning rate: --lr, or the optimiser's default.
 float learning_rate(const Options& options);
 
-engine::TrainerOptions trainer_options(const Options& options, int classes, int64_t total_steps,
+engine::TrainerOptions trainer_options(const Options& options, int64_t total_steps,
                                        bool cuda_graph);
 
 // What a checkpoint's metadata records of the run that wrote it; epoch is the last completed one.

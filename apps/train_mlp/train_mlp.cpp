@@ -166,7 +166,7 @@ double profile_gemm_seconds(const Options& o, engine::Context& ctx, data::BatchL
   const auto gather = [&loader](cudaStream_t, const int64_t* step) { loader.batch_at(step); };
   if (!o.no_graph) {
     models::MLP scratch(ctx, features, o.hidden, classes);
-    engine::Trainer profiler(ctx, scratch, trainer_options(o, classes, total_steps, true));
+    engine::Trainer profiler(ctx, scratch, trainer_options(o, total_steps, true));
     ctx.set_graph_gemm_timing(true);
     loader.begin_epoch(0);
     double replayed_s = 0.0;
@@ -187,7 +187,7 @@ double profile_gemm_seconds(const Options& o, engine::Context& ctx, data::BatchL
     if (replays > 0) return replayed_s / replays * loader.count() / o.batch;
   }
   models::MLP scratch(ctx, features, o.hidden, classes);
-  engine::Trainer profiler(ctx, scratch, trainer_options(o, classes, total_steps, false));
+  engine::Trainer profiler(ctx, scratch, trainer_options(o, total_steps, false));
   loader.begin_epoch(0);
   profiler.step(x, y, gather);  // untimed: the first launch of each kernel loads it
   ctx.begin_epoch();
@@ -214,7 +214,7 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
       engine::LabelTensor::view(device, test_data.all_labels(), test_data.count());
 
   models::MLP mlp(ctx, features, o.hidden, classes);
-  engine::Trainer trainer(ctx, mlp, trainer_options(o, classes, total_steps, !o.no_graph));
+  engine::Trainer trainer(ctx, mlp, trainer_options(o, total_steps, !o.no_graph));
   int first_epoch = 1, first_step = 0;  // where this process starts: step first_step of the epoch
   engine::MetricTotals carried;         // a mid-epoch save's totals of its epoch so far
   double carried_s = 0, carried_gemm_s = 0;
@@ -400,7 +400,7 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
   require_model_fits(o, sizes.inputs, sizes.classes, device);
   engine::Context ctx(device, o.seed);
   models::MLP mlp(ctx, sizes.inputs, sizes.hidden, sizes.classes);
-  engine::TrainerOptions t = trainer_options(o, test_set.classes, 0, false);
+  engine::TrainerOptions t = trainer_options(o, 0, false);
   engine::Trainer trainer(ctx, mlp, t);
   engine::load_checkpoint(ctx, o.eval, mlp.parameters());
   data::BatchLoader test_data(test_set, o.batch, o.seed, device, false, ctx.stream());

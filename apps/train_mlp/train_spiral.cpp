@@ -30,7 +30,6 @@ int main(int argc, char** argv) {
     models::SpiralClassifier net(*ctx, d.classes, hidden);
     engine::TrainerOptions options;
     options.max_batch = d.count;
-    options.classes = d.classes;
     options.optimizer = engine::TrainerOptions::Optimizer::Adam;
     options.adam.lr = 1e-2f;
     engine::Trainer trainer(*ctx, net, options);

@@ -226,7 +226,7 @@ TEST_F(Checkpoint, ResumedRunContinuesExactly) {
         net.add<engine::ReLU>();
         net.add<engine::Linear>(ctx, 16, classes);
         engine::TrainerOptions o;
-        o.max_batch = batch, o.classes = classes;
+        o.max_batch = batch;
         o.optimizer =
             adam ? engine::TrainerOptions::Optimizer::Adam : engine::TrainerOptions::Optimizer::Sgd;
         o.sgd = {0.1f, 0.9f, 1e-3f, cosine_steps};

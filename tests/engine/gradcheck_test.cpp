@@ -2,7 +2,8 @@
 //
 // For a scalar L(θ), the central difference (L(θ+h) − L(θ−h)) / 2h has two errors:
 //  - truncation, h²/6 · L''': zero for Linear and ReLU (piecewise linear in each entry, and no
-//    entry crosses a kink: inputs are kept at |x| ≥ 0.1 > h), small for softmax (|L'''| ≲ 1);
+//    entry crosses a kink: inputs are kept at |x| ≥ 0.1 > h) and for the squared error
+//    (quadratic), small for softmax (|L'''| ≲ 1);
 //  - rounding: the op runs in float32, so each evaluation of L carries an error of about
 //    eps32 · S, where S = Σ|terms| is the size of what L sums. Dividing by 2h makes that
 //    eps32 · S / h.
@@ -210,6 +211,40 @@ TEST(GradCheck, SoftmaxCrossEntropy) {
   check_gradient(
       logits, dlogits.download(), 1e-2, [&] { return mean_cross_entropy(logits, labels); },
       "dLogits");
+}
+
+// Mean squared error of float predictions against targets, over all elements, in double.
+LossValue mean_squared_error(const Tensor& predictions, const std::vector<float>& targets) {
+  const int64_t n = predictions.size();
+  LossValue l{0.0, 0.0};
+  for (int64_t i = 0; i < n; ++i) {
+    const double diff = static_cast<double>(predictions.data()[i]) - targets[i];
+    l.value += diff * diff / static_cast<double>(n);
+  }
+  l.scale = l.value;
+  return l;
+}
+
+TEST(GradCheck, MeanSquaredError) {
+  Context ctx(Device::CPU, "cpu", 1);
+  std::mt19937_64 rng(15);
+  const int rows = 7, cols = 3;
+  Tensor predictions =
+      Tensor::from_host(Device::CPU, rows, cols, random_values(rng, rows * cols, -2, 2));
+  const std::vector<float> targets = random_values(rng, rows * cols, -2, 2);
+  Tensor dpredictions(Device::CPU, rows, cols);
+  engine::MetricCounters counters{};
+  engine::mean_squared_error(ctx, predictions, Tensor::from_host(Device::CPU, rows, cols, targets),
+                             &dpredictions, &counters);
+
+  // The loss the op reports (a sum of per-row means) matches the double-precision one.
+  EXPECT_EQ(counters.seen, static_cast<unsigned long long>(rows));
+  EXPECT_EQ(counters.correct, 0u);
+  EXPECT_NEAR(counters.loss_sum / rows, mean_squared_error(predictions, targets).value, 1e-6);
+
+  check_gradient(
+      predictions, dpredictions.download(), 1e-2,
+      [&] { return mean_squared_error(predictions, targets); }, "dPredictions");
 }
 
 TEST(GradCheck, SoftmaxIsStableForHugeLogits) {

@@ -47,7 +47,6 @@ TEST(Training, CpuMlpLearnsBlobs) {
   net.add<engine::Linear>(ctx, 32, classes);
   engine::TrainerOptions options;
   options.max_batch = batch;
-  options.classes = classes;
   options.sgd = {0.05f, 0.9f, 0.0f, 0};
   engine::Trainer trainer(ctx, net, options);
 

@@ -27,7 +27,6 @@ TEST(Spiral, CpuClassifierLearnsTheSpiral) {
   models::SpiralClassifier net(ctx, d.classes, 64);
   engine::TrainerOptions options;
   options.max_batch = d.count;
-  options.classes = d.classes;
   options.optimizer = engine::TrainerOptions::Optimizer::Adam;
   options.adam.lr = 1e-2f;
   engine::Trainer trainer(ctx, net, options);
