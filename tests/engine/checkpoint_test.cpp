@@ -282,7 +282,8 @@ struct TinyRun {
     net.add<engine::ReLU>();
     net.add<engine::Linear>(ctx, 4, 2);
     engine::TrainerOptions o;
-    o.max_batch = 4, o.classes = 2, o.sgd = {0.1f, 0.9f, 0.0f, 0};
+    o.max_batch = 4;
+    o.sgd.lr = 0.1f, o.sgd.momentum = 0.9f, o.sgd.weight_decay = 0.0f;
     trainer = std::make_unique<engine::Trainer>(ctx, net, o);
   }
   void step() { trainer->step(x, y); }
