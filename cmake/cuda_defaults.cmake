@@ -74,8 +74,8 @@ foreach(arch IN LISTS gemm_mlp_chosen)
     endif()
   elseif(arch STREQUAL "all" OR arch STREQUAL "all-major")
     message(FATAL_ERROR "gemm_mlp: ${gemm_mlp_source} is '${arch}', which includes architectures "
-                        "below ${gemm_mlp_oldest_architecture} that lack the kernels' cp.async; list "
-                        "them instead, for example -DCMAKE_CUDA_ARCHITECTURES=\"80;86;89;90\"")
+                        "below ${gemm_mlp_oldest_architecture} that lack the kernels' cp.async; "
+                        "list them instead, for example -DCMAKE_CUDA_ARCHITECTURES=\"80;86;89;90\"")
   endif()
 endforeach()
 
