@@ -30,8 +30,8 @@ if(GEMM_MLP_NVIDIA_SMI)
         set(arch "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
         if(arch LESS gemm_mlp_oldest_architecture)
           message(WARNING "gemm_mlp: a GPU of compute capability ${cap} is below the project's "
-                          "8.0; building for ${gemm_mlp_oldest_architecture}, which it cannot run "
-                          "(the programs will use the CPU)")
+                          "8.0; building for ${gemm_mlp_oldest_architecture}, whose code that GPU "
+                          "cannot run: train_mlp and predict take --device cpu")
           set(arch ${gemm_mlp_oldest_architecture})
         endif()
         list(APPEND gemm_mlp_gpu_architectures ${arch})
