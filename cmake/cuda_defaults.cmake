@@ -30,8 +30,8 @@ if(GEMM_MLP_NVIDIA_SMI)
         set(arch "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
         if(arch LESS gemm_mlp_oldest_architecture)
           message(WARNING "gemm_mlp: a GPU of compute capability ${cap} is below the project's "
-                          "8.0; building for ${gemm_mlp_oldest_architecture}, which it cannot run "
-                          "(the programs will use the CPU)")
+                          "8.0; building for ${gemm_mlp_oldest_architecture}, whose code that GPU "
+                          "cannot run: train_mlp and predict take --device cpu")
           set(arch ${gemm_mlp_oldest_architecture})
         endif()
         list(APPEND gemm_mlp_gpu_architectures ${arch})
@@ -74,8 +74,8 @@ foreach(arch IN LISTS gemm_mlp_chosen)
     endif()
   elseif(arch STREQUAL "all" OR arch STREQUAL "all-major")
     message(FATAL_ERROR "gemm_mlp: ${gemm_mlp_source} is '${arch}', which includes architectures "
-                        "below ${gemm_mlp_oldest_architecture} that lack the kernels' cp.async; list "
-                        "them instead, for example -DCMAKE_CUDA_ARCHITECTURES=\"80;86;89;90\"")
+                        "below ${gemm_mlp_oldest_architecture} that lack the kernels' cp.async; "
+                        "list them instead, for example -DCMAKE_CUDA_ARCHITECTURES=\"80;86;89;90\"")
   endif()
 endforeach()
 

@@ -18,6 +18,7 @@ struct MetricCounters {
   unsigned long long correct;     // examples whose first arg-max logit is the label (cross-entropy)
   unsigned long long seen;        // examples counted
   unsigned long long bad_labels;  // labels outside [0, classes): reported as an error on read
+  unsigned long long bad_targets;  // targets that are NaN or infinite: reported as an error on read
 };
 
 // The learning rate of step s (0-based), computed where the optimiser runs, from the step counter
@@ -58,7 +59,8 @@ void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, in
 
 // predictions, targets and dpredictions are rows×cols. One kernel:
 //   dpredictions = (predictions − targets) · grad_scale; skipped when null
-//   counters += Σ_r (Σ_c (predictions[r][c] − targets[r][c])²) / cols, rows
+//   counters += Σ_r (Σ_c (predictions[r][c] − targets[r][c])²) / cols, rows, and the targets
+//               that are NaN or infinite in bad_targets
 // grad_scale = 2 / (rows·cols) makes dpredictions the gradient of the batch's mean loss. The sums
 // are formed in a fixed order, so they are reproducible.
 void squared_error(const float* predictions, const float* targets, float* dpredictions, int rows,

@@ -60,7 +60,9 @@ void squared_error(const float* predictions, const float* targets, float* dpredi
     const int64_t row = static_cast<int64_t>(r) * cols;
     float sum = 0.0f;
     for (int j = 0; j < cols; ++j) {
-      const float diff = predictions[row + j] - targets[row + j];
+      const float target = targets[row + j];
+      counters->bad_targets += std::isfinite(target) ? 0 : 1;
+      const float diff = predictions[row + j] - target;
       sum += diff * diff;
       if (dpredictions != nullptr) dpredictions[row + j] = diff * grad_scale;
     }

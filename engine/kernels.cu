@@ -137,11 +137,14 @@ __global__ void __launch_bounds__(kLossThreads)
                          int rows, int cols, float grad_scale, MetricCounters* counters) {
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   double warp_loss = 0.0;  // kept by lane 0
+  unsigned int lane_bad = 0;
   for (int r = warp; r < rows; r += kLossWarps) {
     const int64_t row = static_cast<int64_t>(r) * cols;
     float sum = 0.0f;
     for (int j = lane; j < cols; j += kWarp) {
-      const float diff = predictions[row + j] - targets[row + j];
+      const float target = targets[row + j];
+      lane_bad += isfinite(target) ? 0u : 1u;
+      const float diff = predictions[row + j] - target;
       sum += diff * diff;
       if (dpredictions != nullptr) dpredictions[row + j] = diff * grad_scale;
     }
@@ -149,14 +152,19 @@ __global__ void __launch_bounds__(kLossThreads)
       sum += __shfl_xor_sync(0xffffffffu, sum, offset);
     if (lane == 0) warp_loss += static_cast<double>(sum) / cols;
   }
+  for (int offset = kWarp / 2; offset > 0; offset /= 2)
+    lane_bad += __shfl_xor_sync(0xffffffffu, lane_bad, offset);
   __shared__ double loss[kLossWarps];
-  if (lane == 0) loss[warp] = warp_loss;
+  __shared__ unsigned int bad[kLossWarps];
+  if (lane == 0) loss[warp] = warp_loss, bad[warp] = lane_bad;
   __syncthreads();
   if (threadIdx.x == 0) {
     double l = 0.0;
-    for (int w = 0; w < kLossWarps; ++w) l += loss[w];
+    unsigned long long b = 0;
+    for (int w = 0; w < kLossWarps; ++w) l += loss[w], b += bad[w];
     counters->loss_sum += l;
     counters->seen += rows;
+    counters->bad_targets += b;
   }
 }
 

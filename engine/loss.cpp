@@ -28,6 +28,9 @@ MetricTotals Metrics::read(Context& ctx) const {
   if (c.bad_labels > 0)
     throw Error("loss: " + std::to_string(c.bad_labels) +
                 " labels were outside [0, classes) (wrong dataset or class count?)");
+  if (c.bad_targets > 0)
+    throw Error("loss: " + std::to_string(c.bad_targets) +
+                " targets were NaN or infinite (the regression's targets must be finite)");
   MetricTotals t;
   t.loss_sum = c.loss_sum;
   t.correct = static_cast<int64_t>(c.correct);

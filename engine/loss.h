@@ -35,7 +35,8 @@ class Metrics {
   explicit Metrics(Context& ctx) : counters_(ctx) {}  // allocates; starts at zero
 
   void reset(Context& ctx);  // queued on the stream, no wait
-  // Waits for the stream and returns the totals. Throws if a label outside [0, classes) was seen.
+  // Waits for the stream and returns the totals. Throws if a label outside [0, classes), or a
+  // target that is NaN or infinite, was seen.
   MetricTotals read(Context& ctx) const;
 
   Device device() const { return counters_.device(); }
@@ -69,7 +70,8 @@ class SoftmaxCrossEntropy {
 
 // Mean squared error over all elements, as PyTorch's MSELoss: a batch's loss is
 // Σ (prediction − target)² / (B·outputs). Each example adds its own mean squared error to the
-// metrics, so mean_loss() is the MSE over all the examples seen; `correct` stays 0.
+// metrics, so mean_loss() is the MSE over all the examples seen; `correct` stays 0. A target that
+// is NaN or infinite makes Metrics::read throw.
 class MeanSquaredError {
  public:
   // Allocates dpredictions (max_batch×outputs), outputs ≥ 1. Call outside the step.

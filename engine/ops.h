@@ -62,7 +62,8 @@ void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor
 //   predictions is B×N; targets has at least B rows of N columns, of which the first B are used;
 //   dpredictions (B×N) receives 2·(predictions − targets)/(B·N), the gradient of the batch's mean
 //   loss, unless it is null (evaluation). Each row's mean squared error, summed over the rows in a
-//   fixed order, and the batch size are added to *counters (in the context's memory).
+//   fixed order, and the batch size are added to *counters (in the context's memory); a target
+//   that is NaN or infinite is counted in counters->bad_targets.
 void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& targets,
                         Tensor* dpredictions, MetricCounters* counters);
 

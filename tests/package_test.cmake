@@ -2,7 +2,8 @@
 # configures, builds and runs examples/consumer's two programs against it (a classifier and a
 # regression), as another CMake project would use the package. The libraries are static or
 # shared, as the build made them (BUILD_SHARED_LIBS).
-#   cmake -DBUILD_DIR=… -DSOURCE_DIR=… -DWORK_DIR=… -DLIBRARIES=… -DAPPS=ON|OFF -P package_test.cmake
+#   cmake -DBUILD_DIR=… -DSOURCE_DIR=… -DWORK_DIR=… -DLIBRARIES=… -DAPPS=ON|OFF \
+#         -P package_test.cmake
 foreach(var BUILD_DIR SOURCE_DIR WORK_DIR LIBRARIES APPS)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "package_test.cmake: -D${var}=… is required")

@@ -5,12 +5,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "compare_to_cpu.h"
 #include "engine/engine.h"
+#include "expect_error.h"
 #include "gpu_test.h"
 #include "random_data.h"
 
@@ -157,6 +159,13 @@ TEST(EngineGpu, MeanSquaredErrorMatchesCpu) {
     // Evaluation adds the same loss and writes no gradient.
     gloss.forward(ctx, gp, gt, gm);
     EXPECT_NEAR(gm.read(ctx).loss_sum, 2 * g.loss_sum, 1e-12 * g.loss_sum);
+
+    // Non-finite targets are counted wherever they lie, and reported on read.
+    std::vector<float> bad = tv;
+    bad.front() = std::numeric_limits<float>::quiet_NaN();
+    bad.back() = -std::numeric_limits<float>::infinity();
+    gloss.forward(ctx, gp, Tensor::from_host(Device::CUDA, s.batch, s.cols, bad), gm);
+    EXPECT_THROW_WITH(gm.read(ctx), gemm_mlp::Error, "2 targets were NaN or infinite");
   }
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -176,6 +177,23 @@ TEST(Trainer, MeanSquaredErrorTargetsMustFitTheBatch) {
   // More rows than the batch: the first B are used, as with labels.
   trainer.step(x, Tensor(Device::CPU, 6, 3));
   EXPECT_EQ(trainer.take_metrics().seen, 4);
+}
+
+// A target that is NaN or infinite is an error when the metrics are read, as a label out of range
+// is for cross-entropy, not a NaN loss to find later.
+TEST(Trainer, NonFiniteTargetsAreReported) {
+  Context ctx(Device::CPU, "cpu", 1);
+  engine::Sequential net;
+  net.add<engine::Linear>(ctx, 2, 2);
+  engine::Trainer trainer(ctx, net, options_for(Loss::MeanSquaredError, 4));
+  const Tensor x(Device::CPU, 4, 2);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  trainer.step(x, Tensor::from_host(Device::CPU, 4, 2, {0, 1, nan, 0, 0, -inf, 2, 3}));
+  EXPECT_THROW_WITH(trainer.take_metrics(), gemm_mlp::Error, "2 targets were NaN or infinite");
+  EXPECT_THROW_WITH(
+      trainer.evaluate(x, Tensor::from_host(Device::CPU, 4, 2, {nan, 0, 0, 0, 0, 0, 0, 0})),
+      gemm_mlp::Error, "1 targets were NaN or infinite");
 }
 
 }  // namespace
