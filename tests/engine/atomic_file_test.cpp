@@ -3,6 +3,7 @@
 // succeed, and what a killed writer left is cleaned up.
 #include "engine/atomic_file.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -39,10 +40,13 @@ class AtomicFile : public ::testing::Test {
   }
   // The files beside path_ whose name starts with its own.
   int files_beside() const {
-    const std::string out = ::testing::TempDir() + "atomic_ls.txt";
-    std::system(("ls -d '" + path_ + "'* 2>/dev/null | wc -l > '" + out + "'").c_str());
+    const size_t slash = path_.find_last_of('/');
+    const std::string dir = path_.substr(0, slash), prefix = path_.substr(slash + 1);
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return -1;
     int n = 0;
-    std::ifstream(out) >> n;
+    while (const dirent* e = ::readdir(d)) n += std::string(e->d_name).rfind(prefix, 0) == 0;
+    ::closedir(d);
     return n;
   }
   std::string path_;
