@@ -15,14 +15,23 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
 "$repo/scripts/install_deps.sh"
-# The dataset the flags ask for (--dataset fashion: Fashion-MNIST), fetched where train_mlp looks.
-dataset=mnist
+# The dataset the flags ask for (--dataset fashion: Fashion-MNIST), or else the one a --resume or
+# --eval checkpoint names in its metadata (as train_mlp takes it), fetched where train_mlp looks.
+dataset=
+checkpoint=
 prev=
 for arg in "$@"; do
   [[ "$prev" == --dataset ]] && dataset=$arg
   [[ "$arg" == --dataset=* ]] && dataset=${arg#--dataset=}
+  [[ "$prev" == --resume || "$prev" == --eval ]] && checkpoint=$arg
+  [[ "$arg" == --resume=* || "$arg" == --eval=* ]] && checkpoint=${arg#*=}
   prev=$arg
 done
+if [[ -z "$dataset" && -f "$checkpoint" ]]; then
+  # The header's JSON, as train_mlp writes it: "dataset":"NAME" (no metadata: mnist).
+  dataset=$(head -c 1048576 "$checkpoint" | grep -ao '"dataset":"[a-z-]*"' | head -1 | cut -d'"' -f4 || true)
+fi
+dataset=${dataset:-mnist}
 if [[ "$dataset" == fashion ]]; then
   data_folder="$repo/data/fashion-mnist"
   "$repo/scripts/fetch_mnist.sh" fashion "$data_folder"
