@@ -16,15 +16,7 @@
 // untimed, profiled epoch on a scratch copy of the model loads every kernel and cuBLAS and
 // measures an epoch's GEMM time (see train()); the timed epochs record no per-GEMM events.
 //
-// Stopping: SIGINT or SIGTERM sets a flag that is read between steps; the step under way
-// finishes, the checkpoint is saved (with --save, or a resumed run's own), the command that
-// resumes it is printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM). A second signal
-// stops at once (the checkpoint is then the previous save, whole). A run resumed mid-epoch takes
-// the rest of that epoch's batches, in the same order, so it ends where an uninterrupted one
-// would, bit for bit.
-#include <signal.h>
-#include <unistd.h>
-
+// Stopping (SIGINT, SIGTERM): apps/train_mlp/stop.h.
 #include <algorithm>
 #include <cmath>
 #include <csignal>
@@ -35,8 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/parse_number.h"
 #include "apps/train_mlp/options.h"
 #include "apps/train_mlp/report.h"
+#include "apps/train_mlp/stop.h"
 #include "data/loader.h"
 #include "data/mnist.h"
 #include "engine/engine.h"
@@ -45,34 +39,6 @@
 #include "models/mlp.h"
 
 namespace {
-
-// The signal that asks the run to stop (SIGINT or SIGTERM), or 0; set by the handler, read
-// between steps.
-volatile std::sig_atomic_t stop_signal = 0;
-const char* program = "train_mlp";  // argv[0], for the resume command
-
-extern "C" void on_stop_signal(int sig) {
-  stop_signal = sig;
-  static const char message[] =
-      "\ntrain_mlp: stopping after this step (again to stop at once; the last save stays whole)\n";
-  const ssize_t ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
-  (void)ignored;
-}
-
-// The first signal sets the flag; the handler then resets, so a second one stops the process.
-void install_stop_handlers() {
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  action.sa_flags = SA_RESTART | SA_RESETHAND;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
-// Thrown when a signal stopped the run (after its checkpoint was saved): exit 128 + signal.
-struct Stopped {
-  int signal;
-};
 
 // Steps first .. num_batches()-1 of an epoch; returns the index after the last step taken (less
 // than num_batches() when a stop signal came). The loader gathers each step's batch from the
@@ -83,7 +49,7 @@ int run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine:
   const auto gather = [&loader](cudaStream_t, const int64_t* step) { loader.batch_at(step); };
   const int batches = loader.num_batches(), b = loader.batch_size();
   for (int i = first; i < batches; ++i) {
-    if (stop_signal != 0) return i;
+    if (stop_signal() != 0) return i;
     const int size = std::min(b, loader.count() - i * b);
     if (size == x.rows())
       trainer.step(x, y, gather);
@@ -94,46 +60,14 @@ int run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine:
   return batches;
 }
 
-// An argument as the shell reads it back.
-std::string shell_quoted(const std::string& arg) {
-  if (!arg.empty() && arg.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                            "0123456789_./=:,+-") == std::string::npos)
-    return arg;
-  std::string out = "'";
-  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// The command that continues this run from its checkpoint: the checkpoint records the model and
-// the run's settings; what it does not record (where the data is, the device, the reports) is
-// repeated as given.
-std::string resume_command(const Options& o) {
-  std::string command = shell_quoted(program) + " --resume " + shell_quoted(o.save);
-  const auto repeat = [&](const char* flag, const std::string& value) {
-    if (o.given.count(flag)) command += std::string(" ") + flag + " " + shell_quoted(value);
-  };
-  repeat("--epochs", std::to_string(o.epochs));
-  repeat("--data-dir", o.data_dir);
-  repeat("--device", o.device);
-  repeat("--history", o.history);
-  repeat("--results", o.results);
-  repeat("--log-interval", std::to_string(o.log_interval));
-  if (o.no_graph) command += " --no-graph";
-  return command;
-}
-
 double metadata_number(const engine::Metadata& m, const std::string& path, const char* key) {
   const auto it = m.find(key);
-  size_t used = 0;
-  double v = 0;
-  try {
-    if (it != m.end()) v = std::stod(it->second, &used);
-  } catch (const std::exception&) {
-  }
-  if (it == m.end() || used == 0 || used != it->second.size() || !std::isfinite(v) || v < 0)
+  const std::optional<double> v =
+      it == m.end() ? std::nullopt : apps::finite_decimal_value(it->second);
+  if (!v || *v < 0)
     throw std::runtime_error("checkpoint " + path + ": its metadata has no '" + key +
                              "' that is a finite number >= 0 (a save made in mid-epoch has one)");
-  return v;
+  return *v;
 }
 
 // What --resume found before any work: the save it continues from, and the --history rows of the
@@ -297,7 +231,7 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
     }
     const engine::EpochTimes times = ctx.end_epoch();
     if (done < batches) {  // stopped by a signal, between two steps
-      const char* name = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+      const char* name = stop_signal() == SIGINT ? "SIGINT" : "SIGTERM";
       std::cout << "stopped by " << name << " after " << done << " of epoch " << epoch << "'s "
                 << batches << " steps; ";
       if (o.save.empty()) {
@@ -321,7 +255,7 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
                   << "\nresume with: " << resume_command(o) << "\n";
       }
       std::fflush(stdout);
-      throw Stopped{stop_signal};
+      throw Stopped{stop_signal()};
     }
     engine::MetricTotals tr = trainer.take_metrics();
     // The epoch's steps before a resumed mid-epoch save count too (for the first epoch only).
@@ -575,8 +509,7 @@ int run(Options o) {
 int main(int argc, char** argv) {
   Options o;
   if (const std::optional<int> status = parse_options(argc, argv, o)) return *status;
-  if (argc > 0) program = argv[0];
-  install_stop_handlers();
+  install_stop_handlers(argc > 0 ? argv[0] : "train_mlp");
   try {
     const int status = run(o);
     // A report that did not reach its file (e.g. a full disk) is an error, not a silent loss.

@@ -1,0 +1,58 @@
+#include "apps/train_mlp/stop.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <csignal>
+
+namespace {
+
+volatile std::sig_atomic_t received = 0;  // set by the handler, read between steps
+const char* program_name = "train_mlp";
+
+extern "C" void on_stop_signal(int sig) {
+  received = sig;
+  static const char message[] =
+      "\ntrain_mlp: stopping after this step (again to stop at once; the last save stays whole)\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
+  (void)ignored;
+}
+
+// An argument as the shell reads it back.
+std::string shell_quoted(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                            "0123456789_./=:,+-") == std::string::npos)
+    return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+void install_stop_handlers(const char* program) {
+  program_name = program;
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  action.sa_flags = SA_RESTART | SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+int stop_signal() { return received; }
+
+std::string resume_command(const Options& o) {
+  std::string command = shell_quoted(program_name) + " --resume " + shell_quoted(o.save);
+  const auto repeat = [&](const char* flag, const std::string& value) {
+    if (o.given.count(flag)) command += std::string(" ") + flag + " " + shell_quoted(value);
+  };
+  repeat("--epochs", std::to_string(o.epochs));
+  repeat("--data-dir", o.data_dir);
+  repeat("--device", o.device);
+  repeat("--history", o.history);
+  repeat("--results", o.results);
+  repeat("--log-interval", std::to_string(o.log_interval));
+  if (o.no_graph) command += " --no-graph";
+  return command;
+}
