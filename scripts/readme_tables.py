@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Writes README.md's result tables from the committed H200 results in docs/results/.
+"""Writes the result tables of README.md and docs/RESULTS.md from the committed H200 results in
+docs/results/.
 
-Tables go between marker comments (<!-- NAME:begin --> ... <!-- NAME:end -->), so re-running
-replaces them in place. Standard library only.
+Each table goes between its marker comments (<!-- NAME:begin --> ... <!-- NAME:end -->) in
+whichever of the two documents holds them (README.md holds `train`; docs/RESULTS.md the others),
+so re-running replaces them in place. Standard library only.
   squares  TFLOP/s of every variant on square NN GEMMs, and % of cuBLAS fp32 at 4096³
   mlp      TFLOP/s on the nine GEMMs of the default model's step (784-1024-1024-10, batch 256,
            mlp_shapes.json), with the percentage of cuBLAS in each variant's own precision
@@ -21,11 +23,14 @@ import re
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
-def replace_block(text, name, body):
+def replace_block(docs, name, body):
+    """Replaces block NAME in the one document of `docs` ({path: text}) that holds its markers."""
     pattern = re.compile(r"(<!-- %s:begin -->\n).*?(<!-- %s:end -->)" % (name, name), re.S)
-    if not pattern.search(text):
-        raise SystemExit("readme_tables.py: no <!-- %s:begin/end --> markers in README.md" % name)
-    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+    holders = [path for path, text in docs.items() if pattern.search(text)]
+    if len(holders) != 1:
+        raise SystemExit("readme_tables.py: <!-- %s:begin/end --> markers in %d of %s (want one)"
+                         % (name, len(holders), ", ".join(os.path.relpath(p) for p in docs)))
+    docs[holders[0]] = pattern.sub(lambda m: m.group(1) + body + m.group(2), docs[holders[0]])
 
 
 def fmt(x, digits=1):
@@ -111,7 +116,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", default=os.path.join(ROOT, "docs", "results"),
                     help="folder with gemm_bench.json and train_compare.csv")
-    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap.add_argument("--docs", nargs="+",
+                    default=[os.path.join(ROOT, "README.md"), os.path.join(ROOT, "docs", "RESULTS.md")],
+                    help="the documents that hold the tables' markers")
     args = ap.parse_args()
     with open(os.path.join(args.results, "gemm_bench.json")) as f:
         bench = json.load(f)
@@ -120,19 +127,22 @@ def main():
     for r in results:
         if r["variant"] not in variants:
             variants.append(r["variant"])
-    with open(args.readme) as f:
-        text = f.read()
-    text = replace_block(text, "squares", squares_table(results, variants))
+    docs = {}
+    for path in args.docs:
+        with open(path) as f:
+            docs[path] = f.read()
+    replace_block(docs, "squares", squares_table(results, variants))
     for block, name in (("mlp", "mlp_shapes.json"), ("wide", "mlp4096_shapes.json")):
         with open(os.path.join(args.results, name)) as f:
-            text = replace_block(text, block, step_table(json.load(f)["results"]))
-    text = replace_block(text, "train",
+            replace_block(docs, block, step_table(json.load(f)["results"]))
+    replace_block(docs, "train",
                          train_table(os.path.join(args.results, "train_compare.csv"),
                                      os.path.join(args.results, "train_compare_nograph.csv")))
-    text = replace_block(text, "vs", vs_table(os.path.join(args.results, "vs_pytorch.csv")))
-    with open(args.readme, "w") as f:
-        f.write(text)
-    print("readme_tables.py: updated", os.path.relpath(args.readme))
+    replace_block(docs, "vs", vs_table(os.path.join(args.results, "vs_pytorch.csv")))
+    for path, text in docs.items():
+        with open(path, "w") as f:
+            f.write(text)
+    print("readme_tables.py: updated", ", ".join(os.path.relpath(p) for p in docs))
 
 
 if __name__ == "__main__":
