@@ -2,41 +2,61 @@
 // reads 8 values of A and 8 of B from shared memory, as four float4, and does the 64 FMAs of
 // their outer product: each value read feeds 8 FMAs, where step 3's A value fed 4 and its B
 // values 1. The block tile grows to 128×128 (BK = 8) to feed 256 such threads.
-// Change from 03: the accumulator becomes an 8×8 RegisterTile (register_tile.cuh); both shared
-// tiles are MN-major, so that a thread's values at one k are contiguous.
-//   A: op(A) is M×K, B: op(B) is K×N, C is M×N; block 16×16 threads computing a 128×128 tile of C.
+// A tile that large leaves the GPU idle on small problems: at M = 256, N = 1024 it makes 16
+// blocks for 132 multiprocessors. So the launcher picks the tile from the problem: 128×128 when
+// it gives every multiprocessor a block, else 64×64 (8×4 per thread) with K split across blocks
+// until there are 4 per multiprocessor; the slices' partial products are summed in order by a
+// second kernel (split_k.cuh).
+// Change from 03: the accumulator becomes a RegisterTile (register_tile.cuh); both shared tiles
+// are MN-major, so that a thread's values at one k are contiguous; the tile is chosen per problem.
+//   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/launchers.h"
 #include "kernels/register_tile.cuh"
+#include "kernels/split_k.cuh"
 
 namespace gemm::detail {
 namespace {
 
-constexpr int kBm = 128, kBn = 128, kBk = 8;
-constexpr int kTm = 8, kTn = 8;
-constexpr int kThreadsX = kBn / kTn, kThreadsY = kBm / kTm;
-constexpr int kThreads = kThreadsX * kThreadsY;
-constexpr int kLds = kBm + 4;  // ≡ 4 (mod 32) banks: the transposed stores of a K-major operand
-                               // don't collide
-static_assert(kBm == kBn, "one row stride serves both tiles");
-static_assert(kThreads == 256, "16×16 threads of 8×8 outputs cover the 128×128 tile");
-// Thread (ty, tx) owns rows ty·4 + {0, 64} + 0..3 and columns tx·4 + {0, 64} + 0..3.
-using Tile = RegisterTile<kTm, kTn, kBm / 2, kBn / 2>;
+struct LargeTile {  // 16×16 threads of 8×8
+  static constexpr int kBlockM = 128, kBlockN = 128, kThreadM = 8, kThreadN = 8;
+};
+struct SmallTile {  // 8×16 threads of 8×4
+  static constexpr int kBlockM = 64, kBlockN = 64, kThreadM = 8, kThreadN = 4;
+};
+constexpr int kBk = 8;
+constexpr int kSmallTileBlocksPerSm = 4;
 
-template <bool KMajorA, bool KMajorB>
-__global__ void __launch_bounds__(kThreads)
-    regtile_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c) {
-  __shared__ __align__(16) float a_tile[kBk * kLds];  // a_tile[k][m]
-  __shared__ __align__(16) float b_tile[kBk * kLds];  // b_tile[k][n]
-  const int tid = threadIdx.y * kThreadsX + threadIdx.x;
-  const int m0 = blockIdx.y * kBm, n0 = blockIdx.x * kBn;
+template <class Cfg>
+struct RegTileShape : Cfg {
+  static constexpr int kThreadsX = Cfg::kBlockN / Cfg::kThreadN;
+  static constexpr int kThreadsY = Cfg::kBlockM / Cfg::kThreadM;
+  static constexpr int kThreads = kThreadsX * kThreadsY;
+  static constexpr int kLds = Cfg::kBlockM + 4;  // ≡ 4 (mod 32) banks: the transposed stores of a
+                                                 // K-major operand don't collide
+  static_assert(Cfg::kBlockM == Cfg::kBlockN, "one row stride serves both tiles");
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
+  // Thread (ty, tx) owns rows ty·4 + g·kRowGap + 0..3 and columns tx·4 + g·kColGap + 0..3.
+  using Tile = RegisterTile<Cfg::kThreadM, Cfg::kThreadN, 4 * kThreadsY, 4 * kThreadsX>;
+};
+
+// One block computes the BlockM×BlockN tile of C at (blockIdx.y, blockIdx.x) over its K slice
+// (blockIdx.z, split_k.cuh).
+template <class Cfg, bool KMajorA, bool KMajorB>
+__global__ void __launch_bounds__(Cfg::kThreads)
+    regtile_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
+  enter_k_slice(a, b, c, k_per_split);
+  __shared__ __align__(16) float a_tile[kBk * Cfg::kLds];  // a_tile[k][m]
+  __shared__ __align__(16) float b_tile[kBk * Cfg::kLds];  // b_tile[k][n]
+  const int tid = threadIdx.y * Cfg::kThreadsX + threadIdx.x;
+  const int m0 = blockIdx.y * Cfg::kBlockM, n0 = blockIdx.x * Cfg::kBlockN;
   const int row0 = threadIdx.y * 4, col0 = threadIdx.x * 4;
 
-  Tile tile;
+  typename Cfg::Tile tile;
   for (int k0 = 0; k0 < a.extent_k; k0 += kBk) {
-    load_tile_vec4<kBk, kBm, kLds, kThreads>(a_tile, a, m0, k0, tid);
-    load_tile_vec4<kBk, kBn, kLds, kThreads>(b_tile, b, n0, k0, tid);
+    load_tile_vec4<kBk, Cfg::kBlockM, Cfg::kLds, Cfg::kThreads>(a_tile, a, m0, k0, tid);
+    load_tile_vec4<kBk, Cfg::kBlockN, Cfg::kLds, Cfg::kThreads>(b_tile, b, n0, k0, tid);
     __syncthreads();
-    tile.multiply<kBk, kLds>(a_tile, b_tile, row0, col0);
+    tile.template multiply<kBk, Cfg::kLds>(a_tile, b_tile, row0, col0);
     // TUTORIAL: the call above is the register-blocked outer product, per k of the tile:
     //   for (int kk = 0; kk < kBk; ++kk) {
     //     float a[8], b[8];  // this thread's rows of A and columns of B at kk: 2 float4 each
@@ -50,11 +70,32 @@ __global__ void __launch_bounds__(kThreads)
   tile.store(c, m0, n0, row0, col0);
 }
 
+template <class Cfg>
+void launch_tile(const Problem& p, SplitK plan, cudaStream_t stream) {
+  using Shape = RegTileShape<Cfg>;
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    dim3 grid = tile_grid<Cfg::kBlockM, Cfg::kBlockN>(p);
+    grid.z = plan.splits;
+    run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
+      regtile_kernel<Shape, KMajorA, KMajorB>
+          <<<grid, dim3(Shape::kThreadsX, Shape::kThreadsY), 0, stream>>>(
+              operand_a<KMajorA>(p), operand_b<KMajorB>(p), c, k_per_split);
+      CUDA_CHECK_LAUNCH();
+    });
+  });
+}
+
 }  // namespace
 
 void launch_regtile(const Problem& p, cudaStream_t stream) {
-  launch_for_layout(p, tile_grid<kBm, kBn>(p), dim3(kThreadsX, kThreadsY), stream,
-                    KERNEL_FOR_LAYOUT(regtile_kernel));
+  const int sms = multiprocessor_count();
+  if (tile_count<LargeTile::kBlockM, LargeTile::kBlockN>(p) >= sms) {
+    launch_tile<LargeTile>(p, SplitK{1, p.k}, stream);
+    return;
+  }
+  const long tiles = tile_count<SmallTile::kBlockM, SmallTile::kBlockN>(p);
+  launch_tile<SmallTile>(p, plan_split_k<kBk>(p, tiles, sms, kSmallTileBlocksPerSm), stream);
 }
 
 }  // namespace gemm::detail

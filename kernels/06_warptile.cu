@@ -1,56 +1,97 @@
 // Step 6 — warp tiling. The block tile is split into warp tiles and each warp tile into thread
-// tiles: block tile 128×128 → 8 warps of 64×32 → 32 lanes of 8×8. A warp's fragment reads at one
-// k then cover 64 rows of A and 32 columns of B, where step 5's warp (two rows of 16 threads) read
-// 16 and 128: fewer distinct addresses, and the hierarchy that the tensor-core steps build on is
-// explicit, as CUTLASS names it.
+// tiles, as CUTLASS names the hierarchy: a warp's fragment reads at one k then cover a compact
+// 32×64 patch (8 distinct float4 of A, 4 of B, where step 5's warp, two rows of 16 threads, read 2
+// and 16). The warp, not a square grid of threads, is now the unit the block is built from, so
+// the large tile grows to 128×256 by adding warps: 16 warps of 32×64, each K tile loaded once for
+// twice as many FMAs per value of A. The tensor-core steps keep this hierarchy.
 // Change from 05: threads are numbered 1-D and mapped warp → lane; a thread's row and column
-// groups sit 32 and 16 apart inside its warp tile instead of 64 apart in the block tile.
-//   A: op(A) is M×K, B: op(B) is K×N, C is M×N; block 256 threads computing a 128×128 tile of C.
+// groups sit inside its warp tile; the large tile is 128×256.
+//   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/launchers.h"
 #include "kernels/register_tile.cuh"
+#include "kernels/split_k.cuh"
 
 namespace gemm::detail {
 namespace {
 
-constexpr int kBm = 128, kBn = 128, kBk = 8, kStages = 2;  // block tile
-constexpr int kWm = 64, kWn = 32;                          // warp tile
-constexpr int kTm = 8, kTn = 8;                            // thread tile
-constexpr int kWarpsN = kBn / kWn;
-constexpr int kLanesM = kWm / kTm, kLanesN = kWn / kTn;  // thread tiles in a warp tile
-constexpr int kThreads = 32 * (kBm / kWm) * kWarpsN;
-constexpr int kLds = kBm + 4;
-constexpr int kTileFloats = kBk * kLds;
-static_assert(kBm == kBn, "one row stride serves both tiles");
-static_assert(kBm % kWm == 0 && kBn % kWn == 0, "warp tiles must tile the block tile");
-static_assert(kLanesM * kLanesN == 32, "a warp tile is covered by exactly 32 thread tiles");
-static_assert(kThreads == 256, "8 warps of 64×32 cover the 128×128 tile");
-static_assert(2 * kStages * kTileFloats * sizeof(float) <= 48 * 1024,
-              "static shared memory is limited to 48 KB");
-// Lane (ly, lx) of a warp owns rows ly·4 + {0, 32} + 0..3 and columns lx·4 + {0, 16} + 0..3 of
-// its warp tile.
-using Tile = RegisterTile<kTm, kTn, 4 * kLanesM, 4 * kLanesN>;
+struct LargeTile {  // 16 warps of 32×64, lanes of 8×8
+  static constexpr int kBlockM = 128, kBlockN = 256, kWarpM = 32, kWarpN = 64;
+  static constexpr int kThreadM = 8, kThreadN = 8;
+};
+struct SmallTile {  // 4 warps of 32×32, lanes of 8×4
+  static constexpr int kBlockM = 64, kBlockN = 64, kWarpM = 32, kWarpN = 32;
+  static constexpr int kThreadM = 8, kThreadN = 4;
+};
+constexpr int kBk = 8;
+constexpr int kSmallTileBlocksPerSm = 4;
 
-template <bool KMajorA, bool KMajorB>
-__global__ void __launch_bounds__(kThreads)
-    warptile_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c) {
-  __shared__ __align__(16) float a_tiles[kStages][kTileFloats];  // a_tiles[stage][k][m]
-  __shared__ __align__(16) float b_tiles[kStages][kTileFloats];  // b_tiles[stage][k][n]
+template <class Cfg>
+struct WarpTileShape : Cfg {
+  static constexpr int kWarpsN = Cfg::kBlockN / Cfg::kWarpN;
+  static constexpr int kLanesM = Cfg::kWarpM / Cfg::kThreadM;  // thread tiles in a warp tile
+  static constexpr int kLanesN = Cfg::kWarpN / Cfg::kThreadN;
+  static constexpr int kThreads = 32 * (Cfg::kBlockM / Cfg::kWarpM) * kWarpsN;
+  static constexpr int kLds = (Cfg::kBlockM > Cfg::kBlockN ? Cfg::kBlockM : Cfg::kBlockN) + 4;
+  static constexpr int kTileFloats = kBk * kLds;
+  // Blocks per multiprocessor the registers must leave room for: 128 registers a thread.
+  static constexpr int kMinBlocks = 65536 / (kThreads * 128);
+  static_assert(Cfg::kBlockM % Cfg::kWarpM == 0 && Cfg::kBlockN % Cfg::kWarpN == 0,
+                "warp tiles must tile the block tile");
+  static_assert(kLanesM * kLanesN == 32, "a warp tile is covered by exactly 32 thread tiles");
+  static_assert(kThreads <= 1024, "at most 1024 threads");
+  static_assert(2 * 2 * kTileFloats * sizeof(float) <= 48 * 1024,
+                "static shared memory is limited to 48 KB");
+  // Lane (ly, lx) owns rows ly·4 + g·kRowGap + 0..3 and columns lx·4 + g·kColGap + 0..3 of its
+  // warp tile.
+  using Tile = RegisterTile<Cfg::kThreadM, Cfg::kThreadN, 4 * kLanesM, 4 * kLanesN>;
+};
+
+// One block computes the BlockM×BlockN tile of C at (blockIdx.y, blockIdx.x) over its K slice
+// (blockIdx.z, split_k.cuh).
+template <class Cfg, bool KMajorA, bool KMajorB>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+    warptile_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
+  enter_k_slice(a, b, c, k_per_split);
+  __shared__ __align__(16) float a_tiles[2][Cfg::kTileFloats];  // a_tiles[buffer][k][m]
+  __shared__ __align__(16) float b_tiles[2][Cfg::kTileFloats];  // b_tiles[buffer][k][n]
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int m0 = blockIdx.y * kBm, n0 = blockIdx.x * kBn;
-  const int warp_row = (warp / kWarpsN) * kWm, warp_col = (warp % kWarpsN) * kWn;
-  const int row0 = warp_row + (lane / kLanesN) * 4, col0 = warp_col + (lane % kLanesN) * 4;
+  const int m0 = blockIdx.y * Cfg::kBlockM, n0 = blockIdx.x * Cfg::kBlockN;
+  const int warp_row = (warp / Cfg::kWarpsN) * Cfg::kWarpM,
+            warp_col = (warp % Cfg::kWarpsN) * Cfg::kWarpN;
+  const int row0 = warp_row + (lane / Cfg::kLanesN) * 4,
+            col0 = warp_col + (lane % Cfg::kLanesN) * 4;
 
-  Tile tile;
-  multiply_pipelined<kBk, kBm, kBn, kLds, kThreads, kStages>(tile, a_tiles, b_tiles, a, b, m0, n0,
-                                                             row0, col0, tid);
+  typename Cfg::Tile tile;
+  multiply_double_buffered<kBk, Cfg::kBlockM, Cfg::kBlockN, Cfg::kLds, Cfg::kThreads>(
+      tile, a_tiles, b_tiles, a, b, m0, n0, row0, col0, tid);
   tile.store(c, m0, n0, row0, col0);
+}
+
+template <class Cfg>
+void launch_tile(const Problem& p, SplitK plan, cudaStream_t stream) {
+  using Shape = WarpTileShape<Cfg>;
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    dim3 grid = tile_grid<Cfg::kBlockM, Cfg::kBlockN>(p);
+    grid.z = plan.splits;
+    run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
+      warptile_kernel<Shape, KMajorA, KMajorB><<<grid, Shape::kThreads, 0, stream>>>(
+          operand_a<KMajorA>(p), operand_b<KMajorB>(p), c, k_per_split);
+      CUDA_CHECK_LAUNCH();
+    });
+  });
 }
 
 }  // namespace
 
 void launch_warptile(const Problem& p, cudaStream_t stream) {
-  launch_for_layout(p, tile_grid<kBm, kBn>(p), dim3(kThreads), stream,
-                    KERNEL_FOR_LAYOUT(warptile_kernel));
+  const int sms = multiprocessor_count();
+  if (tile_count<LargeTile::kBlockM, LargeTile::kBlockN>(p) >= sms) {
+    launch_tile<LargeTile>(p, SplitK{1, p.k}, stream);
+    return;
+  }
+  const long tiles = tile_count<SmallTile::kBlockM, SmallTile::kBlockN>(p);
+  launch_tile<SmallTile>(p, plan_split_k<kBk>(p, tiles, sms, kSmallTileBlocksPerSm), stream);
 }
 
 }  // namespace gemm::detail

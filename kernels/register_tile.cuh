@@ -1,5 +1,5 @@
 // The thread's tile of C in registers, shared by the register-blocked steps 4–6, and the
-// double-buffered K loop of steps 5 and 6.
+// double-buffered K loop of steps 5 and 6 with its register-staged tile loads.
 //
 // A thread owns TM×TN outputs of C. Its rows are TM/4 groups of 4 consecutive rows, kRowGap
 // apart, from row0: row0 + row(i). Its columns likewise, kColGap apart, from col0. Both shared
@@ -9,7 +9,7 @@
 // is conflict-free (docs/KERNELS.md, "4. regtile").
 #pragma once
 
-#include "kernels/pipeline.cuh"
+#include "kernels/common.cuh"
 
 namespace gemm::detail {
 
@@ -67,25 +67,79 @@ struct RegisterTile {
   }
 };
 
-// The K loop of steps 5 and 6: Stages buffers per operand, a_tiles[stage] and b_tiles[stage] each
-// an MN-major BK×BM (BK×BN) tile of row stride LDS, filled by cp.async (pipeline.cuh) while
-// `tile` multiplies a tile that has already landed. NT threads, tid = the thread's index.
-template <int BK, int BM, int BN, int LDS, int NT, int Stages, class Tile, bool KMajorA,
-          bool KMajorB>
-__device__ __forceinline__ void multiply_pipelined(Tile& tile, float (*a_tiles)[BK * LDS],
-                                                   float (*b_tiles)[BK * LDS],
-                                                   const Operand<KMajorA>& a,
-                                                   const Operand<KMajorB>& b, int m0, int n0,
-                                                   int row0, int col0, int tid) {
-  pipelined_k_loop<Stages>(
-      (a.extent_k + BK - 1) / BK,
-      [&](int stage, int kt) {
-        cp_async_tile_mn_major<BK, BM, LDS, NT>(a_tiles[stage], a, m0, kt * BK, tid);
-        cp_async_tile_mn_major<BK, BN, LDS, NT>(b_tiles[stage], b, n0, kt * BK, tid);
-      },
-      [&](int stage) {
-        tile.template multiply<BK, LDS>(a_tiles[stage], b_tiles[stage], row0, col0);
-      });
+// One BK×BX MN-major tile (tile[kk·LDS + x]) of an operand, loaded in two halves so that the
+// global-memory latency can hide behind other work: fetch() issues this thread's float4 loads into
+// registers (Operand::load4, zeros outside the operand), store() writes them into the tile,
+// transposed on the way where the operand is K-major. load_tile_vec4 (common.cuh) is the two in a
+// row. NT threads, tid = the thread's index.
+template <int BK, int BX, int LDS, int NT, bool KMajor>
+struct PrefetchedTile {
+  static constexpr int kCount = BK * BX / 4, kPerThread = (kCount + NT - 1) / NT;
+  static_assert(BK % 4 == 0 && BX % 4 == 0 && LDS % 4 == 0, "float4 loads and stores");
+  float4 v[kPerThread];
+
+  __device__ __forceinline__ void fetch(const Operand<KMajor>& op, int x0, int k0, int tid) {
+    for_each_chunk(tid, [&](int j, int x, int kk) { v[j] = op.load4(x0 + x, k0 + kk); });
+  }
+  __device__ __forceinline__ void store(float* tile, int tid) const {
+    for_each_chunk(tid, [&](int j, int x, int kk) {
+      if constexpr (KMajor) {  // four k of one row of the operand: a column of the tile
+        tile[(kk + 0) * LDS + x] = v[j].x;
+        tile[(kk + 1) * LDS + x] = v[j].y;
+        tile[(kk + 2) * LDS + x] = v[j].z;
+        tile[(kk + 3) * LDS + x] = v[j].w;
+      } else {
+        *reinterpret_cast<float4*>(&tile[kk * LDS + x]) = v[j];
+      }
+    });
+  }
+
+ private:
+  // f(j, x, kk) for this thread's chunks j: four values along the operand's contiguous dim from
+  // (x, kk), as load_tile_vec4 numbers them.
+  template <class F>
+  __device__ __forceinline__ static void for_each_chunk(int tid, F&& f) {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int i = j * NT + tid;
+      if (kCount % NT == 0 || i < kCount)
+        f(j, KMajor ? i / (BK / 4) : (i % (BX / 4)) * 4,
+          KMajor ? (i % (BK / 4)) * 4 : i / (BX / 4));
+    }
+  }
+};
+
+// The double-buffered K loop of steps 5 and 6: two shared buffers per operand, a_tiles[2] and
+// b_tiles[2], each an MN-major BK×BM (BK×BN) tile of row stride LDS. While `tile` multiplies one
+// buffer, the next K tile's loads are in flight in registers; they are stored into the other
+// buffer after the multiply, and one barrier per K tile publishes them. NT threads.
+template <int BK, int BM, int BN, int LDS, int NT, class Tile, bool KMajorA, bool KMajorB>
+__device__ __forceinline__ void multiply_double_buffered(Tile& tile, float (*a_tiles)[BK * LDS],
+                                                         float (*b_tiles)[BK * LDS],
+                                                         const Operand<KMajorA>& a,
+                                                         const Operand<KMajorB>& b, int m0, int n0,
+                                                         int row0, int col0, int tid) {
+  PrefetchedTile<BK, BM, LDS, NT, KMajorA> next_a;
+  PrefetchedTile<BK, BN, LDS, NT, KMajorB> next_b;
+  const int k_tiles = (a.extent_k + BK - 1) / BK;
+  next_a.fetch(a, m0, 0, tid);
+  next_b.fetch(b, n0, 0, tid);
+  next_a.store(a_tiles[0], tid);
+  next_b.store(b_tiles[0], tid);
+  __syncthreads();
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const bool more = kt + 1 < k_tiles;
+    if (more) {  // issued now, waited for only at the stores below
+      next_a.fetch(a, m0, (kt + 1) * BK, tid);
+      next_b.fetch(b, n0, (kt + 1) * BK, tid);
+    }
+    tile.template multiply<BK, LDS>(a_tiles[kt % 2], b_tiles[kt % 2], row0, col0);
+    if (more) {  // the other buffer: every thread finished reading it before the last barrier
+      next_a.store(a_tiles[(kt + 1) % 2], tid);
+      next_b.store(b_tiles[(kt + 1) % 2], tid);
+    }
+    __syncthreads();
+  }
 }
 
 }  // namespace gemm::detail
