@@ -12,7 +12,7 @@ so re-running replaces them in place. Standard library only.
   train    train_mlp --compare: seconds per epoch (one CUDA graph per step, and launch by
            launch from train_compare_nograph.csv of the same run), GEMM share, speedup over
            naive, accuracy
-  vs       scripts/vs_pytorch.py: s per epoch beside PyTorch eager and PyTorch's CUDA graph
+  vs       scripts/pytorch/vs_pytorch.py: s per epoch beside PyTorch eager and PyTorch's CUDA graph
 """
 import argparse
 import csv
@@ -20,7 +20,7 @@ import json
 import os
 import re
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
 def replace_block(docs, name, body):
