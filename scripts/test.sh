@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README's test command: installs what is missing, builds everything and runs the whole suite.
-# GPU tests skip where there is no usable GPU; scripts/check/gpu_check.sh runs them with none skipped.
+# GPU tests skip where there is no usable GPU; scripts/check/gpu_check.sh runs them with none
+# skipped.
 # The summary at the end counts the skipped tests by reason (scripts/check/ctest_summary.py reads
 # ctest's JUnit file, BUILD_DIR/ctest_junit.xml). The exit status is ctest's: 0 when no test
 # failed, skips included.

@@ -3,7 +3,8 @@
 #
 #   scripts/train.sh [train_mlp flags...]      e.g. scripts/train.sh --gemm tiled --epochs 5
 #
-# 1. installs the Debian packages the build needs, if any is missing (scripts/setup/install_deps.sh);
+# 1. installs the Debian packages the build needs, if any is missing
+#    (scripts/setup/install_deps.sh);
 # 2. fetches MNIST into data/mnist (scripts/setup/fetch_mnist.sh; does nothing when it is there);
 # 3. configures and builds build/ (Release) when train_mlp is missing or out of date, for this
 #    machine's GPU only, or compute capability 8.0 without one (cmake/cuda_defaults.cmake);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The time from a fresh clone to the first epoch, as docs/NOTES.md ("Build and first run") reports it:
+# The time from a fresh clone to the first epoch, as docs/NOTES.md ("Build and first run")
+# reports it:
 #
 #   scripts/check/first_run_time.sh [COMMIT]      (default HEAD)
 #

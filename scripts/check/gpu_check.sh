@@ -13,9 +13,9 @@
 #    variant on odd shapes with each epilogue (scripts/check/sanitize.sh; every row must be 0);
 # 5. if train_mlp was built and MNIST is present, runs a short training comparison, once with the
 #    whole step replayed as one CUDA graph and once launch by launch (--no-graph);
-# 6. where PyTorch is installed, scripts/pytorch/vs_pytorch.py: our train_mlp beside PyTorch eager and
-#    PyTorch with the whole step in one CUDA graph; and scripts/pytorch/torch_roundtrip.py: checkpoints
-#    both ways between train_mlp and PyTorch.
+# 6. where PyTorch is installed, scripts/pytorch/vs_pytorch.py: our train_mlp beside PyTorch
+#    eager and PyTorch with the whole step in one CUDA graph; and
+#    scripts/pytorch/torch_roundtrip.py: checkpoints both ways between train_mlp and PyTorch.
 #
 # Writes at most 8 files to <out-dir>, no sub-folders:
 #   gpu_check.log      every step: commands, nvidia-smi, configure/build, train_mlp output

@@ -2,7 +2,7 @@
 # compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every device GEMM variant
 # (scripts/check/gpu_check.sh runs it; it needs a GPU and a build with the test programs):
 #
-#   scripts/check/sanitize.sh <build-dir> <out-dir> [variant ...]      (default: every device variant)
+#   scripts/check/sanitize.sh <build-dir> <out-dir> [variant ...]   (default: every device variant)
 #
 # Each (variant, tool) pair runs gemm_sanitizer_cases VARIANT (tests/kernels/sanitizer_cases.cpp:
 # 72 cases of odd shapes, every layout and epilogue, each checked against the oracle) under the

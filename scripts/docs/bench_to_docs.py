@@ -2,7 +2,8 @@
 """Writes gemm_bench results into docs/RESULTS.md, between marker comments.
 
     scripts/docs/bench_to_docs.py OUT/gemm_bench.csv            (or .json)
-    scripts/docs/bench_to_docs.py OUT/gemm_bench.json --doc docs/RESULTS.md --source "H200, commit abc"
+    scripts/docs/bench_to_docs.py OUT/gemm_bench.json --doc docs/RESULTS.md
+        --source "H200, commit abc"
 
 The table goes between
 

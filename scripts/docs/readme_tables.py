@@ -217,7 +217,8 @@ def main():
     ap.add_argument("--results", default=os.path.join(ROOT, "docs", "results"),
                     help="folder with gemm_bench.json and train_compare.csv")
     ap.add_argument("--docs", nargs="+",
-                    default=[os.path.join(ROOT, "README.md"), os.path.join(ROOT, "docs", "RESULTS.md"),
+                    default=[os.path.join(ROOT, "README.md"),
+                             os.path.join(ROOT, "docs", "RESULTS.md"),
                              os.path.join(ROOT, "docs", "KERNELS.md")],
                     help="the documents that hold the tables' markers")
     args = ap.parse_args()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts/check/ctest_summary.py on a JUnit file as ctest writes it: a pass, a failure, two GoogleTest
-# skips with one reason, one with another, and a test ctest did not run (Disabled).
+# scripts/check/ctest_summary.py on a JUnit file as ctest writes it: a pass, a failure, two
+# GoogleTest skips with one reason, one with another, and a test ctest did not run (Disabled).
 #
 #   tests/scripts/ctest_summary_test.sh <path to scripts/check/ctest_summary.py>
 set -uo pipefail
