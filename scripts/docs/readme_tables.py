@@ -26,6 +26,7 @@ import csv
 import json
 import os
 import re
+import textwrap
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -177,15 +178,35 @@ def ladder_table(figures, results):
     return out
 
 
+def shape_name(m, n, k, layout):
+    return "%d³" % m if m == n == k and layout == "NN" else "%d×%d×%d %s" % (m, n, k, layout)
+
+
+def slower_shapes(variant, prev, results):
+    """The shapes of gemm_bench.json where `variant` runs more than 1% below `prev`, with the
+    ratio (closer than that is within the noise of one run)."""
+    by = {(r["variant"], r["m"], r["n"], r["k"], r["layout"]): r["tflops"] for r in results}
+    out = []
+    for r in results:
+        if r["variant"] != variant or not r["tflops"]:
+            continue
+        before = by.get((prev, r["m"], r["n"], r["k"], r["layout"]))
+        if before and r["tflops"] < 0.99 * before:
+            out.append("%s %.2f×" % (shape_name(r["m"], r["n"], r["k"], r["layout"]),
+                                     r["tflops"] / before))
+    return out
+
+
 def compare_command(variants):
     named = [v for v in variants if v in NAMED_IN_COMPARE]
     return "scripts/train.sh --compare %s--epochs 2" % (",".join(named) + " " if named else "")
 
 
 def step_block(variant, figures, results):
-    """Two sentences and two commands: the step's 4096³ NN throughput and its training epoch,
-    each against the step it builds on."""
-    step, _, prev, _ = next(s for s in STEPS if s[1] == variant)
+    """The step's 4096³ NN throughput and its training epoch, each against the step it builds on;
+    within a family, the other gemm_bench shapes where it is slower than that step; and the two
+    commands that measure them again."""
+    step, _, prev, family = next(s for s in STEPS if s[1] == variant)
     tflops, pct, epoch = figures[variant]
     text = "**%.1f TFLOP/s** at 4096³ NN (%.0f%% of %s)" % (
         tflops, pct, cublas_name(variant, results))
@@ -195,8 +216,15 @@ def step_block(variant, figures, results):
     if prev:
         text += ", %.2f× the speed of %s (%.4f s)" % (figures[prev][2] / epoch, prev,
                                                      figures[prev][2])
+    text += "."
+    if prev and next(s for s in STEPS if s[1] == prev)[3] == family:
+        slower = slower_shapes(variant, prev, results)
+        text += (" Slower than %s by more than 1%% at: %s (gemm_bench's default shapes, TFLOP/s "
+                 "against %s)." % (prev, ", ".join(slower), prev) if slower else
+                 " Within 1%% of %s or faster at every one of gemm_bench's default shapes." % prev)
     pair = ([prev] if prev else []) + [variant]
-    return ("Measured: %s.\n\n```sh\n%s --variants %s --shapes 4096\n%s\n```\n"
+    text = textwrap.fill("Measured: " + text, 100, break_long_words=False, break_on_hyphens=False)
+    return ("%s\n\n```sh\n%s --variants %s --shapes 4096\n%s\n```\n"
             % (text, BENCH, ",".join(pair), compare_command(pair)))
 
 

@@ -48,5 +48,21 @@ elif ! grep -q "<!-- step:dbuf:begin/end --> markers in 0 of" "$work/out"; then
   fail "the error does not name the missing block: $(cat "$work/out")"
 fi
 
+# A step slower than the one before at a shape: the shape and the ratio are named in its block.
+cp "$root/docs/KERNELS.md" "$work/docs/KERNELS.md"
+python3 - "$root/docs/results/gemm_bench.json" "$work/results/gemm_bench.json" <<'PY'
+import json, sys
+bench = json.load(open(sys.argv[1]))
+by = {(r["variant"], r["m"], r["n"], r["k"], r["layout"]): r for r in bench["results"]}
+by[("warptile", 1024, 1024, 1024, "NN")]["tflops"] = by[("dbuf", 1024, 1024, 1024, "NN")]["tflops"] / 2
+json.dump(bench, open(sys.argv[2], "w"))
+PY
+if ! run "$work/results"; then
+  fail "regenerating with a slow warptile failed: $(cat "$work/out")"
+elif ! sed -n '/step:warptile:begin/,/step:warptile:end/p' "$work/docs/KERNELS.md" | tr '\n' ' ' |
+    grep -q "Slower than dbuf by more than 1% at: .*1024³ 0.50×"; then
+  fail "step:warptile does not name 1024³ at 0.50× of dbuf"
+fi
+
 [[ $failures -eq 0 ]] && echo "readme_tables_test: all checks passed"
 exit $((failures > 0))
