@@ -15,7 +15,7 @@ namespace data {
 
 struct DatasetInfo {
   const char* name;         // as --dataset and the checkpoint's metadata spell it
-  const char* default_dir;  // where scripts/fetch_mnist.sh puts it
+  const char* default_dir;  // where scripts/setup/fetch_mnist.sh puts it
   std::array<const char*, 10> class_names;
 };
 

@@ -47,7 +47,7 @@ std::string find_file(const std::string& dir, const std::string& name) {
                  base.c_str());
   if (raw) return base;
   if (gz) return base + ".gz";
-  throw Error(base + ": not found (nor " + base + ".gz); run scripts/fetch_mnist.sh " + dir +
+  throw Error(base + ": not found (nor " + base + ".gz); run scripts/setup/fetch_mnist.sh " + dir +
               " to download MNIST there");
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README's test command: installs what is missing, builds everything and runs the whole suite.
-# GPU tests skip where there is no usable GPU; scripts/gpu_check.sh runs them with none skipped.
-# The summary at the end counts the skipped tests by reason (scripts/ctest_summary.py reads
+# GPU tests skip where there is no usable GPU; scripts/check/gpu_check.sh runs them with none
+# skipped.
+# The summary at the end counts the skipped tests by reason (scripts/check/ctest_summary.py reads
 # ctest's JUnit file, BUILD_DIR/ctest_junit.xml). The exit status is ctest's: 0 when no test
 # failed, skips included.
 # Environment: BUILD_DIR (default build), CUDA_ARCHS (default: this machine's GPUs, or 80 without
@@ -9,9 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install_deps.sh
+scripts/setup/install_deps.sh
 # MNIST lets the tests that train on it run (they skip without it, naming the reason).
-scripts/fetch_mnist.sh data/mnist || echo "test.sh: MNIST could not be fetched; its tests skip"
+scripts/setup/fetch_mnist.sh data/mnist || echo "test.sh: MNIST could not be fetched; its tests skip"
 build_dir=${BUILD_DIR:-build}
 arch_args=()
 [ -n "${CUDA_ARCHS:-}" ] && arch_args=(-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS")
@@ -25,7 +26,7 @@ echo "----- summary"
 if [ ! -s "$junit" ]; then
   echo "test.sh: ctest wrote no JUnit file ($junit): no skip summary"
 elif command -v python3 >/dev/null; then
-  python3 scripts/ctest_summary.py "$junit" || true
+  python3 scripts/check/ctest_summary.py "$junit" || true
 else
   echo "$(grep -c 'status="notrun"' "$junit" || true) tests skipped (install python3 for the reasons)"
 fi

@@ -3,8 +3,9 @@
 #
 #   scripts/train.sh [train_mlp flags...]      e.g. scripts/train.sh --gemm tiled --epochs 5
 #
-# 1. installs the Debian packages the build needs, if any is missing (scripts/install_deps.sh);
-# 2. fetches MNIST into data/mnist (scripts/fetch_mnist.sh; does nothing when it is there);
+# 1. installs the Debian packages the build needs, if any is missing
+#    (scripts/setup/install_deps.sh);
+# 2. fetches MNIST into data/mnist (scripts/setup/fetch_mnist.sh; does nothing when it is there);
 # 3. configures and builds build/ (Release) when train_mlp is missing or out of date, for this
 #    machine's GPU only, or compute capability 8.0 without one (cmake/cuda_defaults.cmake);
 # 4. runs build/apps/train_mlp/train_mlp with the flags given.
@@ -14,7 +15,7 @@ set -euo pipefail
 # --history, --results, --resume, --eval, --data-dir) mean what the user typed.
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
-"$repo/scripts/install_deps.sh"
+"$repo/scripts/setup/install_deps.sh"
 # The dataset the flags ask for (--dataset fashion: Fashion-MNIST), or else the one a --resume or
 # --eval checkpoint names in its metadata (as train_mlp takes it), fetched where train_mlp looks.
 dataset=
@@ -34,10 +35,10 @@ fi
 dataset=${dataset:-mnist}
 if [[ "$dataset" == fashion ]]; then
   data_folder="$repo/data/fashion-mnist"
-  "$repo/scripts/fetch_mnist.sh" fashion "$data_folder"
+  "$repo/scripts/setup/fetch_mnist.sh" fashion "$data_folder"
 else
   data_folder="$repo/data/mnist"
-  "$repo/scripts/fetch_mnist.sh" "$data_folder"
+  "$repo/scripts/setup/fetch_mnist.sh" "$data_folder"
 fi
 
 # Configure once; the build itself is incremental, so running it each time only rebuilds what

@@ -1,6 +1,6 @@
 // gemm_bench's output: the table on stdout, and the results as CSV (--csv) and JSON (--json).
-// The CSV and JSON fields are what scripts/bench_to_docs.py, readme_tables.py and plot_bench.py
-// read; a number missing (NaN) is written as null in both.
+// The CSV and JSON fields are what scripts/docs/bench_to_docs.py, readme_tables.py and
+// plot_bench.py read; a number missing (NaN) is written as null in both.
 #pragma once
 
 #include <cstddef>

@@ -198,12 +198,12 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       ->capture_default_str()
       ->type_name("UINT");
   app.add_option("--dataset", o.dataset,
-                 "mnist or fashion (Fashion-MNIST: scripts/fetch_mnist.sh fashion); with --eval, "
-                 "the checkpoint's unless given")
+                 "mnist or fashion (Fashion-MNIST: scripts/setup/fetch_mnist.sh fashion); "
+                 "with --eval, the checkpoint's unless given")
       ->capture_default_str();
   app.add_option("--data-dir", o.data_dir,
                  "The dataset's IDX files (default data/mnist or data/fashion-mnist; "
-                 "scripts/fetch_mnist.sh fills them)");
+                 "scripts/setup/fetch_mnist.sh fills them)");
   app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
   app.add_option("--train-limit", train_limit_text,
                  "Use only the first N training examples (0: all)")

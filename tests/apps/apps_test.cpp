@@ -372,7 +372,7 @@ TEST(TrainMlp, DataFilesThatAreNotFilesAreNamed) {
   EXPECT_FAILS_WITH(kTrain + " --device cpu --data-dir " + dir, "is a FIFO (named pipe)");
 }
 
-// The real MNIST files, when scripts/fetch_mnist.sh has put them in data/mnist (or
+// The real MNIST files, when scripts/setup/fetch_mnist.sh has put them in data/mnist (or
 // GEMM_MLP_MNIST_DIR points elsewhere); a missing dataset skips, as in RealMnist.*.
 std::string mnist_dir() {
   const char* env = std::getenv("GEMM_MLP_MNIST_DIR");
@@ -382,7 +382,7 @@ std::string mnist_dir() {
 #define MNIST_OR_SKIP()                                                  \
   if (!std::ifstream(mnist_dir() + "/t10k-labels-idx1-ubyte").good() &&  \
       !std::ifstream(mnist_dir() + "/t10k-labels-idx1-ubyte.gz").good()) \
-  GTEST_SKIP() << "MNIST is not in " << mnist_dir() << " (run scripts/fetch_mnist.sh)"
+  GTEST_SKIP() << "MNIST is not in " << mnist_dir() << " (run scripts/setup/fetch_mnist.sh)"
 
 // A rate far too high: training stops with status 3, naming the epoch, and any checkpoint left
 // is from an earlier, finite epoch (it loads: loading checks every value).

@@ -66,14 +66,14 @@ TEST(Mnist, LoadsGzippedTestSplit) {
   EXPECT_FLOAT_EQ(ds.images[5], expected_pixel(3));
   // Only the test split exists here.
   expect_mentions(error_of([&] { data::load_mnist(dir.str(), Split::Train); }),
-                  {"train-images-idx3-ubyte", "not found", "scripts/fetch_mnist.sh"});
+                  {"train-images-idx3-ubyte", "not found", "scripts/setup/fetch_mnist.sh"});
 }
 
 TEST(Mnist, MissingDirectoryNamesPathAndScript) {
   TempDir dir;
   const std::string missing = dir.file("nowhere");
   expect_mentions(error_of([&] { data::load_mnist(missing, Split::Test); }),
-                  {missing + "/t10k-images-idx3-ubyte", ".gz", "scripts/fetch_mnist.sh"});
+                  {missing + "/t10k-images-idx3-ubyte", ".gz", "scripts/setup/fetch_mnist.sh"});
 }
 
 TEST(Mnist, RejectsMismatchedCounts) {
@@ -136,8 +136,9 @@ TEST(Mnist, RejectsWrongRank) {
                   {"train-images-idx3-ubyte", "expected 3 dimensions", "3x4"});
 }
 
-// The real files, when scripts/fetch_mnist.sh has put them in data/mnist (or GEMM_MLP_MNIST_DIR
-// points elsewhere). A missing dataset skips: that is about data, not about a GPU.
+// The real files, when scripts/setup/fetch_mnist.sh has put them in data/mnist (or
+// GEMM_MLP_MNIST_DIR points elsewhere). A missing dataset skips: that is about data, not about a
+// GPU.
 std::string real_mnist_dir() {
   const char* env = std::getenv("GEMM_MLP_MNIST_DIR");
   return env != nullptr && *env != '\0' ? env : GEMM_MLP_SOURCE_DIR "/data/mnist";
@@ -174,7 +175,7 @@ TEST(RealMnist, LoadsBothSplits) {
   const std::string dir = real_mnist_dir();
   if (!real_mnist_present(dir))
     GTEST_SKIP() << "MNIST not found in " << dir
-                 << " (data skip, not a GPU skip): run scripts/fetch_mnist.sh or set "
+                 << " (data skip, not a GPU skip): run scripts/setup/fetch_mnist.sh or set "
                     "GEMM_MLP_MNIST_DIR";
   // The first training digit of MNIST is a 5, the first test digit a 7.
   check_real_split(data::load_mnist(dir, Split::Train), 60000, 5);

@@ -1,5 +1,5 @@
 // libFuzzer target: the checkpoint reader (engine::safetensors::read) on arbitrary bytes
-// (scripts/fuzz.sh). Every input must end in its contents or an engine::Error.
+// (scripts/check/fuzz.sh). Every input must end in its contents or an engine::Error.
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -1,5 +1,5 @@
 // libFuzzer target: data::read_idx's gzip path. The input follows the two gzip magic bytes, so
-// the reader always takes the decompressing path (scripts/fuzz.sh).
+// the reader always takes the decompressing path (scripts/check/fuzz.sh).
 #include <cstddef>
 #include <cstdint>
 #include <string>

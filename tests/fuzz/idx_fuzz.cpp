@@ -1,4 +1,4 @@
-// libFuzzer target: data::read_idx on arbitrary bytes, as a raw file (scripts/fuzz.sh).
+// libFuzzer target: data::read_idx on arbitrary bytes, as a raw file (scripts/check/fuzz.sh).
 // Every input must end in an IdxArray or a data::Error: never a crash, a hang or a sanitizer
 // report.
 #include <cstddef>

@@ -1,6 +1,7 @@
 // racecheck_named_barrier PATTERN: the epilogue of a warp-specialised kernel in a few lines, to
-// show what compute-sanitizer's racecheck makes of it (scripts/sanitize.sh runs every pattern and
-// records the hazards it reports; docs/KERNELS.md, "Racecheck and named barriers", explains them).
+// show what compute-sanitizer's racecheck makes of it (scripts/check/sanitize.sh runs every pattern
+// and records the hazards it reports; docs/NOTES.md, "Racecheck and named barriers", explains
+// them).
 //
 // A block of 384 threads: warpgroups 0 and 1 are the consumers, 2 the producer. The consumers
 // write a shared tile; every thread then reads words other threads wrote.

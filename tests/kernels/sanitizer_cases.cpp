@@ -1,6 +1,6 @@
 // gemm_sanitizer_cases: one device variant on a small fixed set of cases that reach its kernels'
 // paths, every layout and every epilogue, each checked against the oracle. Made to run under
-// compute-sanitizer (scripts/sanitize.sh runs it once per variant and tool):
+// compute-sanitizer (scripts/check/sanitize.sh runs it once per variant and tool):
 //
 //   gemm_sanitizer_cases --list             the device variants, one a line
 //   gemm_sanitizer_cases VARIANT            runs them; prints "VARIANT: N cases"; exit 1 on a

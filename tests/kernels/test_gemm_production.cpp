@@ -73,7 +73,7 @@ gemm::Problem problem(gemm::Op op_a, gemm::Op op_b, int m, int n, int k) {
   return p;
 }
 
-// The threshold KERNELS.md gives its measurements for: M·N ≥ 600·(M + N), TN only.
+// The threshold docs/NOTES.md gives its measurements for: M·N ≥ 600·(M + N), TN only.
 TEST(GemmProduction, KMajorCopiesPayFromTwelveHundredFlopsPerElementInTnOnly) {
   using gemm::Op;
   using gemm::detail::k_major_copies_pay;

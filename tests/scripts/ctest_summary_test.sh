@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# scripts/ctest_summary.py on a JUnit file as ctest writes it: a pass, a failure, two GoogleTest
-# skips with one reason, one with another, and a test ctest did not run (Disabled).
+# scripts/check/ctest_summary.py on a JUnit file as ctest writes it: a pass, a failure, two
+# GoogleTest skips with one reason, one with another, and a test ctest did not run (Disabled).
 #
-#   tests/scripts/ctest_summary_test.sh <path to scripts/ctest_summary.py>
+#   tests/scripts/ctest_summary_test.sh <path to scripts/check/ctest_summary.py>
 set -uo pipefail
 summary=$1
 work=$(mktemp -d)
@@ -18,7 +18,7 @@ gtest_skip() {  # <name> <reason>: a testcase as ctest records a GTEST_SKIP()
   echo '<testcase name="A.Fails" status="fail"><failure message="Failed"/></testcase>'
   gtest_skip Gpu.One "no usable CUDA device"
   gtest_skip Gpu.Two "no usable CUDA device"
-  gtest_skip RealMnist.Loads "MNIST not found in /x (run scripts/fetch_mnist.sh)"
+  gtest_skip RealMnist.Loads "MNIST not found in /x (run scripts/setup/fetch_mnist.sh)"
   echo '<testcase name="B.Off" status="disabled"><skipped message="Disabled"/></testcase>'
   echo '</testsuite>'
 } >"$work/junit.xml"
@@ -32,7 +32,7 @@ check() {  # <what> <got> <want>
 }
 check "summary" "$(python3 "$summary" "$work/junit.xml" 2>&1)" \
 "tests: 6 total, 1 passed, 1 failed, 4 skipped
-4 skipped: 2 no usable CUDA device, 1 MNIST not found in /x (run scripts/fetch_mnist.sh), 1 Disabled
+4 skipped: 2 no usable CUDA device, 1 MNIST not found in /x (run scripts/setup/fetch_mnist.sh), 1 Disabled
 failed: A.Fails"
 check "--lines" "$(python3 "$summary" --lines "$work/junit.xml" 2>&1)" \
 "6 1 1 4

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# scripts/fetch_mnist.sh's usage checks, without the network: npm, curl, wget and apt-get are
+# scripts/setup/fetch_mnist.sh's usage checks, without the network: npm, curl, wget and apt-get are
 # replaced by stubs that fail saying NETWORK, so a check that let the script reach a download
 # fails this test instead of downloading.
 #
-#   tests/scripts/fetch_mnist_test.sh <path to scripts/fetch_mnist.sh>
+#   tests/scripts/fetch_mnist_test.sh <path to scripts/setup/fetch_mnist.sh>
 set -uo pipefail
 script=$1
 work=$(mktemp -d)
@@ -32,7 +32,7 @@ expect() {
   fi
 }
 
-expect 0 "usage: scripts/fetch_mnist.sh [fashion] [DIR]" --help
+expect 0 "usage: scripts/setup/fetch_mnist.sh [fashion] [DIR]" --help
 expect 0 "usage:" -h
 expect 0 "usage:" fashion --help
 [[ ! -e --help && ! -e -h ]] || { echo "FAIL: --help made a folder"; failures=$((failures + 1)); }

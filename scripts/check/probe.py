@@ -9,7 +9,7 @@ images, kills saves at random instants and fills the disk under them, and sorts 
     crashed     killed by a signal (a segfault, an abort)
     data lost   after a kill or a full disk, no consistent checkpoint pair to resume from
 
-    scripts/probe.py --build build --data-dir data/mnist [--csv probe.csv] [--kills 12]
+    scripts/check/probe.py --build build --data-dir data/mnist [--csv probe.csv] [--kills 12]
 
 Runs on the CPU (--device cpu); the full-disk cases mount a small tmpfs and need root (skipped
 otherwise, and said so). Exit status 1 when any case is not clear.
@@ -30,7 +30,7 @@ import tempfile
 import time
 import zlib
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run(cmd, timeout, env=None):
@@ -206,7 +206,7 @@ def bad_flags(p):
                       expect_error=False)
     if rc == 0 and not os.path.exists(p.path("b.json")):
         p.record("flags", "gemm_bench cpu --json wrote it", "silent", "exit 0, no file written")
-    f = [os.path.join(ROOT, "scripts/fetch_mnist.sh")]
+    f = [os.path.join(ROOT, "scripts/setup/fetch_mnist.sh")]
     os.makedirs(p.path("adir"), exist_ok=True)
     p.case("flags", "fetch_mnist.sh --help", f + ["--help"], expect_error=False)
     for name, extra in [("extra arguments", ["mnist", p.path("x"), "more"]), ("empty argument", [""]),

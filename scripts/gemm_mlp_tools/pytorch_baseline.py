@@ -1,4 +1,4 @@
-"""The PyTorch side of scripts/vs_pytorch.py: MNIST on the GPU, and train_mlp's recipe trained by
+"""The PyTorch side of scripts/pytorch/vs_pytorch.py: MNIST on the GPU, and train_mlp's recipe trained by
 PyTorch eager (run_eager) and by PyTorch with the whole step in one CUDA graph (run_graph).
 Importing this module imports torch; vs_pytorch.py does so only after parsing its arguments."""
 
@@ -42,7 +42,7 @@ def read_idx(data_dir, name):
     path = next((p for p in (base, base + ".gz") if os.path.exists(p)), None)
     if path is None:
         sys.exit(f"vs_pytorch.py: missing MNIST file {base} (or {name}.gz); "
-                 "scripts/fetch_mnist.sh fetches it")
+                 "scripts/setup/fetch_mnist.sh fetches it")
     with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
         raw = f.read()
     zero, dtype, ndim = struct.unpack(">HBB", raw[:4])

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Training time of an MNIST MLP: PyTorch eager, PyTorch in one CUDA graph, gemm-mlp's train_mlp.
 
-    scripts/vs_pytorch.py                     the three models, fp32 and tf32, 6 epochs
-    scripts/vs_pytorch.py --models 784-1024-1024-10:256 --precisions tf32 --skip-ours
+    scripts/pytorch/vs_pytorch.py                     the three models, fp32 and tf32, 6 epochs
+    scripts/pytorch/vs_pytorch.py --models 784-1024-1024-10:256 --precisions tf32 --skip-ours
 
 One recipe everywhere, train_mlp's defaults: Linear-ReLU-...-Linear; weights U(+-sqrt(6/in)),
 biases U(+-1/sqrt(in)); pixels (v/255 - 0.1307) / 0.3081 as data/mnist.h has it; mean softmax
@@ -27,8 +27,8 @@ Writes the CSV (--csv), a JSON sidecar next to it (device, torch version, date, 
 Markdown table on stdout. Exit status 1 when a run failed (its row has the error in `note`), 2
 without a CUDA GPU and PyTorch. --help needs neither torch nor numpy.
 
-The PyTorch runs are in scripts/pytorch_baseline.py, the train_mlp runs in
-scripts/train_mlp_runner.py.
+The PyTorch runs are in scripts/gemm_mlp_tools/pytorch_baseline.py, the train_mlp runs in
+scripts/gemm_mlp_tools/train_mlp_runner.py.
 """
 
 import argparse
@@ -40,9 +40,10 @@ import sys
 import tempfile
 import traceback
 
-from train_mlp_runner import run_train_mlp
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gemm_mlp_tools.train_mlp_runner import run_train_mlp  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_MODELS = "784-1024-1024-10:256,784-512-512-10:128,784-4096-4096-10:512"
 COLUMNS = ["model", "batch", "precision", "system", "variant", "s_per_epoch",
            "ratio_to_pytorch_graph", "test_acc", "epochs", "note"]
@@ -180,7 +181,7 @@ def main(argv=None):
     args = parse_args(argv)
     global baseline
     try:
-        import pytorch_baseline as baseline
+        from gemm_mlp_tools import pytorch_baseline as baseline
         cuda = baseline.cuda_available()
     except ImportError:
         cuda = False

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares gemm_bench JSON files of two builds run in the same session, alternating:
 
-    scripts/bench_ab.py --a old_1.json old_2.json --b new_1.json new_2.json [--csv out.csv]
+    scripts/check/bench_ab.py --a old_1.json old_2.json --b new_1.json new_2.json [--csv out.csv]
 
 For every (variant, shape, layout) in both, prints the best median of each side over its rounds,
 the ratio b/a of those times, and each side's per cent of cuBLAS in its precision (timed beside

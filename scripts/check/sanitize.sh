@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every device GEMM variant
-# (scripts/gpu_check.sh runs it; it needs a GPU and a build with the test programs):
+# (scripts/check/gpu_check.sh runs it; it needs a GPU and a build with the test programs):
 #
-#   scripts/sanitize.sh <build-dir> <out-dir> [variant ...]      (default: every device variant)
+#   scripts/check/sanitize.sh <build-dir> <out-dir> [variant ...]   (default: every device variant)
 #
 # Each (variant, tool) pair runs gemm_sanitizer_cases VARIANT (tests/kernels/sanitizer_cases.cpp:
 # 72 cases of odd shapes, every layout and epilogue, each checked against the oracle) under the
@@ -15,7 +15,7 @@
 # Exit status 0 when every row has 0 errors and the control pattern's race was reported.
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  echo "usage: scripts/sanitize.sh <build-dir> <out-dir> [variant ...]" >&2
+  echo "usage: scripts/check/sanitize.sh <build-dir> <out-dir> [variant ...]" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)
@@ -74,7 +74,8 @@ for v in "${variants[@]}"; do
 done
 echo "sanitize.sh: ${#variants[@]} variants x ${#tools[@]} tools in $((SECONDS - start)) s"
 
-# The barrier patterns: what racecheck reports for each (docs/KERNELS.md explains the difference).
+# The barrier patterns: what racecheck reports for each (docs/NOTES.md, "Racecheck and named
+# barriers", explains the difference).
 {
   echo "# compute-sanitizer --tool racecheck on tests/kernels/racecheck_named_barrier.cu"
   "$sanitizer" --version | tail -1

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# The time from a fresh clone to the first epoch, as README's "Two commands" reports it:
+# The time from a fresh clone to the first epoch, as docs/NOTES.md ("Build and first run")
+# reports it:
 #
-#   scripts/first_run_time.sh [COMMIT]      (default HEAD)
+#   scripts/check/first_run_time.sh [COMMIT]      (default HEAD)
 #
 # Clones this repository at COMMIT into a temporary folder, links the MNIST files of data/mnist
 # (so that no download is timed), and runs `scripts/train.sh --epochs 1` there with ccache off.
 # Prints the wall and CPU seconds, the load average before and after (other work on the machine
 # slows the build), and the sizes of the programs built.
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
+repo=$(cd "$(dirname "$0")/../.." && pwd)
 commit=${1:-HEAD}
-[ -d "$repo/data/mnist" ] || { echo "first_run_time.sh: run scripts/fetch_mnist.sh first" >&2; exit 1; }
+[ -d "$repo/data/mnist" ] || { echo "first_run_time.sh: run scripts/setup/fetch_mnist.sh first" >&2; exit 1; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 git clone -q "$repo" "$dir/clone"

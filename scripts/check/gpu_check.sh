@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one-command GPU check (docs/DESIGN.md, "Measuring"):
 #
-#   scripts/gpu_check.sh <out-dir>
+#   scripts/check/gpu_check.sh <out-dir>
 #
 # 1. fails at once without a usable GPU (nvidia-smi must list one);
 # 2. configures (Release) and builds with all cores;
@@ -10,12 +10,12 @@
 #    absent from MNIST_DIR (a data skip, not a GPU skip; it is named in the summary);
 # 4. runs gemm_bench on its default shapes (validation against cuBLAS included);
 # 4b. runs compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every device
-#    variant on odd shapes with each epilogue (scripts/sanitize.sh; every row must be 0);
+#    variant on odd shapes with each epilogue (scripts/check/sanitize.sh; every row must be 0);
 # 5. if train_mlp was built and MNIST is present, runs a short training comparison, once with the
 #    whole step replayed as one CUDA graph and once launch by launch (--no-graph);
-# 6. where PyTorch is installed, scripts/vs_pytorch.py: our train_mlp beside PyTorch eager and
-#    PyTorch with the whole step in one CUDA graph; and scripts/torch_roundtrip.py: checkpoints
-#    both ways between train_mlp and PyTorch.
+# 6. where PyTorch is installed, scripts/pytorch/vs_pytorch.py: our train_mlp beside PyTorch
+#    eager and PyTorch with the whole step in one CUDA graph; and
+#    scripts/pytorch/torch_roundtrip.py: checkpoints both ways between train_mlp and PyTorch.
 #
 # Writes at most 8 files to <out-dir>, no sub-folders:
 #   gpu_check.log      every step: commands, nvidia-smi, configure/build, train_mlp output
@@ -26,10 +26,10 @@
 #   mlp_shapes.json    a second benchmark over the nine GEMMs of an MLP training step (NT, NN, TN)
 #   mlp4096_shapes.json  the same for the wide model, 784-4096-4096-10 at batch 512
 #   auto_table.inc     the `auto` variant's table from that run (copy to kernels/auto_table.inc)
-#   sanitizers.csv, sanitizers.log, racecheck_named_barrier.txt   scripts/sanitize.sh
+#   sanitizers.csv, sanitizers.log, racecheck_named_barrier.txt   scripts/check/sanitize.sh
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)
 #   train_compare_nograph.csv   the same, launch by launch
-#   vs_pytorch.csv, vs_pytorch.json   scripts/vs_pytorch.py
+#   vs_pytorch.csv, vs_pytorch.json   scripts/pytorch/vs_pytorch.py
 # (more than 8: a caller that can fetch only 8 should pack the folder). The benchmark tables
 # themselves are in gpu_check.log.
 #
@@ -50,13 +50,13 @@
 #   TRAIN_EPOCHS  epochs for the training comparison (default 2)
 #   TRAIN_COMPARE variants added to every fp32 device variant in --compare (default:
 #                 tf32,wgmma,wgmma_ws,tf32_fast,cublas_tf32)
-#   VS_ARGS       extra scripts/vs_pytorch.py arguments (word-split), e.g. "--epochs 3"
+#   VS_ARGS       extra scripts/pytorch/vs_pytorch.py arguments (word-split), e.g. "--epochs 3"
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 repo=$(pwd)
 
 if [ $# -ne 1 ]; then
-  echo "usage: scripts/gpu_check.sh <out-dir>" >&2
+  echo "usage: scripts/check/gpu_check.sh <out-dir>" >&2
   exit 2
 fi
 mkdir -p "$1"
@@ -179,7 +179,7 @@ if [[ $steps == *,test,* ]]; then
     fail "tests: ctest wrote no JUnit file (exit status $ctest_rc; see ctest.log)"
   else
     # Counts from the JUnit file: run (passed), failed, skipped; the failed and skipped names.
-    counts=$(python3 "$repo/scripts/ctest_summary.py" --lines "$junit")
+    counts=$(python3 "$repo/scripts/check/ctest_summary.py" --lines "$junit")
     read -r total passed failed skipped <<<"$(head -1 <<<"$counts")"
     note "tests: $total total, $passed passed, $failed failed, $skipped skipped"
     while read -r kind name; do
@@ -189,7 +189,7 @@ if [[ $steps == *,test,* ]]; then
     if ! mnist_present; then
       allowed=$(tail -n +2 <<<"$counts" | grep -c '^skipped RealMnist\.' || true)
       if [ "$allowed" -gt 0 ]; then
-        note "  $allowed RealMnist.* skips allowed: MNIST is absent from $mnist_dir (run scripts/fetch_mnist.sh)"
+        note "  $allowed RealMnist.* skips allowed: MNIST is absent from $mnist_dir (run scripts/setup/fetch_mnist.sh)"
       fi
     fi
     if [ "$failed" -gt 0 ]; then fail "tests: $failed failed (ctest.log)"; fi
@@ -242,7 +242,7 @@ fi
 # --- 4b. compute-sanitizer over every device variant ------------------------------------------
 if [[ $steps == *,sanitize,* ]]; then
   start=$SECONDS
-  if run_logged "$main_log" "$repo/scripts/sanitize.sh" "$build_dir" "$out"; then
+  if run_logged "$main_log" "$repo/scripts/check/sanitize.sh" "$build_dir" "$out"; then
     note "sanitize: ok in $((SECONDS - start)) s, every variant and tool 0 errors (sanitizers.csv)"
   else
     fail "sanitize: errors or a failed run after $((SECONDS - start)) s (sanitizers.csv, sanitizers.log)"
@@ -255,7 +255,7 @@ if [[ $steps == *,train,* ]]; then
   if [ ! -x "$train" ]; then
     note "train: skipped, $train was not built"
   elif ! mnist_present; then
-    note "train: skipped, MNIST is absent from $mnist_dir (run scripts/fetch_mnist.sh)"
+    note "train: skipped, MNIST is absent from $mnist_dir (run scripts/setup/fetch_mnist.sh)"
   else
     for mode in graph nograph; do
       results=$out/train_compare.csv
@@ -285,19 +285,19 @@ if [[ $steps == *,vs,* ]]; then
     # shellcheck disable=SC2206
     vs_extra=(${VS_ARGS:-})
     start=$SECONDS
-    if run_logged "$main_log" env PYTHONUNBUFFERED=1 python3 "$repo/scripts/vs_pytorch.py" \
+    if run_logged "$main_log" env PYTHONUNBUFFERED=1 python3 "$repo/scripts/pytorch/vs_pytorch.py" \
         --data-dir "$mnist_dir" --train-mlp "$build_dir/apps/train_mlp/train_mlp" \
         --csv "$out/vs_pytorch.csv" "${vs_extra[@]}"; then
       note "vs: ok in $((SECONDS - start)) s (vs_pytorch.csv)"
     else
-      fail "vs: scripts/vs_pytorch.py failed after $((SECONDS - start)) s (gpu_check.log)"
+      fail "vs: scripts/pytorch/vs_pytorch.py failed after $((SECONDS - start)) s (gpu_check.log)"
     fi
     # Checkpoints both ways: PyTorch loads ours, train_mlp --eval reads PyTorch's.
-    if run_logged "$main_log" env PYTHONUNBUFFERED=1 python3 "$repo/scripts/torch_roundtrip.py" \
+    if run_logged "$main_log" env PYTHONUNBUFFERED=1 python3 "$repo/scripts/pytorch/torch_roundtrip.py" \
         --data-dir "$mnist_dir" --train-mlp "$build_dir/apps/train_mlp/train_mlp"; then
       note "vs: checkpoint round trip with PyTorch ok"
     else
-      fail "vs: scripts/torch_roundtrip.py failed (gpu_check.log)"
+      fail "vs: scripts/pytorch/torch_roundtrip.py failed (gpu_check.log)"
     fi
   fi
 fi

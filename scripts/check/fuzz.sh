@@ -4,13 +4,13 @@
 #   gzip        data::read_idx's decompressing path
 #   checkpoint  engine::safetensors::read (every checkpoint load goes through it)
 #
-#   scripts/fuzz.sh [SECONDS]          each target for SECONDS (default 60), from tests/fuzz/corpus
+#   scripts/check/fuzz.sh [SECONDS]          each target for SECONDS (default 60), from tests/fuzz/corpus
 #
 # Builds in build-fuzz/ (no CUDA: the readers are plain C++). Prints each target's executions and
 # findings; exits non-zero if any target crashed, leaked, hung or tripped a sanitizer (its
 # reproducer is left in build-fuzz/, named crash-* or timeout-*).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 out=build-fuzz
 mkdir -p "$out"

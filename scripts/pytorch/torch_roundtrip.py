@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checkpoints both ways between gemm-mlp and PyTorch, on a machine with PyTorch and a GPU.
 
-    scripts/torch_roundtrip.py [--train-mlp build-gpu/apps/train_mlp/train_mlp]
+    scripts/pytorch/torch_roundtrip.py [--train-mlp build-gpu/apps/train_mlp/train_mlp]
                                [--predict build-gpu/apps/predict/predict] [--data-dir DIR]
 
 1. train_mlp trains 784-256-256-10 for 2 epochs and saves a checkpoint; PyTorch loads it into an
@@ -22,8 +22,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SIZES = [784, 256, 256, 10]
 TOLERANCE = 0.05  # percentage points
 
@@ -87,7 +87,7 @@ def main():
     if not torch.cuda.is_available():
         sys.exit("torch_roundtrip.py: needs a CUDA GPU")
     global baseline
-    import pytorch_baseline as baseline  # imports torch
+    from gemm_mlp_tools import pytorch_baseline as baseline  # imports torch
     data = baseline.load_mnist(args.data_dir)
     ok = True
     with tempfile.TemporaryDirectory() as tmp:

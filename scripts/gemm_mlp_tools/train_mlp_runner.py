@@ -1,4 +1,4 @@
-"""The gemm-mlp side of scripts/vs_pytorch.py: one train_mlp run as a subprocess, its s/epoch and
+"""The gemm-mlp side of scripts/pytorch/vs_pytorch.py: one train_mlp run as a subprocess, its s/epoch and
 test accuracy read from the JSON it writes with --results."""
 
 import json

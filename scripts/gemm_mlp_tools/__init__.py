@@ -1,0 +1,1 @@
+"""Modules shared by the scripts in scripts/*/ (not entry points themselves)."""

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# scripts/docs/readme_tables.py: the documents' generated blocks match the committed results in
+# docs/results/ (regenerating changes nothing; after a new GPU run, copy its results there and
+# run the script), and a result or a marker that is missing is an error naming it.
+#
+#   tests/scripts/readme_tables_test.sh <repository root>
+set -uo pipefail
+root=$1
+tables=$root/scripts/docs/readme_tables.py
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() {
+  printf 'FAIL: %s\n' "$1"
+  failures=$((failures + 1))
+}
+docs=(README.md docs/RESULTS.md docs/KERNELS.md)
+mkdir -p "$work/docs"
+for d in "${docs[@]}"; do cp "$root/$d" "$work/$d"; done
+run() {  # <results folder>: the script on the copies; its output in $work/out
+  python3 "$tables" --results "$1" --docs "${docs[@]/#/$work/}" >"$work/out" 2>&1
+}
+
+if ! run "$root/docs/results"; then
+  fail "regenerating from docs/results failed: $(cat "$work/out")"
+fi
+for d in "${docs[@]}"; do
+  diff -u "$root/$d" "$work/$d" >"$work/diff" ||
+    fail "$d differs from what readme_tables.py generates from docs/results (run it):
+$(head -40 "$work/diff")"
+done
+
+# A variant of the ladder missing from the training results: an error naming it and the file.
+cp -r "$root/docs/results" "$work/results"
+grep -v '^regtile,' "$root/docs/results/train_compare.csv" >"$work/results/train_compare.csv"
+if run "$work/results"; then
+  fail "a train_compare.csv without regtile was accepted"
+elif ! grep -q "train_compare.csv has no row for regtile" "$work/out"; then
+  fail "the error does not name the missing row: $(cat "$work/out")"
+fi
+
+# A step's markers missing from every document: an error naming the block.
+cp "$root/docs/results/train_compare.csv" "$work/results/"
+sed -i '/<!-- step:dbuf:/d' "$work/docs/KERNELS.md"
+if run "$work/results"; then
+  fail "KERNELS.md without the step:dbuf markers was accepted"
+elif ! grep -q "<!-- step:dbuf:begin/end --> markers in 0 of" "$work/out"; then
+  fail "the error does not name the missing block: $(cat "$work/out")"
+fi
+
+# A step slower than the one before at a shape: the shape and the ratio are named in its block.
+cp "$root/docs/KERNELS.md" "$work/docs/KERNELS.md"
+python3 - "$root/docs/results/gemm_bench.json" "$work/results/gemm_bench.json" <<'PY'
+import json, sys
+bench = json.load(open(sys.argv[1]))
+by = {(r["variant"], r["m"], r["n"], r["k"], r["layout"]): r for r in bench["results"]}
+by[("warptile", 1024, 1024, 1024, "NN")]["tflops"] = by[("dbuf", 1024, 1024, 1024, "NN")]["tflops"] / 2
+json.dump(bench, open(sys.argv[2], "w"))
+PY
+if ! run "$work/results"; then
+  fail "regenerating with a slow warptile failed: $(cat "$work/out")"
+elif ! sed -n '/step:warptile:begin/,/step:warptile:end/p' "$work/docs/KERNELS.md" | tr '\n' ' ' |
+    grep -q "Slower than dbuf by more than 1% at: .*1024³ 0.50×"; then
+  fail "step:warptile does not name 1024³ at 0.50× of dbuf"
+fi
+
+[[ $failures -eq 0 ]] && echo "readme_tables_test: all checks passed"
+exit $((failures > 0))
