@@ -40,6 +40,32 @@ struct RegisterTile {
     }
   }
 
+  // For a block whose threads form Slices groups that each multiplied a slice of every K tile:
+  // the groups' tiles are summed into slice 0's, in the order Slices − 1, …, 1 (deterministic),
+  // through `partial`, a BM×BN tile of row stride LD in shared memory. Every thread calls this.
+  template <int Slices, int LD>
+  __device__ __forceinline__ void sum_k_slices(float* partial, int slice, int row0, int col0) {
+#pragma unroll 1
+    for (int s = Slices - 1; s >= 1; --s) {
+      if (slice == s) {
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+          for (int j = 0; j < TN; ++j) {
+            float& sum = partial[(row0 + row(i)) * LD + col0 + col(j)];
+            sum = (s == Slices - 1 ? 0.0f : sum) + acc[i][j];
+          }
+      }
+      __syncthreads();
+    }
+    if (slice == 0) {
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += partial[(row0 + row(i)) * LD + col0 + col(j)];
+    }
+  }
+
   // C at the block's origin (m0, n0) ← the tile through the epilogue, a float4 per column group.
   __device__ __forceinline__ void store(const Epilogue& c, int m0, int n0, int row0,
                                         int col0) const {
@@ -112,13 +138,16 @@ struct PrefetchedTile {
 // The double-buffered K loop of steps 5 and 6: two shared buffers per operand, a_tiles[2] and
 // b_tiles[2], each an MN-major BK×BM (BK×BN) tile of row stride LDS. While `tile` multiplies one
 // buffer, the next K tile's loads are in flight in registers; they are stored into the other
-// buffer after the multiply, and one barrier per K tile publishes them. NT threads.
-template <int BK, int BM, int BN, int LDS, int NT, class Tile, bool KMajorA, bool KMajorB>
-__device__ __forceinline__ void multiply_double_buffered(Tile& tile, float (*a_tiles)[BK * LDS],
-                                                         float (*b_tiles)[BK * LDS],
-                                                         const Operand<KMajorA>& a,
-                                                         const Operand<KMajorB>& b, int m0, int n0,
-                                                         int row0, int col0, int tid) {
+// buffer after the multiply, and one barrier per K tile publishes them. NT threads load; with
+// Slices > 1 they form that many groups, and group `slice` multiplies only its BK / Slices k of
+// each tile (step 6's sliced K).
+template <int BK, int BM, int BN, int LDS, int NT, int Slices = 1, class Tile, bool KMajorA,
+          bool KMajorB>
+__device__ __forceinline__ void multiply_double_buffered(
+    Tile& tile, float (*a_tiles)[BK * LDS], float (*b_tiles)[BK * LDS], const Operand<KMajorA>& a,
+    const Operand<KMajorB>& b, int m0, int n0, int row0, int col0, int tid, int slice = 0) {
+  static_assert(BK % Slices == 0, "each slice multiplies the same number of k");
+  constexpr int kSliceK = BK / Slices;
   PrefetchedTile<BK, BM, LDS, NT, KMajorA> next_a;
   PrefetchedTile<BK, BN, LDS, NT, KMajorB> next_b;
   const int k_tiles = (a.extent_k + BK - 1) / BK;
@@ -133,7 +162,8 @@ __device__ __forceinline__ void multiply_double_buffered(Tile& tile, float (*a_t
       next_a.fetch(a, m0, (kt + 1) * BK, tid);
       next_b.fetch(b, n0, (kt + 1) * BK, tid);
     }
-    tile.template multiply<BK, LDS>(a_tiles[kt % 2], b_tiles[kt % 2], row0, col0);
+    tile.template multiply<kSliceK, LDS>(a_tiles[kt % 2] + slice * kSliceK * LDS,
+                                         b_tiles[kt % 2] + slice * kSliceK * LDS, row0, col0);
     if (more) {  // the other buffer: every thread finished reading it before the last barrier
       next_a.store(a_tiles[(kt + 1) % 2], tid);
       next_b.store(b_tiles[(kt + 1) % 2], tid);
