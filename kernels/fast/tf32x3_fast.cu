@@ -7,15 +7,17 @@
 //     kernel with its output staged in shared memory and stored a row at a time, since these
 //     blocks do little but store; a 64×128 tile where that gives every multiprocessor a block,
 //     else 16×64. On the large grids, K ≤ 16 runs on `fast` (fp32 on CUDA cores) instead.
-//   on Hopper, the rest: step 11's kernel. Where both operands are MN-major (TN, the weight
-//     gradients) and the GEMM does enough work per element to transpose (k_major_copies_pay),
-//     both are first copied K-major into a workspace and the GEMM runs as NT,
-//     TMA straight into the tiles (k_major_copies.h): step 11 transposes each MN-major tile in
-//     shared memory, which costs TN two transposes per K tile (docs/KERNELS.md, "tf32x3_fast").
+//   on Hopper, the rest: step 11's 3×TF32 on the production warp-specialised pipeline
+//     (wgmma_pipeline.cuh). Where both operands are MN-major (TN, the weight gradients) and the
+//     GEMM does enough work per element to transpose (k_major_copies_pay), both are first copied
+//     K-major into a workspace and the GEMM runs as NT, TMA straight into the tiles
+//     (k_major_copies.h): the pipeline transposes each MN-major tile in shared memory, which
+//     costs TN two transposes per K tile (docs/KERNELS.md, "tf32x3_fast").
 //   elsewhere: step 10's kernel with its own tiles.
 // The configs came from scripts/tune/tf32x3_tiles.sh (docs/results/tuning_tf32x3_h200.txt).
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/fast/k_major_copies.h"
+#include "kernels/fast/wgmma_pipeline.h"
 #include "kernels/launchers.h"
 #include "kernels/split_tf32.cuh"
 
@@ -68,9 +70,9 @@ void launch_tf32x3_fast(const Problem& p, cudaStream_t stream) {
   } else if (wgmma_unavailable()) {
     launch_tf32x3(p, stream);
   } else if (k_major_copies_pay(p)) {
-    launch_tn_on_k_major_copies(p, stream, launch_tf32x3_ws);
+    launch_tn_on_k_major_copies(p, stream, launch_tf32x3_pipeline);
   } else {
-    launch_tf32x3_ws(p, stream);
+    launch_tf32x3_pipeline(p, stream);
   }
 }
 #endif

@@ -6,12 +6,13 @@
 // load. So this kernel computes Cᵀ = Bᵀ·Aᵀ: B is wgmma's A, loaded by the consumers from the tile
 // as TMA lands it, and A (K-major) is wgmma's B, read from shared memory as steps 8 to 11 read it;
 // the output tile is staged back into C's layout. No thread transposes anything, so one producer
-// warp only issues the TMA copies. Aligned operands only (TMA); tf32_fast sends others to step 9.
+// warp only issues the TMA copies. Aligned operands only (TMA); tf32_fast sends others to the wgmma
+// pipeline (wgmma_pipeline.cuh).
 //   A: op(A) is M×K (K contiguous), B: op(B) is K×N (N contiguous), C is M×N. sm_90a.
 #include <string>
 
+#include "kernels/fast/wgmma_pipeline.cuh"
 #include "kernels/launchers.h"
-#include "kernels/wgmma_ws.cuh"
 
 namespace gemm::detail {
 namespace {
@@ -182,7 +183,7 @@ bool wgmma_register_a_serves(const Problem& p) {
 namespace {
 
 // The tile where it gives every multiprocessor a block; otherwise K split across blocks until the
-// grid fills one wave, as step 9's small tile does.
+// grid fills one wave, as the wgmma pipeline's small tile does.
 SplitK register_a_plan(const Problem& p, int sms) {
   const long tiles = tile_count<Tile::kBm, Tile::kBn>(p);
   return tiles >= sms ? SplitK{1, p.k} : plan_split_k<Tile::kBk>(p, tiles, sms, 1, 16, 4, true);
@@ -203,7 +204,7 @@ void launch_wgmma_register_a(const Problem& p, cudaStream_t stream) {
   launch_planned_split_k<wgmma_register_a_kernel<Tile, true>, wgmma_register_a_kernel<Tile, false>>(
       p, register_a_plan(p, multiprocessor_count()), tile_grid<Tile::kBm, Tile::kBn>(p),
       Tile::kThreads, Tile::kSmemBytes, stream, a, b, make_tile_map(a, Tile::kBm),
-      make_tile_map(b, kPanelK, /*swizzled_mn=*/true));
+      make_swizzled_mn_tile_map(b));
 }
 
 }  // namespace gemm::detail
