@@ -19,11 +19,22 @@
 namespace gemm::detail {
 namespace {
 
-template <int BM_, int BN_, int BK_, int Stages_>
-struct WgmmaConfig {
-  static constexpr int kBm = BM_, kBn = BN_, kBk = BK_;  // block tile
-  static constexpr int kStages = Stages_;
-  static constexpr int kWarpgroups = kBm / kWgmmaM;  // each owns 64 rows × all BN columns
+// Measured on the H200 (docs/KERNELS.md): 4 warpgroups on a 256×128 tile with 4 stages for large
+// grids (each block reads less per multiply-add); 128×128 with 3 stages, two blocks per
+// multiprocessor, when that tile count is needed to fill the chip.
+struct LargeTile {
+  static constexpr int kBlockM = 256, kBlockN = 128, kBlockK = 32, kStages = 4;
+};
+struct SmallTile {
+  static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 32, kStages = 3;
+};
+
+// Tile's derived sizes: each warpgroup owns 64 rows × all BN columns.
+template <class Tile>
+struct WgmmaShape {
+  static constexpr int kBm = Tile::kBlockM, kBn = Tile::kBlockN, kBk = Tile::kBlockK;
+  static constexpr int kStages = Tile::kStages;
+  static constexpr int kWarpgroups = kBm / kWgmmaM;
   static constexpr int kThreads = 128 * kWarpgroups;
   static constexpr int kStageFloats = (kBm + kBn) * kBk;
   // + 1 KB to align the tiles to the 1024-byte swizzle atoms.
@@ -37,6 +48,8 @@ struct WgmmaConfig {
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
 };
 
+// C[BM×BN] block tile at (blockIdx.y·BM, blockIdx.x·BN) over the K slice blockIdx.z; kThreads
+// threads, warpgroup w computing rows 64w … 64w + 63 of the tile.
 template <class Cfg, bool KMajorA, bool KMajorB>
 __global__ void __launch_bounds__(Cfg::kThreads)
     wgmma_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
@@ -91,12 +104,7 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   store_warpgroup_tile<Cfg::kBn>(c, acc[0], m0 + warpgroup * kWgmmaM, n0, tid % 128);
 }
 
-// Measured on the H200 (docs/KERNELS.md): 4 warpgroups on a 256×128 tile with 4 stages for large
-// grids (each block reads less per multiply-add); 128×128 with 3 stages, two blocks per
-// multiprocessor, when that tile count is needed to fill the chip.
-using LargeTile = WgmmaConfig<256, 128, 32, 4>;
-using SmallTile = WgmmaConfig<128, 128, 32, 3>;
-
+// Runs the kernel with tile shape Cfg (a WgmmaShape) on p, K split as `plan` says.
 template <class Cfg>
 void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
   with_layout(p, [&](auto a_k_major, auto b_k_major) {
@@ -113,22 +121,8 @@ void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
   });
 }
 
-// The tile choice for any pair of configs: the large tile when it gives every multiprocessor a
-// block; otherwise the small one, with K split across blocks until the grid fills the chip
-// (split_k.cuh). scripts/tune/ includes this file to time other configs through it.
-template <class Large, class Small>
-void launch_wgmma_tiles(const Problem& p, cudaStream_t stream) {
-  if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
-  launch_large_or_split_k<Large, Small>(p, [&](auto tile, SplitK plan) {
-    launch_with<typename decltype(tile)::type>(p, plan, stream);
-  });
-}
-
 }  // namespace
 
-// In the library only: a tune candidate (scripts/tune/) including this file must not define
-// these again.
-#ifndef GEMM_TUNE_CANDIDATE
 const char* wgmma_unavailable() {
   int device = 0, major = 0, minor = 0;
   CUDA_CHECK(cudaGetDevice(&device));
@@ -139,9 +133,13 @@ const char* wgmma_unavailable() {
          "code runs on no other";
 }
 
+// The large tile where it gives every multiprocessor a block; otherwise the small one, with K
+// split across blocks until the grid fills the chip (split_k.cuh).
 void launch_wgmma(const Problem& p, cudaStream_t stream) {
-  launch_wgmma_tiles<LargeTile, SmallTile>(p, stream);
+  if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
+  launch_large_or_split_k<WgmmaShape<LargeTile>, WgmmaShape<SmallTile>>(
+      p,
+      [&](auto tile, SplitK plan) { launch_with<typename decltype(tile)::type>(p, plan, stream); });
 }
-#endif
 
 }  // namespace gemm::detail
