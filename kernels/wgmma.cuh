@@ -176,9 +176,10 @@ __device__ __forceinline__ void fence_operands(float (&d)[N]) {
       "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),  \
       "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 
-// d[64×128] += A[64×8] · B[8×128], both K-major in shared memory; d is this warpgroup's
+// d[64×128] += A[64×8] · B[8×128], both K-major in shared memory ("SS"); d is this warpgroup's
 // accumulator (see the epilogue for which element each thread holds).
-__device__ __forceinline__ void wgmma_m64n128k8(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
+__device__ __forceinline__ void wgmma_m64n128k8_ss(float (&d)[64], uint64_t desc_a,
+                                                   uint64_t desc_b) {
   asm volatile(
       "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %66, 0;\n"  // scale-d = 1: d += A·B
       "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" GEMM_WGMMA_REGISTERS_0_63
@@ -200,7 +201,7 @@ struct Tf32x1 {
   // d[64×128] += a[64×8] · b[8×128]; a and b point into the stage's first part.
   template <int kPartFloats>
   __device__ __forceinline__ static void mma(float (&d)[64], const float* a, const float* b) {
-    wgmma_m64n128k8(d, sw128_descriptor(a), sw128_descriptor(b));
+    wgmma_m64n128k8_ss(d, sw128_descriptor(a), sw128_descriptor(b));
   }
 };
 
@@ -232,9 +233,9 @@ struct Tf32x3 {
   // The small products first, so that they are not rounded away against the large one.
   template <int kPartFloats>
   __device__ __forceinline__ static void mma(float (&d)[64], const float* a, const float* b) {
-    wgmma_m64n128k8(d, sw128_descriptor(a + kPartFloats), sw128_descriptor(b));
-    wgmma_m64n128k8(d, sw128_descriptor(a), sw128_descriptor(b + kPartFloats));
-    wgmma_m64n128k8(d, sw128_descriptor(a), sw128_descriptor(b));
+    wgmma_m64n128k8_ss(d, sw128_descriptor(a + kPartFloats), sw128_descriptor(b));
+    wgmma_m64n128k8_ss(d, sw128_descriptor(a), sw128_descriptor(b + kPartFloats));
+    wgmma_m64n128k8_ss(d, sw128_descriptor(a), sw128_descriptor(b));
   }
 };
 

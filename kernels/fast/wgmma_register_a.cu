@@ -18,11 +18,12 @@ namespace gemm::detail {
 namespace {
 
 // d[64×256] += a[64×8] · B[8×256], a in registers and B K-major in shared memory (as wgmma.cuh's
-// tiles). a is wgmma's A fragment: lane l of warp w holds rows r = 16w + l/4 and r + 8 at
-// k = l%4 and k + 4, as a[0] (r, k), a[1] (r + 8, k), a[2] (r, k + 4), a[3] (r + 8, k + 4).
-// d is held as store_warpgroup_tile says, over 32 blocks of 8 columns.
-__device__ __forceinline__ void wgmma_m64n256k8_register_a(float (&d)[128], const uint32_t (&a)[4],
-                                                           uint64_t desc_b) {
+// tiles): CUTLASS's "RS" operand sources, where wgmma.cuh's steps are "SS". a is wgmma's A
+// fragment: lane l of warp w holds rows r = 16w + l/4 and r + 8 at k = l%4 and k + 4, as a[0] (r,
+// k), a[1] (r + 8, k), a[2] (r, k + 4), a[3] (r + 8, k + 4). d is held as store_warpgroup_tile
+// says, over 32 blocks of 8 columns.
+__device__ __forceinline__ void wgmma_m64n256k8_rs(float (&d)[128], const uint32_t (&a)[4],
+                                                   uint64_t desc_b) {
   asm volatile(
       "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %133, 0;\n"  // scale-d = 1: d += a·B
       "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" GEMM_WGMMA_REGISTERS_0_63
@@ -41,10 +42,16 @@ __device__ __forceinline__ void wgmma_m64n256k8_register_a(float (&d)[128], cons
 }
 
 // A block computes a BM×BN tile of C as wgmma's Cᵀ: each consumer warpgroup owns 64 columns of C
-// (wgmma's M) by all BM rows (wgmma's N, one m64n256k8 per k step).
-template <int Consumers_, int Stages_>
-struct RegisterAConfig {
-  static constexpr int kConsumers = Consumers_, kStages = Stages_;
+// (wgmma's M) by all BM rows (wgmma's N, one m64n256k8 per k step). Two consumers (a 256×128 tile
+// of C) and 4 stages.
+struct RsTile {
+  static constexpr int kConsumers = 2, kStages = 4;
+};
+
+// Tile's derived sizes.
+template <class Tile>
+struct RsShape {
+  static constexpr int kConsumers = Tile::kConsumers, kStages = Tile::kStages;
   static constexpr int kBm = 256, kBn = 64 * kConsumers, kBk = kPanelK;
   static constexpr int kThreads = 128 * kConsumers + 32;  // + one producer warp
   // A stage: A's tile, K-major and swizzled as swizzled<BM>() says (one TMA box), then B's, BN/32
@@ -146,7 +153,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         wgmma_fence();
 #pragma unroll
         for (int s = 0; s < kStepsPerHalf; ++s)
-          wgmma_m64n256k8_register_a(
+          wgmma_m64n256k8_rs(
               acc, frag[s], sw128_descriptor(a_tile(stage) + (half * kStepsPerHalf + s) * kWgmmaK));
         wgmma_commit();
       }
@@ -170,8 +177,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       c, smem, m0, n0, tid);
 }
 
-// Two consumers (a 256×128 tile of C) and 4 stages.
-using Tile = RegisterAConfig<2, 4>;
+using Tile = RsShape<RsTile>;
 
 }  // namespace
 
