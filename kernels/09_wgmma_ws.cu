@@ -48,8 +48,7 @@ struct WsShape {
   using SourceB = TmaTileSource<kBn, KMajorB>;
   static constexpr int kTileFloats = (kBm + kBn) * kBk;
   static constexpr int kStageFloats = kTileFloats + SourceA::kStagedFloats + SourceB::kStagedFloats;
-  static constexpr int kBudgetFloats = (227 * 1024 - 1024 - 256) / int(sizeof(float));
-  static constexpr int kStagesFit = kBudgetFloats / kStageFloats;
+  static constexpr int kStagesFit = kWsSmemBudgetFloats / kStageFloats;
   static constexpr int kStages = kStagesFit < Tile::kStages ? kStagesFit : Tile::kStages;
   static constexpr int kSmemBytes =
       kStages * kStageFloats * int(sizeof(float)) + 3 * kStages * int(sizeof(uint64_t)) + 1024;

@@ -44,8 +44,7 @@ struct WsShape {
   static constexpr int kPartFloats = (kBm + kBn) * kBk;  // the A and B tiles, or their remainders
   static constexpr int kTileFloats = Arithmetic::kParts * kPartFloats;
   static constexpr int kStageFloats = kTileFloats + SourceA::kStagedFloats + SourceB::kStagedFloats;
-  static constexpr int kBudgetFloats = (227 * 1024 - 1024 - 256) / int(sizeof(float));
-  static constexpr int kStagesFit = kBudgetFloats / kStageFloats;
+  static constexpr int kStagesFit = kWsSmemBudgetFloats / kStageFloats;
   static constexpr int kStages = kStagesFit < Tile::kStages ? kStagesFit : Tile::kStages;
   static constexpr int kSmemBytes =
       kStages * kStageFloats * int(sizeof(float)) + 3 * kStages * int(sizeof(uint64_t)) + 1024;

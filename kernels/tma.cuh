@@ -73,6 +73,10 @@ __device__ __forceinline__ void tma_load_tile(float* dst, const CUtensorMap* map
       : "memory");
 }
 
+// The shared memory a warp-specialised block lays its stages out in: 227 KB, less 1 KB to align
+// them to the 1024-byte swizzle atoms and 256 bytes for the mbarriers.
+constexpr int kWsSmemBudgetFloats = (227 * 1024 - 1024 - 256) / int(sizeof(float));
+
 // How a warp-specialised producer fills one aligned operand's BX×32 swizzled tile of K tile kt
 // (steps 9 and 11): K-major, TMA lands it straight in the tile, swizzled as wgmma reads it;
 // MN-major, TMA lands it as stored in a staging area, and the producer's 128 threads transpose it

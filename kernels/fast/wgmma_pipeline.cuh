@@ -57,7 +57,7 @@ struct WsPipeline {
   struct For {
     static constexpr int kStagedFloats =
         ((KMajorA ? 0 : kBm) + (KMajorB ? 0 : kBn)) * kBk;  // per slot
-    static constexpr int kBudgetFloats = (227 * 1024 - 1024 - 256) / int(sizeof(float));
+    static constexpr int kBudgetFloats = kWsSmemBudgetFloats;
     static constexpr bool fits(int slots, int stages) {
       return kBudgetFloats - slots * kStagedFloats >= stages * kStageFloats;
     }
