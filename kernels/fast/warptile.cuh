@@ -2,9 +2,9 @@
 // thread tiling (06_warptile.cu), made configurable per shape and layout. A tile config (a struct
 // of named members, WarpTileShape) names the block, warp and thread tiles, the pipeline depth and
 // how a K-major operand's tiles are read; launch_warptile_config runs one config with a split-K
-// plan. fast.cu picks the configs the tune sweep chose (scripts/tune/tune_tiles.sh, which
-// instantiates other configs through this header). docs/KERNELS.md, "fast", has the measurements
-// behind each choice.
+// plan. fast.cu picks the configs the tune sweep chose (tools/tune/tune_tiles, which instantiates
+// other configs through this header). docs/KERNELS.md, "fast", has the measurements behind each
+// choice.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
 
