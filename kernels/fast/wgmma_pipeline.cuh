@@ -6,19 +6,18 @@
 //     K tiles ahead of its transpose;
 //   - misaligned operands (TMA needs a 16-byte aligned base and ld % 4 == 0) copied by the
 //     producer's threads, cp.async or through registers, instead of handed to another kernel;
-//   - the output tile staged in shared memory and stored a float4 at a time, and on small grids
-//     the K slices of a tile summed in the cluster's shared memory (split_k.cuh), else through the
-//     workspace;
+//   - on small grids, the K slices of a tile summed in the cluster's shared memory
+//     (cluster_split_k.cuh) where the clusters fit at once, else through the workspace;
 //   - an Arithmetic parameter: wgmma_ops::Tf32x1 (tf32_fast) or Tf32x3 (tf32x3_fast).
-// Also the launch helper and the swizzled MN-major tile map of the register-A kernel
-// (wgmma_register_a.cu). sm_90a only: include from files that kernels/CMakeLists.txt compiles for
-// sm_90a.
+// Also the swizzled MN-major tile map of the register-A kernel (wgmma_register_a.cu). sm_90a only:
+// include from files that kernels/CMakeLists.txt compiles for sm_90a.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "kernels/fast/cluster_split_k.cuh"
 #include "kernels/launchers.h"
 #include "kernels/split_k.cuh"
 #include "kernels/tma.cuh"
@@ -259,30 +258,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 // (the register-A kernel's B, wgmma_register_a.cu). Throws as encode_tile_map does.
 inline CUtensorMap make_swizzled_mn_tile_map(const Operand<false>& op) {
   return encode_tile_map(op, kPanelK, kPanelK, CU_TENSOR_MAP_SWIZZLE_128B);
-}
-
-// Launches a kernel of the form kernel<kClusterSplit>(a, b, c, k_per_split, maps…) over `grid`
-// with plan.splits K slices: summed in the cluster's shared memory where every cluster is resident
-// at once (at most 8 slices), otherwise through the workspace (split_k.cuh).
-template <auto kClusterKernel, auto kWorkspaceKernel, class OperandA, class OperandB, class... Maps>
-void launch_planned_split_k(const Problem& p, SplitK plan, dim3 grid, int threads, int smem_bytes,
-                            cudaStream_t stream, const OperandA& a, const OperandB& b,
-                            const Maps&... maps) {
-  grid.z = plan.splits;
-  if (plan.splits > 1 && plan.splits <= kMaxClusterSplits) {
-    allow_dynamic_smem<kClusterKernel>(smem_bytes);
-    if (clusters_fit_at_once(reinterpret_cast<const void*>(kClusterKernel), long(grid.x) * grid.y,
-                             plan.splits, threads, smem_bytes)) {
-      launch_split_k_cluster(kClusterKernel, grid, threads, smem_bytes, stream, a, b, epilogue(p),
-                             plan.k_per_split, maps...);
-      return;
-    }
-  }
-  allow_dynamic_smem<kWorkspaceKernel>(smem_bytes);
-  run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
-    kWorkspaceKernel<<<grid, threads, smem_bytes, stream>>>(a, b, c, k_per_split, maps...);
-    CUDA_CHECK_LAUNCH();
-  });
 }
 
 // Runs the pipeline with tile Tile and split-K plan `plan` on p (any layout and alignment).
