@@ -57,23 +57,6 @@ bool finer_tile_beats_split(const SplitK& coarse, const SplitK& fine) {
   return coarse.splits > 1 && coarse.k_per_split < kShortKTiles * BK && fine.splits == 1;
 }
 
-// The tile choice of the launchers of 07, 08 and 10: Large when it gives every multiprocessor a
-// block, unsplit; otherwise Small, with K split across blocks until the grid fills the chip.
-// launch(TileTag<Cfg>{}, plan) launches with tile config Cfg.
-template <class Cfg>
-struct TileTag {
-  using type = Cfg;
-};
-template <class Large, class Small, class Launch>
-void launch_large_or_split_k(const Problem& p, Launch&& launch) {
-  const int sms = multiprocessor_count();
-  if (tile_count<Large::kBm, Large::kBn>(p) >= sms) {
-    launch(TileTag<Large>{}, SplitK{1, p.k});
-    return;
-  }
-  launch(TileTag<Small>{}, plan_split_k<Small::kBk>(p, tile_count<Small::kBm, Small::kBn>(p), sms));
-}
-
 // In a kernel: narrow the operands to this block's K slice and, when split through the workspace,
 // aim the epilogue at the slice's partial product. With one split (blockIdx.z = 0) nothing
 // changes.
