@@ -61,8 +61,8 @@ bool finer_tile_beats_split(const SplitK& coarse, const SplitK& fine) {
   return coarse.splits > 1 && coarse.k_per_split < kShortKTiles * BK && fine.splits == 1;
 }
 
-// The tile choice of the launchers of 07, 08 and 10: Large when it gives every multiprocessor a
-// block, unsplit; otherwise Small, with K split across blocks until the grid fills the chip.
+// A launcher's tile choice (step 8's): Large when it gives every multiprocessor a block, unsplit;
+// otherwise Small, with K split across blocks until the grid fills the chip.
 // launch(TileTag<Cfg>{}, plan) launches with tile config Cfg.
 template <class Cfg>
 struct TileTag {
