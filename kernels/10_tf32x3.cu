@@ -63,12 +63,12 @@ __global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
         const float* bs = b_tile(stage);
 #pragma unroll
         for (int k8 = 0; k8 < Cfg::kBlockK; k8 += kMmaK) {
-          // TUTORIAL: as in step 7, but each value x loaded becomes two TF32 operands, hi =
-          // tf32(x) and lo = tf32(x − hi), and each pair of fragments takes three mma.sync, the
-          // small products first (Tf32x3, split_tf32.cuh):
-          //   af[i].hi = tf32({A(r, k), …}), af[i].lo = tf32({A(r, k), …} − af[i].hi); bf[j] alike
-          //   acc[i][j] += af[i].lo · bf[j].hi;  acc[i][j] += af[i].hi · bf[j].lo;
-          //   acc[i][j] += af[i].hi · bf[j].hi;
+          // TUTORIAL: step 7's loads and MMAs, but each value x loaded becomes two TF32
+          // operands, hi = tf32(x) and lo = tf32(x − hi) (af[i].hi, af[i].lo; bf[j] alike), and
+          // each pair of fragments takes three mma.sync, the small products first (Tf32x3):
+          //   acc[i][j] += af[i].lo · bf[j].hi;
+          //   acc[i][j] += af[i].hi · bf[j].lo;
+          //   acc[i][j] += af[i].hi · bf[j].hi;  // af[i].lo · bf[j].lo is dropped
           Tf32x3::Fragment<4> af[Shape::kFragsM];
 #pragma unroll
           for (int i = 0; i < Shape::kFragsM; ++i)
