@@ -8,8 +8,8 @@
 // stage's staging area (a third barrier, "landed"), one round of stages ahead, and the producer's
 // threads transpose it into the tile.
 // Change from 08: the K loop splits into a producer loop and a consumer loop; the block barrier
-// becomes per-stage mbarriers; tiles come by TMA; each consumer owns 128 rows; the output tile is
-// staged over the stages and stored a float4 at a time.
+// becomes per-stage mbarriers; tiles come by TMA; a consumer owns 128 rows of the large tile; the
+// output tile is staged over the stages and stored a float4 at a time.
 // Production (fast/wgmma_pipeline.cuh) adds to this: a ring of staging slots sized apart from the
 // stages (more copies in flight in less memory), misaligned operands copied by the producer's
 // threads, and split-K summed in the cluster's shared memory instead of the workspace.
