@@ -2,11 +2,12 @@
 // instructions (inputs rounded to TF32's 10-bit mantissa, products accumulated in fp32), which do
 // 16·8·8 multiply-adds per instruction instead of one FMA per thread. Results differ from fp32 by
 // about 1e-3 relative: an explicit choice (variant tf32), never a substitute for an fp32 variant.
-// Change from 06: the thread tile becomes per-warp MMA fragments read straight from shared memory.
-// Each operand's tile is kept in its global layout (K-major for a K-major operand, MN-major
-// otherwise), so every cp.async is 16 bytes wide, and the padding (4 or 8 floats) makes each
-// fragment read conflict-free. BK grows to 32; 3 stages. The kernel is in mma_sync.cuh, shared
-// with step 10; this file gives it its arithmetic: each value rounded to TF32 once, one mma.sync.
+// Change from 06: the thread tile becomes per-warp MMA fragments read straight from shared memory
+// (mma_sync.cuh). Each operand's tile is kept in its global layout (K-major for a K-major operand,
+// MN-major otherwise), so every cp.async is 16 bytes wide, and the padding (4 or 8 floats) makes
+// each fragment read conflict-free. BK grows to 32; 3 stages. A 128×128 tile then finishes so
+// fast that where M×N has fewer such tiles than multiprocessors (the MLP's M = 256) most of the
+// chip would sit idle: there a 64×64 tile runs, K split across blocks until the grid fills it.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/launchers.h"
 #include "kernels/mma_sync.cuh"
@@ -14,42 +15,105 @@
 namespace gemm::detail {
 namespace {
 
-// One TF32 product per fragment pair: each fp32 value rounded to TF32 (10-bit mantissa) once.
-struct RoundedTf32 {
-  template <int N>
-  struct Fragment {
-    uint32_t x[N];
-  };
-  template <int N>
-  __device__ __forceinline__ static Fragment<N> from(const float (&v)[N]) {
-    Fragment<N> f;
-#pragma unroll
-    for (int e = 0; e < N; ++e) f.x[e] = to_tf32(v[e]);
-    return f;
-  }
-  __device__ __forceinline__ static void mma(float (&acc)[4], const Fragment<4>& a,
-                                             const Fragment<2>& b) {
-    mma_tf32(acc, a.x, b.x);
-  }
+using mma_ops::Tf32x1;
+
+// For grids that give every multiprocessor a block.
+struct LargeTile {
+  static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 32, kWarpM = 64, kWarpN = 32,
+                       kStages = 3;
 };
+static_assert(MmaShape<LargeTile>::kThreads == 256, "8 warps of 64×32 cover the 128×128 tile");
+// For the smaller grids, K split.
+struct SmallTile {
+  static constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32, kWarpM = 32, kWarpN = 32,
+                       kStages = 3;
+};
+static_assert(MmaShape<SmallTile>::kThreads == 128, "4 warps of 32×32 cover the 64×64 tile");
 
-using LargeTile = MmaConfig<128, 128, 32, 64, 32, 3>;  // 8 warps, 64×32 each
-using SmallTile = MmaConfig<64, 64, 32, 32, 32, 3>;    // 4 warps, 32×32 each
+// Block (blockIdx.y, blockIdx.x) computes the kBlockM × kBlockN tile of C from K slice blockIdx.z
+// (k_per_split long); warp w its kWarpM × kWarpN warp tile of kFragsM × kFragsN MMA tiles (16×8).
+template <class Cfg, bool KMajorA, bool KMajorB>
+__global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
+    tf32_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
+  using Shape = MmaShape<Cfg>;
+  using Stage = MmaStage<Cfg, KMajorA, KMajorB>;
+  using TileA = typename Stage::TileA;
+  using TileB = typename Stage::TileB;
+  enter_k_slice(a, b, c, k_per_split);
+  extern __shared__ __align__(16) float smem[];  // kStages × (A's tile, B's tile)
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int group = lane / 4, quad = lane % 4;  // the MMA fragment coordinates of this lane
+  const int m0 = blockIdx.y * Cfg::kBlockM, n0 = blockIdx.x * Cfg::kBlockN;
+  const int warp_row = (warp / Shape::kWarpsN) * Cfg::kWarpM,
+            warp_col = (warp % Shape::kWarpsN) * Cfg::kWarpN;
 
-// scripts/tune/ includes this file to time other configs of this step.
-template <class Large, class Small>
-void launch_tf32_tiles(const Problem& p, cudaStream_t stream) {
-  launch_mma_sync_tiles<Large, Small, RoundedTf32>(p, stream);
+  float acc[Shape::kFragsM][Shape::kFragsN][4] = {};
+  auto a_tile = [&](int stage) { return smem + stage * Stage::kFloats; };
+  auto b_tile = [&](int stage) { return smem + stage * Stage::kFloats + TileA::kFloats; };
+  pipelined_k_loop<Cfg::kStages>(
+      (a.extent_k + Cfg::kBlockK - 1) / Cfg::kBlockK,
+      [&](int stage, int kt) {
+        cp_async_tile_native<Cfg::kBlockK, Cfg::kBlockM, TileA::kLds, Shape::kThreads>(
+            a_tile(stage), a, m0, kt * Cfg::kBlockK, tid);
+        cp_async_tile_native<Cfg::kBlockK, Cfg::kBlockN, TileB::kLds, Shape::kThreads>(
+            b_tile(stage), b, n0, kt * Cfg::kBlockK, tid);
+      },
+      [&](int stage) {
+        const float* as = a_tile(stage);
+        const float* bs = b_tile(stage);
+#pragma unroll
+        for (int k8 = 0; k8 < Cfg::kBlockK; k8 += kMmaK) {
+          // TUTORIAL: for each MMA tile i of its warp tile's rows (r = warp_row + 16·i + group,
+          // k = k8 + quad) and j of its columns (n = warp_col + 8·j + group) the lane loads its
+          // share of the fragments from the tiles (A(r, k): A's tile at row r, column k):
+          //   af[i].x = tf32({A(r, k), A(r + 8, k), A(r, k + 4), A(r + 8, k + 4)})
+          //   bf[j].x = tf32({B(n, k), B(n, k + 4)})
+          // then issues one mma.sync per pair: acc[i][j] += af[i] · bf[j].
+          Tf32x1::Fragment<4> af[Shape::kFragsM];
+#pragma unroll
+          for (int i = 0; i < Shape::kFragsM; ++i)
+            af[i] = load_a_fragment<TileA, Tf32x1>(as, warp_row + i * kMmaM + group, k8 + quad);
+          Tf32x1::Fragment<2> bf[Shape::kFragsN];
+#pragma unroll
+          for (int j = 0; j < Shape::kFragsN; ++j)
+            bf[j] = load_b_fragment<TileB, Tf32x1>(bs, warp_col + j * kMmaN + group, k8 + quad);
+#pragma unroll
+          for (int i = 0; i < Shape::kFragsM; ++i)
+#pragma unroll
+            for (int j = 0; j < Shape::kFragsN; ++j) Tf32x1::mma(acc[i][j], af[i], bf[j]);
+        }
+      });
+
+#pragma unroll
+  for (int i = 0; i < Shape::kFragsM; ++i)
+#pragma unroll
+    for (int j = 0; j < Shape::kFragsN; ++j)
+      store_accumulator(c, m0 + warp_row + i * kMmaM + group, n0 + warp_col + j * kMmaN + 2 * quad,
+                        acc[i][j]);
+}
+
+// One config on p (M×N×K), K split as `plan` says.
+template <class Cfg>
+void launch_tile(const Problem& p, SplitK plan, cudaStream_t stream) {
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    launch_mma_sync_kernel<Cfg, KMajorA, KMajorB, tf32_kernel<Cfg, KMajorA, KMajorB>>(p, plan,
+                                                                                      stream);
+  });
 }
 
 }  // namespace
 
-// In the library only: a tune candidate (scripts/tune/) including this file must not define
-// these again.
-#ifndef GEMM_TUNE_CANDIDATE
+// C (M×N) = op(A) (M×K) · op(B) (K×N): the large tile when it gives every multiprocessor a block;
+// otherwise the small one, K split until the grid fills the chip (plan_split_k, split_k.cuh).
 void launch_tf32_mma(const Problem& p, cudaStream_t stream) {
-  launch_tf32_tiles<LargeTile, SmallTile>(p, stream);
+  const int sms = multiprocessor_count();
+  if (tile_count<LargeTile::kBlockM, LargeTile::kBlockN>(p) >= sms) {
+    launch_tile<LargeTile>(p, SplitK{1, p.k}, stream);
+    return;
+  }
+  const long small_tiles = tile_count<SmallTile::kBlockM, SmallTile::kBlockN>(p);
+  launch_tile<SmallTile>(p, plan_split_k<SmallTile::kBlockK>(p, small_tiles, sms), stream);
 }
-#endif
 
 }  // namespace gemm::detail

@@ -19,11 +19,22 @@
 namespace gemm::detail {
 namespace {
 
-template <int BM_, int BN_, int BK_, int Stages_>
-struct WgmmaConfig {
-  static constexpr int kBm = BM_, kBn = BN_, kBk = BK_;  // block tile
-  static constexpr int kStages = Stages_;
-  static constexpr int kWarpgroups = kBm / kWgmmaM;  // each owns 64 rows × all BN columns
+// Measured on the H200 (docs/KERNELS.md): 4 warpgroups on a 256×128 tile with 4 stages for large
+// grids (each block reads less per multiply-add); 128×128 with 3 stages, two blocks per
+// multiprocessor, when that tile count is needed to fill the chip.
+struct LargeTile {
+  static constexpr int kBlockM = 256, kBlockN = 128, kBlockK = 32, kStages = 4;
+};
+struct SmallTile {
+  static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 32, kStages = 3;
+};
+
+// Tile's derived sizes. Each warpgroup owns 64 rows × all BN columns.
+template <class Tile>
+struct WgmmaShape {
+  static constexpr int kBm = Tile::kBlockM, kBn = Tile::kBlockN, kBk = Tile::kBlockK;
+  static constexpr int kStages = Tile::kStages;
+  static constexpr int kWarpgroups = kBm / kWgmmaM;
   static constexpr int kThreads = 128 * kWarpgroups;
   static constexpr int kStageFloats = (kBm + kBn) * kBk;
   // + 1 KB to align the tiles to the 1024-byte swizzle atoms.
@@ -37,21 +48,24 @@ struct WgmmaConfig {
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
 };
 
-template <class Cfg, bool KMajorA, bool KMajorB>
-__global__ void __launch_bounds__(Cfg::kThreads)
+// C[BM×BN] block tile at (blockIdx.y·BM, blockIdx.x·BN) over the K slice blockIdx.z; kThreads
+// threads, warpgroup w computing rows 64w … 64w + 63 of the tile.
+template <class Tile, bool KMajorA, bool KMajorB>
+__global__ void __launch_bounds__(WgmmaShape<Tile>::kThreads)
     wgmma_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
+  using S = WgmmaShape<Tile>;
   enter_k_slice(a, b, c, k_per_split);
   extern __shared__ float smem_raw[];
   float* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float);
   const int tid = threadIdx.x, warpgroup = tid / 128;
-  const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
-  auto a_tile = [&](int stage) { return smem + stage * Cfg::kStageFloats; };
-  auto b_tile = [&](int stage) { return a_tile(stage) + Cfg::kBm * Cfg::kBk; };
-  SwizzledTileLoader<Cfg::kBm, Cfg::kBk, Cfg::kThreads, KMajorA> a_loader;
-  SwizzledTileLoader<Cfg::kBn, Cfg::kBk, Cfg::kThreads, KMajorB> b_loader;
+  const int m0 = blockIdx.y * S::kBm, n0 = blockIdx.x * S::kBn;
+  auto a_tile = [&](int stage) { return smem + stage * S::kStageFloats; };
+  auto b_tile = [&](int stage) { return a_tile(stage) + S::kBm * S::kBk; };
+  SwizzledTileLoader<S::kBm, S::kBk, S::kThreads, KMajorA> a_loader;
+  SwizzledTileLoader<S::kBn, S::kBk, S::kThreads, KMajorB> b_loader;
   auto fetch = [&](int kt) {
-    a_loader.fetch(a, m0, kt * Cfg::kBk, tid);
-    b_loader.fetch(b, n0, kt * Cfg::kBk, tid);
+    a_loader.fetch(a, m0, kt * S::kBk, tid);
+    b_loader.fetch(b, n0, kt * S::kBk, tid);
   };
   auto store = [&](int stage) {
     a_loader.store(a_tile(stage), a, m0, tid);
@@ -61,9 +75,9 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   // K loop. One wgmma batch stays in flight while the next is issued, so step kt fills the stage
   // of tile kt − 2, which every warpgroup finished reading before this step's barrier; kAhead
   // tiles are filled ahead of the one computed. The cp.async groups count one per step.
-  constexpr int kAhead = Cfg::kStages - 2;
-  const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
-  float acc[1][Cfg::kBn / kWgmmaN][64] = {};
+  constexpr int kAhead = S::kStages - 2;
+  const int k_tiles = (a.extent_k + S::kBk - 1) / S::kBk;
+  float acc[1][S::kBn / kWgmmaN][64] = {};
   for (auto& tile : acc[0]) fence_operands(tile);
 #pragma unroll
   for (int t = 0; t < kAhead; ++t) {
@@ -78,57 +92,40 @@ __global__ void __launch_bounds__(Cfg::kThreads)
     cp_async_wait<kAhead - 1>();
     fence_proxy_async();  // this thread's writes of tile kt, visible to wgmma after the barrier
     __syncthreads();
-    const int stage = kt % Cfg::kStages;
-    wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk, kWgmmaM>(
+    const int stage = kt % S::kStages;
+    wgmma_k_tile<S::kBm, S::kBn, S::kBk, kWgmmaM>(
         acc, a_tile(stage) + warpgroup * kWgmmaM * kPanelK, b_tile(stage));
-    if (kt + kAhead < k_tiles) store((kt + kAhead) % Cfg::kStages);
+    if (kt + kAhead < k_tiles) store((kt + kAhead) % S::kStages);
     cp_async_commit();
     if (kt + kAhead + 1 < k_tiles) fetch(kt + kAhead + 1);
     wgmma_wait<1>();  // acc is not touched here: the batch just issued still writes it
   }
   wgmma_wait<0>();
   for (auto& tile : acc[0]) fence_operands(tile);
-  store_warpgroup_tile<Cfg::kBn>(c, acc[0], m0 + warpgroup * kWgmmaM, n0, tid % 128);
+  store_warpgroup_tile<S::kBn>(c, acc[0], m0 + warpgroup * kWgmmaM, n0, tid % 128);
 }
 
-// Measured on the H200 (docs/KERNELS.md): 4 warpgroups on a 256×128 tile with 4 stages for large
-// grids (each block reads less per multiply-add); 128×128 with 3 stages, two blocks per
-// multiprocessor, when that tile count is needed to fill the chip.
-using LargeTile = WgmmaConfig<256, 128, 32, 4>;
-using SmallTile = WgmmaConfig<128, 128, 32, 3>;
-
-template <class Cfg>
-void launch_with(const Problem& p, SplitK plan, cudaStream_t stream) {
+// Runs the kernel with tile Tile on p, K split as `plan` says.
+template <class Tile>
+void launch_tile(const Problem& p, SplitK plan, cudaStream_t stream) {
   with_layout(p, [&](auto a_k_major, auto b_k_major) {
     constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
-    constexpr auto kernel = wgmma_kernel<Cfg, KMajorA, KMajorB>;
-    allow_dynamic_smem<kernel>(Cfg::kSmemBytes);
-    dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
+    using S = WgmmaShape<Tile>;
+    constexpr auto kernel = wgmma_kernel<Tile, KMajorA, KMajorB>;
+    const Operand<KMajorA> a = operand_a<KMajorA>(p);
+    const Operand<KMajorB> b = operand_b<KMajorB>(p);
+    allow_dynamic_smem<kernel>(S::kSmemBytes);
+    dim3 grid = tile_grid<S::kBm, S::kBn>(p);
     grid.z = plan.splits;
     run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
-      kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
-          operand_a<KMajorA>(p), operand_b<KMajorB>(p), c, k_per_split);
+      kernel<<<grid, S::kThreads, S::kSmemBytes, stream>>>(a, b, c, k_per_split);
       CUDA_CHECK_LAUNCH();
     });
   });
 }
 
-// The tile choice for any pair of configs: the large tile when it gives every multiprocessor a
-// block; otherwise the small one, with K split across blocks until the grid fills the chip
-// (split_k.cuh). scripts/tune/ includes this file to time other configs through it.
-template <class Large, class Small>
-void launch_wgmma_tiles(const Problem& p, cudaStream_t stream) {
-  if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
-  launch_large_or_split_k<Large, Small>(p, [&](auto tile, SplitK plan) {
-    launch_with<typename decltype(tile)::type>(p, plan, stream);
-  });
-}
-
 }  // namespace
 
-// In the library only: a tune candidate (scripts/tune/) including this file must not define
-// these again.
-#ifndef GEMM_TUNE_CANDIDATE
 const char* wgmma_unavailable() {
   int device = 0, major = 0, minor = 0;
   CUDA_CHECK(cudaGetDevice(&device));
@@ -139,9 +136,15 @@ const char* wgmma_unavailable() {
          "code runs on no other";
 }
 
+// The large tile where it gives every multiprocessor a block; otherwise the small one, with K
+// split across blocks until the grid fills the chip (split_k.cuh).
 void launch_wgmma(const Problem& p, cudaStream_t stream) {
-  launch_wgmma_tiles<LargeTile, SmallTile>(p, stream);
+  if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
+  const int sms = multiprocessor_count();
+  if (tile_count<LargeTile::kBlockM, LargeTile::kBlockN>(p) >= sms)
+    return launch_tile<LargeTile>(p, SplitK{1, p.k}, stream);
+  const long tiles = tile_count<SmallTile::kBlockM, SmallTile::kBlockN>(p);
+  launch_tile<SmallTile>(p, plan_split_k<SmallTile::kBlockK>(p, tiles, sms), stream);
 }
-#endif
 
 }  // namespace gemm::detail

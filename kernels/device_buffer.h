@@ -1,6 +1,6 @@
 // gemm::DeviceBuffer<T>: an owned device array of size() elements of T, freed with the buffer.
 // Move-only. For the code around the kernels that needs plain device arrays (gemm_bench, the tune
-// programs in scripts/tune/, test_gemm); the engine has its own Tensor.
+// programs in tools/tune/, test_gemm); the engine has its own Tensor.
 //
 //   gemm::DeviceBuffer<float> a(host);      // a device copy of a std::vector<float>
 //   gemm::DeviceBuffer<float> c(m * n);     // uninitialised

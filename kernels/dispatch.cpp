@@ -40,7 +40,7 @@ const std::vector<Variant>& variants() {
        "production fp32: warptile with a tile per shape, a deeper pipeline and split-K",
        launch_fast},
       {"tf32_fast", Device::CUDA, Precision::TF32,
-       "production TF32: NN with B in registers, TN on K-major copies, else wgmma_ws",
+       "production TF32: NN with B in registers, TN on K-major copies, else warp-specialised wgmma",
        launch_tf32_fast},
       {"tf32x3_fast", Device::CUDA, Precision::FP32,
        "production 3xTF32: steps 10 and 11 with a kernel and tile per shape", launch_tf32x3_fast},

@@ -28,14 +28,15 @@ void launch_fast(const Problem& p, cudaStream_t stream);
 // (fast/tf32x3_fast.cu).
 void launch_tf32x3_fast(const Problem& p, cudaStream_t stream);
 // The production TF32 kernel: NN on the register-A kernel, TN weight gradients on K-major copies,
-// the rest on step 9 (fast/tf32_fast.cu).
+// the rest on the warp-specialised wgmma pipeline (fast/tf32_fast.cu, fast/wgmma_pipeline.h).
 void launch_tf32_fast(const Problem& p, cudaStream_t stream);
 // tf32_fast's NN kernel: wgmma with B's fragments in registers (fast/wgmma_register_a.cu,
 // sm_90a). It serves NN with 16-byte aligned A and B and leading dimensions that are multiples of
 // 4; it throws for any other problem.
 bool wgmma_register_a_serves(const Problem& p);
 // Whether its grid for p's shape (one 256×128 tile, K split on small grids) gives at least half of
-// `sms` multiprocessors a block; on fewer, step 9's smaller tile is faster (docs/KERNELS.md).
+// `sms` multiprocessors a block; on fewer, the pipeline's smaller tile is faster
+// (docs/KERNELS.md).
 bool wgmma_register_a_fills_half(const Problem& p, int sms);
 void launch_wgmma_register_a(const Problem& p, cudaStream_t stream);
 void launch_auto(const Problem& p, cudaStream_t stream);         // auto.cpp

@@ -1,13 +1,14 @@
-// Step 10's arithmetic for the mma_sync kernel (mma_sync.cuh): each fp32 value split into a TF32
+// The 3×TF32 arithmetic of the mma.sync kernels (mma_sync.cuh): each fp32 value split into a TF32
 // high part and a TF32 remainder, three mma.sync per fragment pair (10_tf32x3.cu has the idea).
-// Shared by step 10 and the production variant tf32x3_fast (fast/tf32x3_fast.cu).
+// Used by step 10 and the production variant tf32x3_fast (fast/mma_sync_tiles.cuh).
 #pragma once
 
 #include "kernels/mma_sync.cuh"
 
-namespace gemm::detail {
+namespace gemm::detail::mma_ops {
 
-struct SplitTf32 {
+// Three TF32 products per fragment pair: x = hi + lo, hi = tf32(x), lo = tf32(x − hi).
+struct Tf32x3 {
   template <int N>
   struct Fragment {
     uint32_t hi[N], lo[N];
@@ -31,4 +32,4 @@ struct SplitTf32 {
   }
 };
 
-}  // namespace gemm::detail
+}  // namespace gemm::detail::mma_ops

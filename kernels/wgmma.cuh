@@ -1,6 +1,8 @@
-// Hopper warpgroup MMA (wgmma) building blocks of step 8: the 128-byte swizzled
-// K-major shared tile that wgmma reads TF32 operands from, its loaders and matrix descriptor, the
-// wgmma instruction and its fences, and the warpgroup's K-tile product and epilogue.
+// Hopper warpgroup MMA (wgmma) building blocks of steps 8 to 11: the 128-byte swizzled K-major
+// shared tile that wgmma reads TF32 operands from, its loaders and matrix descriptor, the wgmma
+// instruction and its fences, the arithmetic (one or three TF32 products, wgmma_ops), and the
+// warpgroup's K-tile product, its store to C and its staging in shared memory. Both operands come
+// from shared memory (CUTLASS's "SS"); fast/wgmma_register_a.cu has the register-A form ("RS").
 // sm_90a only: include from files that kernels/CMakeLists.txt compiles for sm_90a.
 #pragma once
 
@@ -174,9 +176,10 @@ __device__ __forceinline__ void fence_operands(float (&d)[N]) {
       "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),  \
       "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 
-// d[64×128] += A[64×8] · B[8×128], both K-major in shared memory; d is this warpgroup's
+// d[64×128] += A[64×8] · B[8×128], both K-major in shared memory ("SS"); d is this warpgroup's
 // accumulator (see the epilogue for which element each thread holds).
-__device__ __forceinline__ void wgmma_m64n128k8(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
+__device__ __forceinline__ void wgmma_m64n128k8_ss(float (&d)[64], uint64_t desc_a,
+                                                   uint64_t desc_b) {
   asm volatile(
       "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %66, 0;\n"  // scale-d = 1: d += A·B
       "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" GEMM_WGMMA_REGISTERS_0_63
@@ -186,24 +189,64 @@ __device__ __forceinline__ void wgmma_m64n128k8(float (&d)[64], uint64_t desc_a,
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
+// The arithmetic of the wgmma kernels: what one 64×128×8 step of a warpgroup issues, and what a
+// stage holds. Tf32x1 (steps 8 and 9, tf32_fast) is one TF32 product; Tf32x3 (step 11,
+// tf32x3_fast) three, fp32-accurate. (The mma.sync family has its own pair.)
+namespace wgmma_ops {
+
 // One TF32 product per wgmma step, the fp32 operands read as they are stored: the tensor cores use
 // the top 19 bits of each value (TF32 truncation). A stage holds one part, the tiles as loaded.
-// (The arithmetic of steps 8 and 9; step 11 has the other one.)
-struct Tf32Product {
+struct Tf32x1 {
   static constexpr int kParts = 1;  // nothing derived from the landed tiles (no prepare step)
   // d[64×128] += a[64×8] · b[8×128]; a and b point into the stage's first part.
   template <int kPartFloats>
   __device__ __forceinline__ static void mma(float (&d)[64], const float* a, const float* b) {
-    wgmma_m64n128k8(d, sw128_descriptor(a), sw128_descriptor(b));
+    wgmma_m64n128k8_ss(d, sw128_descriptor(a), sw128_descriptor(b));
   }
 };
+
+// Three TF32 products per wgmma step, fp32-accurate (step 11 has the idea). wgmma reads its
+// operands from shared memory, so a stage holds a second part after the tiles as loaded (hi): the
+// same swizzled tiles holding lo(x) = tf32(x − trunc(x)), which prepare() writes. The high part is
+// the landed tile itself, which the tensor cores read as trunc(x), its top 19 bits; hi + lo then
+// carries x to about 2⁻²¹ relative. Inputs must be finite: an infinite x gives lo = ∞ − ∞ = NaN.
+struct Tf32x3 {
+  static constexpr int kParts = 2;  // the tiles as loaded (hi), then their remainders (lo)
+
+  // x − trunc(x), the bits the tensor cores drop, is exact in fp32; rounded to TF32 it is lo.
+  __device__ __forceinline__ static float remainder(float x) {
+    const float hi = __uint_as_float(__float_as_uint(x) & 0xFFFFE000u);  // top 19 bits
+    return __uint_as_float(to_tf32(x - hi));
+  }
+  // The stage's first part (A and B tiles, kPartFloats floats) → its second part, right after it;
+  // this thread's share of kThreads, in float4s (the remainders keep the tiles' swizzle).
+  template <int kPartFloats, int kThreads>
+  __device__ __forceinline__ static void prepare(float* part, int tid) {
+    static_assert(kPartFloats % (4 * kThreads) == 0, "every thread takes the same float4 count");
+#pragma unroll
+    for (int i = 4 * tid; i < kPartFloats; i += 4 * kThreads) {
+      const float4 x = *reinterpret_cast<const float4*>(part + i);
+      *reinterpret_cast<float4*>(part + kPartFloats + i) =
+          make_float4(remainder(x.x), remainder(x.y), remainder(x.z), remainder(x.w));
+    }
+  }
+  // The small products first, so that they are not rounded away against the large one.
+  template <int kPartFloats>
+  __device__ __forceinline__ static void mma(float (&d)[64], const float* a, const float* b) {
+    wgmma_m64n128k8_ss(d, sw128_descriptor(a + kPartFloats), sw128_descriptor(b));
+    wgmma_m64n128k8_ss(d, sw128_descriptor(a), sw128_descriptor(b + kPartFloats));
+    wgmma_m64n128k8_ss(d, sw128_descriptor(a), sw128_descriptor(b));
+  }
+};
+
+}  // namespace wgmma_ops
 
 // One K tile of a warpgroup's product: acc[WM×BN] += A[WM×BK] · B[BK×BN], issued asynchronously
 // and committed as one wgmma group; acc[i][j] is the 64×128 wgmma tile at rows 64i, columns 128j.
 // a_rows: the warpgroup's WM rows of a BM×BK swizzled A tile; b_tile: a BN×BK swizzled B tile.
 // Arithmetic issues the products of each 64×128×8 step; where it keeps a second part of the
-// stage (step 11), that part lies kPartFloats further on than the tiles.
-template <int BM, int BN, int BK, int WM, class Arithmetic = Tf32Product, int kPartFloats = 0>
+// stage (Tf32x3), that part lies kPartFloats further on than the tiles.
+template <int BM, int BN, int BK, int WM, class Arithmetic = wgmma_ops::Tf32x1, int kPartFloats = 0>
 __device__ __forceinline__ void wgmma_k_tile(float (&acc)[WM / kWgmmaM][BN / kWgmmaN][64],
                                              const float* a_rows, const float* b_tile) {
   static_assert(WM % kWgmmaM == 0, "a warpgroup's rows are split into 64-row wgmma tiles");

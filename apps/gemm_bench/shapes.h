@@ -1,5 +1,5 @@
 // gemm_bench's GEMM shapes: M×N×K with a layout, as --shapes gives them, and the problems they
-// make. The tune programs (scripts/tune/) use Shape and tight_problem too.
+// make. The tune programs (tools/tune/) use Shape and tight_problem too.
 #pragma once
 
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// The one GPU timing harness, shared by gemm_bench and the tune programs (scripts/tune/), so that a
+// The one GPU timing harness, shared by gemm_bench and the tune programs (tools/tune/), so that a
 // sweep and the benchmark measure alike. Header-only: the tune programs, compiled by nvcc outside
 // CMake, include it as it is.
 //

@@ -9,7 +9,7 @@
 namespace gemm::detail {
 namespace {
 
-// The fastest on the H200 of the shapes scripts/tune/tune_tiles.sh sweeps (docs/KERNELS.md,
+// The fastest on the H200 of the shapes scripts/tuning/tune_tiles.sh sweeps (docs/KERNELS.md,
 // docs/results/tuning_h200.txt). Large: 4 stages of BK = 16, warp tiles of 64×32, K-major
 // tiles transposed one K tile ahead. Small: 3 stages of BK = 16 (2 buffers where the fragment
 // reads are pipelined), the K-major reads, K split for 3 blocks per multiprocessor in at most 8
@@ -17,16 +17,32 @@ namespace {
 // N = 10), where a 64-wide tile would compute mostly columns that are not there. Fine: the same
 // tile with its fragment reads pipelined, in place of short slices of the small tile
 // (finer_tile_beats_split); at N = 10 the pipelining loses (the sweep's pk against sk).
-using LargeTile = WarpTileConfig<128, 128, 16, 64, 32, 8, 8, 4, KMajorTiles::TransposeAhead>;
-using SmallTile = WarpTileConfig<64, 64, 16, 32, 32, 8, 4, 3, KMajorTiles::ReadKMajor, true>;
-using NarrowTile = WarpTileConfig<64, 32, 16, 32, 16, 4, 4, 3, KMajorTiles::ReadKMajor>;
-using FineTile = WarpTileConfig<64, 32, 16, 32, 16, 4, 4, 3, KMajorTiles::ReadKMajor, true>;
+struct LargeTile : WarpTileDefaults {
+  static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 16, kWarpM = 64, kWarpN = 32,
+                       kThreadM = 8, kThreadN = 8, kStages = 4;
+  static constexpr KMajorTiles kKMajorTiles = KMajorTiles::TransposeAhead;
+};
+struct SmallTile {
+  static constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 16, kWarpM = 32, kWarpN = 32,
+                       kThreadM = 8, kThreadN = 4, kStages = 3;
+  static constexpr KMajorTiles kKMajorTiles = KMajorTiles::ReadKMajor;
+  static constexpr bool kPipelineFragments = true;
+};
+struct NarrowTile : WarpTileDefaults {
+  static constexpr int kBlockM = 64, kBlockN = 32, kBlockK = 16, kWarpM = 32, kWarpN = 16,
+                       kThreadM = 4, kThreadN = 4, kStages = 3;
+  static constexpr KMajorTiles kKMajorTiles = KMajorTiles::ReadKMajor;
+};
+struct FineTile : NarrowTile {
+  static constexpr bool kPipelineFragments = true;
+};
 
 // The tile's plan: K split across blocks until the grid gives 3 blocks per multiprocessor, in at
 // most one cluster of slices.
 template <class Cfg>
 SplitK split_plan(const Problem& p, int sms) {
-  return plan_split_k<Cfg::kBk>(p, tile_count<Cfg::kBm, Cfg::kBn>(p), sms, 3, kMaxClusterSplits);
+  return plan_split_k<Cfg::kBlockK>(p, tile_count<Cfg::kBlockM, Cfg::kBlockN>(p), sms, 3,
+                                    kMaxClusterSplits);
 }
 
 }  // namespace
@@ -37,18 +53,18 @@ SplitK split_plan(const Problem& p, int sms) {
 // be short.
 void launch_fast(const Problem& p, cudaStream_t stream) {
   const int sms = multiprocessor_count();
-  const long large_tiles = tile_count<LargeTile::kBm, LargeTile::kBn>(p);
+  const long large_tiles = tile_count<LargeTile::kBlockM, LargeTile::kBlockN>(p);
   if (large_tiles >= sms) {
     launch_warptile_config<LargeTile, false>(p, SplitK{1, p.k}, stream);
     return;
   }
-  if (p.n <= NarrowTile::kBn) {
+  if (p.n <= NarrowTile::kBlockN) {
     launch_warptile_config<NarrowTile, true>(p, split_plan<NarrowTile>(p, sms), stream);
     return;
   }
-  static_assert(SmallTile::kBk == FineTile::kBk, "both plans count K tiles of one size");
+  static_assert(SmallTile::kBlockK == FineTile::kBlockK, "both plans count K tiles of one size");
   const SplitK small = split_plan<SmallTile>(p, sms), fine = split_plan<FineTile>(p, sms);
-  if (finer_tile_beats_split<SmallTile::kBk>(small, fine)) {
+  if (finer_tile_beats_split<SmallTile::kBlockK>(small, fine)) {
     launch_warptile_config<FineTile, true>(p, fine, stream);
   } else {
     launch_warptile_config<SmallTile, true>(p, small, stream);

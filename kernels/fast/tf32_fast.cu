@@ -1,14 +1,16 @@
 // Variant `tf32_fast`: the production TF32 kernel, beside the ladder; a TF32 variant, so it runs
 // only when named. On Hopper: an NN GEMM with aligned operands, on a grid that gives half the
 // multiprocessors a block, runs on the register-A kernel (wgmma_register_a.cu), which reads B's
-// fragments into registers where step 9's producer would transpose B's tile at every stage. A TN
-// GEMM (the weight gradients) large enough for the copies to pay (k_major_copies.h) runs as NN on
-// a K-major copy of A and that kernel, or, with B misaligned, as NT on copies of A and B and step
-// 9, where step 9 alone would transpose both tiles. The rest runs on step 9 (wgmma_ws). Elsewhere,
-// step 7.
+// fragments into registers where the warp-specialised pipeline's producer would transpose B's
+// tile at every stage. A TN GEMM (the weight gradients) large enough for the copies to pay
+// (k_major_copies.h) runs as NN on a K-major copy of A and that kernel, or, with B misaligned, as
+// NT on copies of A and B and the pipeline, which alone would transpose both tiles. The rest runs
+// on the pipeline (wgmma_pipeline.cuh: step 9's idea with a slot ring, cluster split-K and a
+// misaligned path). Elsewhere, step 7.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/common.cuh"
 #include "kernels/fast/k_major_copies.h"
+#include "kernels/fast/wgmma_pipeline.h"
 #include "kernels/launchers.h"
 
 namespace gemm::detail {
@@ -24,12 +26,12 @@ void launch_tf32_fast(const Problem& p, cudaStream_t stream) {
     if (operand_b<false>(p).vec4_ok && wgmma_register_a_fills_half(p, sms)) {
       launch_tn_on_k_major_a(p, stream, launch_wgmma_register_a);
     } else {
-      launch_tn_on_k_major_copies(p, stream, launch_wgmma_ws);
+      launch_tn_on_k_major_copies(p, stream, launch_tf32_pipeline);
     }
   } else if (wgmma_register_a_serves(p) && wgmma_register_a_fills_half(p, sms)) {
     launch_wgmma_register_a(p, stream);
   } else {
-    launch_wgmma_ws(p, stream);
+    launch_tf32_pipeline(p, stream);
   }
 }
 

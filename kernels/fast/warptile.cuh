@@ -1,12 +1,14 @@
 // The production fp32 kernel's building blocks (variant `fast`, fast.cu): step 6's block → warp →
-// thread tiling (06_warptile.cu), made configurable per shape and layout. A WarpTileConfig names
-// the block, warp and thread tiles, the pipeline depth and how a K-major operand's tiles are read;
-// launch_warptile_config runs one config with a split-K plan. fast.cu picks the configs the tune
-// sweep chose (scripts/tune/tune_tiles.sh, which instantiates other configs through this header).
-// docs/KERNELS.md, "fast", has the measurements behind each choice.
+// thread tiling (06_warptile.cu), made configurable per shape and layout. A tile config (a struct
+// of named members, WarpTileShape) names the block, warp and thread tiles, the pipeline depth and
+// how a K-major operand's tiles are read; launch_warptile_config runs one config with a split-K
+// plan. fast.cu picks the configs the tune sweep chose (tools/tune/tune_tiles, which instantiates
+// other configs through this header). docs/KERNELS.md, "fast", has the measurements behind each
+// choice.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
 
+#include "kernels/fast/cluster_split_k.cuh"
 #include "kernels/fast/thread_tile.cuh"
 #include "kernels/pipeline.cuh"
 #include "kernels/split_k.cuh"
@@ -62,30 +64,42 @@ __device__ __forceinline__ void transpose_staged(float* tile, const float* stage
   });
 }
 
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int Stages_,
-          KMajorTiles KMajorTiles_, bool PipelineFragments_ = false>
-struct WarpTileConfig {
-  static constexpr int kBm = BM_, kBn = BN_, kBk = BK_;  // block tile
-  static constexpr int kWm = WM_, kWn = WN_;             // warp tile
-  static constexpr int kTm = TM_, kTn = TN_;             // thread tile
-  static constexpr int kStages = Stages_;
-  static constexpr KMajorTiles kKMajorTiles = KMajorTiles_;
-  static constexpr bool kPipelineFragments = PipelineFragments_;  // see For::kFragmentLoop
+// A tile config names its block tile (kBlockM × kBlockN, K tiles of kBlockK), warp tile
+// (kWarpM × kWarpN), thread tile (kThreadM × kThreadN), pipeline depth (kStages), how a K-major
+// operand's tiles are read (kKMajorTiles) and whether the fragment reads are pipelined
+// (kPipelineFragments, see For::kFragmentLoop; off when derived from WarpTileDefaults), e.g.
+//   struct LargeTile : WarpTileDefaults {
+//     static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 16, kWarpM = 64, kWarpN = 32,
+//                          kThreadM = 8, kThreadN = 8, kStages = 4;
+//     static constexpr KMajorTiles kKMajorTiles = KMajorTiles::TransposeAhead;
+//   };
+// WarpTileShape<Cfg> is Cfg with what follows from it, checked; the kernel takes it.
+struct WarpTileDefaults {
+  static constexpr bool kPipelineFragments = false;
+};
+
+template <class Cfg>
+struct WarpTileShape : Cfg {
+  using Cfg::kBlockK, Cfg::kBlockM, Cfg::kBlockN, Cfg::kKMajorTiles, Cfg::kPipelineFragments,
+      Cfg::kStages, Cfg::kThreadM, Cfg::kThreadN, Cfg::kWarpM, Cfg::kWarpN;
   static_assert(kKMajorTiles != KMajorTiles::TransposeAhead || kStages >= 3,
                 "transposing one K tile ahead needs three stages (pipelined_k_loop_ahead)");
   static_assert(!kPipelineFragments || kStages >= 3,
                 "the fragment loop keeps kStages − 1 tiles in flight in kStages − 1 buffers");
-  static constexpr int kWarpsM = kBm / kWm, kWarpsN = kBn / kWn;
+  static constexpr int kWarpsM = kBlockM / kWarpM, kWarpsN = kBlockN / kWarpN;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   // Blocks per multiprocessor the registers must leave room for (__launch_bounds__): thread tiles
   // up to 8×8 get at most 128 registers, or the unrolled tile copies' hoisted addresses would
   // take the registers of a second block (2 × 256 or 4 × 128 threads).
-  static constexpr int kMinBlocks = kTm * kTn <= 64 ? 65536 / (kThreads * 128) : 1;
-  static constexpr int kLanesM = kWm / kTm, kLanesN = kWn / kTn;  // thread grid inside a warp
-  static_assert(kBm % kWm == 0 && kBn % kWn == 0, "warp tiles must tile the block tile");
-  static_assert(kWm % kTm == 0 && kWn % kTn == 0, "thread tiles must tile the warp tile");
+  static constexpr int kMinBlocks = kThreadM * kThreadN <= 64 ? 65536 / (kThreads * 128) : 1;
+  // The thread grid inside a warp.
+  static constexpr int kLanesM = kWarpM / kThreadM, kLanesN = kWarpN / kThreadN;
+  static_assert(kBlockM % kWarpM == 0 && kBlockN % kWarpN == 0,
+                "warp tiles must tile the block tile");
+  static_assert(kWarpM % kThreadM == 0 && kWarpN % kThreadN == 0,
+                "thread tiles must tile the warp tile");
   static_assert(kLanesM * kLanesN == 32, "a warp tile is covered by exactly 32 thread tiles");
-  static_assert(kBk % 4 == 0, "K tiles are copied in 16-byte chunks");
+  static_assert(kBlockK % 4 == 0, "K tiles are copied in 16-byte chunks");
 
   // What depends on the layout (A, B K-major or not): the shared tiles, the K loop, and the
   // thread tile that reads them. Per stage A's tile then B's; after the stages, the transposed
@@ -93,8 +107,8 @@ struct WarpTileConfig {
   // its warp tile; its single rows or columns (K-major) kLanesM and kLanesN apart.
   template <bool KMajorA, bool KMajorB>
   struct For {
-    using TileA = StagedOperand<kBk, kBm, KMajorA, kKMajorTiles>;
-    using TileB = StagedOperand<kBk, kBn, KMajorB, kKMajorTiles>;
+    using TileA = StagedOperand<kBlockK, kBlockM, KMajorA, kKMajorTiles>;
+    using TileB = StagedOperand<kBlockK, kBlockN, KMajorB, kKMajorTiles>;
     static constexpr bool kTransposes = TileA::kTransposed || TileB::kTransposed;
     // Tiles read as copied, both in one layout (TN, NT), pipeline their fragment reads
     // (pipelined_k_loop_fragments). With one MN-major and one K-major (NN) the 2-k fragment reads
@@ -108,27 +122,29 @@ struct WarpTileConfig {
         (kBuffers * kStageFloats + TileA::kTransposedFloats + TileB::kTransposedFloats) *
         int(sizeof(float));
     static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
-    using Tile = ThreadTile<kTm, kTn, 4 * kLanesM, 4 * kLanesN, TileA::kLayout, TileB::kLayout>;
+    using Tile =
+        ThreadTile<kThreadM, kThreadN, 4 * kLanesM, 4 * kLanesN, TileA::kLayout, TileB::kLayout>;
   };
 };
 
-// kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
-// (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
-template <class Cfg, bool KMajorA, bool KMajorB, bool kClusterSplit>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+// Shape is a WarpTileShape. kClusterSplit: the K slices of a tile form a cluster and sum their
+// partials in shared memory (split_k.cuh); otherwise each slice writes its own (the workspace, or C
+// when unsplit).
+template <class Shape, bool KMajorA, bool KMajorB, bool kClusterSplit>
+__global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     warptile_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
-  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  using Layout = typename Shape::template For<KMajorA, KMajorB>;
   using Tile = typename Layout::Tile;
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
-  extern __shared__ __align__(16) float smem[];  // see Cfg::For
+  extern __shared__ __align__(16) float smem[];  // see Shape::For
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
-  const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
+  const int m0 = blockIdx.y * Shape::kBlockM, n0 = blockIdx.x * Shape::kBlockN;
   // Warp tile origin inside the block tile, then thread tile origin inside the warp tile.
-  const int warp_row = (warp / Cfg::kWarpsN) * Cfg::kWm,
-            warp_col = (warp % Cfg::kWarpsN) * Cfg::kWn;
-  const int row0 = warp_row + (lane / Cfg::kLanesN) * Tile::kLaneRowStep;
-  const int col0 = warp_col + (lane % Cfg::kLanesN) * Tile::kLaneColStep;
+  const int warp_row = (warp / Shape::kWarpsN) * Shape::kWarpM,
+            warp_col = (warp % Shape::kWarpsN) * Shape::kWarpN;
+  const int row0 = warp_row + (lane / Shape::kLanesN) * Tile::kLaneRowStep;
+  const int col0 = warp_col + (lane % Shape::kLanesN) * Tile::kLaneColStep;
 
   Tile tile;
   using TileA = typename Layout::TileA;
@@ -145,30 +161,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     return b_transposed + kt % TileB::kTransposedTiles * TileB::kTransposedTileFloats;
   };
   auto load = [&](int stage, int kt) {
-    cp_async_tile_native<Cfg::kBk, Cfg::kBm, KMajorA ? TileA::kStagedLds : TileA::kLds,
-                         Cfg::kThreads>(a_stage(stage), a, m0, kt * Cfg::kBk, tid);
-    cp_async_tile_native<Cfg::kBk, Cfg::kBn, KMajorB ? TileB::kStagedLds : TileB::kLds,
-                         Cfg::kThreads>(b_stage(stage), b, n0, kt * Cfg::kBk, tid);
+    cp_async_tile_native<Shape::kBlockK, Shape::kBlockM, KMajorA ? TileA::kStagedLds : TileA::kLds,
+                         Shape::kThreads>(a_stage(stage), a, m0, kt * Shape::kBlockK, tid);
+    cp_async_tile_native<Shape::kBlockK, Shape::kBlockN, KMajorB ? TileB::kStagedLds : TileB::kLds,
+                         Shape::kThreads>(b_stage(stage), b, n0, kt * Shape::kBlockK, tid);
   };
   auto transpose = [&](int stage, int kt) {
     if constexpr (TileA::kTransposed)
-      transpose_staged<TileA, Cfg::kBk, Cfg::kBm, Cfg::kThreads>(a_mn_major(kt), a_stage(stage),
-                                                                 tid);
+      transpose_staged<TileA, Shape::kBlockK, Shape::kBlockM, Shape::kThreads>(a_mn_major(kt),
+                                                                               a_stage(stage), tid);
     if constexpr (TileB::kTransposed)
-      transpose_staged<TileB, Cfg::kBk, Cfg::kBn, Cfg::kThreads>(b_mn_major(kt), b_stage(stage),
-                                                                 tid);
+      transpose_staged<TileB, Shape::kBlockK, Shape::kBlockN, Shape::kThreads>(b_mn_major(kt),
+                                                                               b_stage(stage), tid);
   };
   auto multiply = [&](int stage, int kt) {
-    tile.template multiply<Cfg::kBk, TileA::kLds, TileB::kLds>(
+    tile.template multiply<Shape::kBlockK, TileA::kLds, TileB::kLds>(
         TileA::kTransposed ? a_mn_major(kt) : a_stage(stage),
         TileB::kTransposed ? b_mn_major(kt) : b_stage(stage), row0, col0);
   };
-  const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
+  const int k_tiles = (a.extent_k + Shape::kBlockK - 1) / Shape::kBlockK;
   constexpr bool kTransposes = Layout::kTransposes;
-  if constexpr (kTransposes && Cfg::kKMajorTiles == KMajorTiles::TransposeAhead) {
-    pipelined_k_loop_ahead<Cfg::kStages>(k_tiles, load, transpose, multiply);
+  if constexpr (kTransposes && Shape::kKMajorTiles == KMajorTiles::TransposeAhead) {
+    pipelined_k_loop_ahead<Shape::kStages>(k_tiles, load, transpose, multiply);
   } else if constexpr (!Layout::kFragmentLoop) {
-    pipelined_k_loop<Cfg::kStages>(k_tiles, load, [&](int stage) {
+    pipelined_k_loop<Shape::kStages>(k_tiles, load, [&](int stage) {
       if constexpr (kTransposes) {
         // The loop's barrier has published this stage and every thread is done with the
         // MN-major tile of the previous one; a second barrier publishes the new one.
@@ -183,17 +199,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       Tile::template load_fragment<TileA::kLds, TileB::kLds>(
           fragment[buffer], a_stage(stage), b_stage(stage), row0, col0, step * Tile::kStepK);
     };
-    pipelined_k_loop_fragments<Layout::kBuffers, Cfg::kBk / Tile::kStepK>(
+    pipelined_k_loop_fragments<Layout::kBuffers, Shape::kBlockK / Tile::kStepK>(
         k_tiles, load, load_fragment, [&](int buffer) { tile.fma(fragment[buffer]); });
   }
   if constexpr (kClusterSplit) {
     // The block's partial product is staged over the pipeline's shared memory.
-    constexpr int kPartialLds = Cfg::kBn + 4;
-    static_assert(Cfg::kBm * kPartialLds * int(sizeof(float)) <= Layout::kSmemBytes,
+    constexpr int kPartialLds = Shape::kBlockN + 4;
+    static_assert(Shape::kBlockM * kPartialLds * int(sizeof(float)) <= Layout::kSmemBytes,
                   "the partial product must fit in the pipeline's shared memory");
     __syncthreads();  // every thread is done with the pipeline's shared memory
     tile.template stage<kPartialLds>(smem, row0, col0);
-    cluster_split_k_store<Cfg::kBm, Cfg::kBn, kPartialLds, Cfg::kThreads>(c, smem, m0, n0, tid);
+    cluster_split_k_store<Shape::kBlockM, Shape::kBlockN, kPartialLds, Shape::kThreads>(c, smem, m0,
+                                                                                        n0, tid);
   } else {
     tile.store(c, m0, n0, row0, col0);
   }
@@ -202,26 +219,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 // kMaySplit: plan may have several K slices (the small tile), so the cluster kernel is built too.
 template <class Cfg, bool kMaySplit>
 void launch_warptile_config(const Problem& p, SplitK plan, cudaStream_t stream) {
+  using Shape = WarpTileShape<Cfg>;
   with_layout(p, [&](auto a_k_major, auto b_k_major) {
     constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
-    constexpr int smem_bytes = Cfg::template For<KMajorA, KMajorB>::kSmemBytes;
-    dim3 grid = tile_grid<Cfg::kBm, Cfg::kBn>(p);
+    constexpr int smem_bytes = Shape::template For<KMajorA, KMajorB>::kSmemBytes;
+    dim3 grid = tile_grid<Shape::kBlockM, Shape::kBlockN>(p);
     grid.z = plan.splits;
     const Operand<KMajorA> a = operand_a<KMajorA>(p);
     const Operand<KMajorB> b = operand_b<KMajorB>(p);
     if constexpr (kMaySplit) {
       if (plan.splits > 1 && plan.splits <= kMaxClusterSplits && clusters_supported()) {
-        constexpr auto kernel = warptile_kernel<Cfg, KMajorA, KMajorB, true>;
+        constexpr auto kernel = warptile_kernel<Shape, KMajorA, KMajorB, true>;
         allow_dynamic_smem<kernel>(smem_bytes);
-        launch_split_k_cluster(kernel, grid, Cfg::kThreads, smem_bytes, stream, a, b, epilogue(p),
+        launch_split_k_cluster(kernel, grid, Shape::kThreads, smem_bytes, stream, a, b, epilogue(p),
                                plan.k_per_split);
         return;
       }
     }
-    constexpr auto kernel = warptile_kernel<Cfg, KMajorA, KMajorB, false>;
+    constexpr auto kernel = warptile_kernel<Shape, KMajorA, KMajorB, false>;
     allow_dynamic_smem<kernel>(smem_bytes);
     run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
-      kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(a, b, c, k_per_split);
+      kernel<<<grid, Shape::kThreads, smem_bytes, stream>>>(a, b, c, k_per_split);
       CUDA_CHECK_LAUNCH();
     });
   });

@@ -6,22 +6,24 @@
 // load. So this kernel computes Cᵀ = Bᵀ·Aᵀ: B is wgmma's A, loaded by the consumers from the tile
 // as TMA lands it, and A (K-major) is wgmma's B, read from shared memory as steps 8 to 11 read it;
 // the output tile is staged back into C's layout. No thread transposes anything, so one producer
-// warp only issues the TMA copies. Aligned operands only (TMA); tf32_fast sends others to step 9.
+// warp only issues the TMA copies. Aligned operands only (TMA); tf32_fast sends others to the wgmma
+// pipeline (wgmma_pipeline.cuh).
 //   A: op(A) is M×K (K contiguous), B: op(B) is K×N (N contiguous), C is M×N. sm_90a.
 #include <string>
 
+#include "kernels/fast/wgmma_pipeline.cuh"
 #include "kernels/launchers.h"
-#include "kernels/wgmma_ws.cuh"
 
 namespace gemm::detail {
 namespace {
 
 // d[64×256] += a[64×8] · B[8×256], a in registers and B K-major in shared memory (as wgmma.cuh's
-// tiles). a is wgmma's A fragment: lane l of warp w holds rows r = 16w + l/4 and r + 8 at
-// k = l%4 and k + 4, as a[0] (r, k), a[1] (r + 8, k), a[2] (r, k + 4), a[3] (r + 8, k + 4).
-// d is held as store_warpgroup_tile says, over 32 blocks of 8 columns.
-__device__ __forceinline__ void wgmma_m64n256k8_register_a(float (&d)[128], const uint32_t (&a)[4],
-                                                           uint64_t desc_b) {
+// tiles): CUTLASS's "RS" operand sources, where wgmma.cuh's steps are "SS". a is wgmma's A
+// fragment: lane l of warp w holds rows r = 16w + l/4 and r + 8 at k = l%4 and k + 4, as a[0] (r,
+// k), a[1] (r + 8, k), a[2] (r, k + 4), a[3] (r + 8, k + 4). d is held as store_warpgroup_tile
+// says, over 32 blocks of 8 columns.
+__device__ __forceinline__ void wgmma_m64n256k8_rs(float (&d)[128], const uint32_t (&a)[4],
+                                                   uint64_t desc_b) {
   asm volatile(
       "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %133, 0;\n"  // scale-d = 1: d += a·B
       "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" GEMM_WGMMA_REGISTERS_0_63
@@ -40,10 +42,16 @@ __device__ __forceinline__ void wgmma_m64n256k8_register_a(float (&d)[128], cons
 }
 
 // A block computes a BM×BN tile of C as wgmma's Cᵀ: each consumer warpgroup owns 64 columns of C
-// (wgmma's M) by all BM rows (wgmma's N, one m64n256k8 per k step).
-template <int Consumers_, int Stages_>
-struct RegisterAConfig {
-  static constexpr int kConsumers = Consumers_, kStages = Stages_;
+// (wgmma's M) by all BM rows (wgmma's N, one m64n256k8 per k step). Two consumers (a 256×128 tile
+// of C) and 4 stages.
+struct RsTile {
+  static constexpr int kConsumers = 2, kStages = 4;
+};
+
+// Tile's derived sizes.
+template <class Tile>
+struct RsShape {
+  static constexpr int kConsumers = Tile::kConsumers, kStages = Tile::kStages;
   static constexpr int kBm = 256, kBn = 64 * kConsumers, kBk = kPanelK;
   static constexpr int kThreads = 128 * kConsumers + 32;  // + one producer warp
   // A stage: A's tile, K-major and swizzled as swizzled<BM>() says (one TMA box), then B's, BN/32
@@ -145,7 +153,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         wgmma_fence();
 #pragma unroll
         for (int s = 0; s < kStepsPerHalf; ++s)
-          wgmma_m64n256k8_register_a(
+          wgmma_m64n256k8_rs(
               acc, frag[s], sw128_descriptor(a_tile(stage) + (half * kStepsPerHalf + s) * kWgmmaK));
         wgmma_commit();
       }
@@ -169,8 +177,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       c, smem, m0, n0, tid);
 }
 
-// Two consumers (a 256×128 tile of C) and 4 stages.
-using Tile = RegisterAConfig<2, 4>;
+using Tile = RsShape<RsTile>;
 
 }  // namespace
 
@@ -182,7 +189,7 @@ bool wgmma_register_a_serves(const Problem& p) {
 namespace {
 
 // The tile where it gives every multiprocessor a block; otherwise K split across blocks until the
-// grid fills one wave, as step 9's small tile does.
+// grid fills one wave, as the wgmma pipeline's small tile does.
 SplitK register_a_plan(const Problem& p, int sms) {
   const long tiles = tile_count<Tile::kBm, Tile::kBn>(p);
   return tiles >= sms ? SplitK{1, p.k} : plan_split_k<Tile::kBk>(p, tiles, sms, 1, 16, 4, true);
@@ -203,7 +210,7 @@ void launch_wgmma_register_a(const Problem& p, cudaStream_t stream) {
   launch_planned_split_k<wgmma_register_a_kernel<Tile, true>, wgmma_register_a_kernel<Tile, false>>(
       p, register_a_plan(p, multiprocessor_count()), tile_grid<Tile::kBm, Tile::kBn>(p),
       Tile::kThreads, Tile::kSmemBytes, stream, a, b, make_tile_map(a, Tile::kBm),
-      make_tile_map(b, kPanelK, /*swizzled_mn=*/true));
+      make_swizzled_mn_tile_map(b));
 }
 
 }  // namespace gemm::detail

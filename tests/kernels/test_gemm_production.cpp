@@ -49,7 +49,8 @@ TEST(GemmProduction, Tf32x3FastRunsLargeTnOnKMajorCopies) {
 
 // Tiles of 256 × 128 on the H200's 132 multiprocessors: 66 tiles with edges in both directions,
 // wide leading dimensions and K not a multiple of 32 (unsplit); 48 tiles, K split in two in a
-// cluster; 5 tiles, K split in 14 through the workspace; and misaligned operands (step 9).
+// cluster; 5 tiles, K split in 14 through the workspace; and misaligned operands (the wgmma
+// pipeline, fast/wgmma_pipeline.cuh).
 TEST(GemmProduction, Tf32FastRunsNnOnTheRegisterAKernel) {
   const gemm::Variant& variant = gemm::find_variant("tf32_fast");
   VARIANT_TEST_OR_SKIP(variant);

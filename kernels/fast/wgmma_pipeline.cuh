@@ -1,17 +1,23 @@
-// The warp-specialised wgmma GEMM of steps 9 (09_wgmma_ws.cu) and 11 (11_tf32x3_ws.cu): a TMA
-// producer warpgroup fills a ring of shared stages and consumer warpgroups issue wgmma from them,
-// handing stages back and forth through mbarriers, with split-K on small grids. The steps differ
-// only in their Arithmetic (wgmma.cuh's Tf32Product, or step 11's split): how many parts a stage
-// holds, what the consumers derive from the landed tiles, and which products they issue.
-// sm_90a only: include from files that kernels/CMakeLists.txt compiles for sm_90a.
+// The production warp-specialised wgmma kernel, beside the ladder: step 9's structure (a TMA
+// producer warpgroup fills shared stages, consumer warpgroups issue wgmma from them, full/empty
+// mbarriers per stage) with what production adds to it (docs/KERNELS.md, "9. wgmma_ws"):
+//   - a ring of staging slots, separate from the stages, for the MN-major operands: as many as fit
+//     beside the stages (up to 8), so that each TMA copy of an MN-major tile is issued that many
+//     K tiles ahead of its transpose;
+//   - misaligned operands (TMA needs a 16-byte aligned base and ld % 4 == 0) copied by the
+//     producer's threads, cp.async or through registers, instead of handed to another kernel;
+//   - on small grids, the K slices of a tile summed in the cluster's shared memory
+//     (cluster_split_k.cuh) where the clusters fit at once, else through the workspace;
+//   - an Arithmetic parameter: wgmma_ops::Tf32x1 (tf32_fast) or Tf32x3 (tf32x3_fast).
+// Also the swizzled MN-major tile map of the register-A kernel (wgmma_register_a.cu). sm_90a only:
+// include from files that kernels/CMakeLists.txt compiles for sm_90a.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
-
-#include <cudaTypedefs.h>
 
 #include <cstdint>
 #include <string>
 
+#include "kernels/fast/cluster_split_k.cuh"
 #include "kernels/launchers.h"
 #include "kernels/split_k.cuh"
 #include "kernels/tma.cuh"
@@ -19,11 +25,15 @@
 
 namespace gemm::detail {
 
-template <int BM_, int BN_, int Stages_, int Consumers_, class Arithmetic_ = Tf32Product>
-struct WsConfig {
-  using Arithmetic = Arithmetic_;
-  static constexpr int kBm = BM_, kBn = BN_, kBk = kPanelK;  // block tile; a TMA box is 32 k
-  static constexpr int kConsumers = Consumers_;
+// A tile of the pipeline, named: struct MyTile { static constexpr int kBlockM = 256, kBlockN = 128,
+// kStages = 4, kConsumers = 2; using Arithmetic = wgmma_ops::Tf32x1; }. kStages is the most stages
+// wanted (fewer where the staging slots need the room); each consumer warpgroup owns
+// kBlockM / kConsumers rows. WsPipeline<Tile> derives the rest.
+template <class Tile>
+struct WsPipeline {
+  using Arithmetic = typename Tile::Arithmetic;
+  static constexpr int kBm = Tile::kBlockM, kBn = Tile::kBlockN, kBk = kPanelK;  // a TMA box: 32 k
+  static constexpr int kConsumers = Tile::kConsumers;
   static constexpr int kWm = kBm / kConsumers;             // rows per consumer warpgroup
   static constexpr int kThreads = 128 * (kConsumers + 1);  // + one producer warpgroup
   // A stage: the A and B tiles as loaded (one part), then whatever else the arithmetic derives
@@ -39,18 +49,18 @@ struct WsConfig {
   // Shared memory for one layout (A, B K-major or not): stages, the staging slots of the
   // MN-major operands, then the mbarriers; 1 KB to align everything to the swizzle atoms. A
   // slot's next TMA copy waits for the transpose of the tile it holds, so each slot in the ring
-  // hides one more K tile of the copy's latency. Stages_ stages where two slots fit beside them,
-  // else 3, else 2; then as many slots as fit beside those stages, up to 8 (docs/KERNELS.md,
+  // hides one more K tile of the copy's latency. Tile::kStages stages where two slots fit beside
+  // them, else 3, else 2; then as many slots as fit beside those stages, up to 8 (docs/KERNELS.md,
   // "9. wgmma_ws").
   template <bool KMajorA, bool KMajorB>
   struct For {
     static constexpr int kStagedFloats =
         ((KMajorA ? 0 : kBm) + (KMajorB ? 0 : kBn)) * kBk;  // per slot
-    static constexpr int kBudgetFloats = (227 * 1024 - 1024 - 256) / int(sizeof(float));
+    static constexpr int kBudgetFloats = kWsSmemBudgetFloats;
     static constexpr bool fits(int slots, int stages) {
       return kBudgetFloats - slots * kStagedFloats >= stages * kStageFloats;
     }
-    static constexpr int kStages = fits(2, Stages_) ? Stages_ : fits(2, 3) ? 3 : 2;
+    static constexpr int kStages = fits(2, Tile::kStages) ? Tile::kStages : fits(2, 3) ? 3 : 2;
     static constexpr int kSlotsFit =
         kStagedFloats == 0 ? 0 : (kBudgetFloats - kStages * kStageFloats) / kStagedFloats;
     static constexpr int kSlots = kSlotsFit < 8 ? kSlotsFit : 8;
@@ -63,7 +73,7 @@ struct WsConfig {
     static_assert(kBm * kOutputLd <= kPipelineFloats,
                   "the staged output tile must fit in the pipeline's shared memory");
     static_assert(kStagedFloats == 0 || kSlots >= 1, "an MN-major operand needs a staging slot");
-    static_assert(kStages <= Stages_, "no more stages than the config asks for");
+    static_assert(kStages <= Tile::kStages, "no more stages than the tile asks for");
     static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
   };
 };
@@ -130,9 +140,9 @@ __device__ __forceinline__ void store_consumers_tile(const Epilogue& c, const fl
 // (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
 template <class Cfg, bool KMajorA, bool KMajorB, bool kClusterSplit>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
-    wgmma_ws_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split,
-                    const __grid_constant__ CUtensorMap map_a,
-                    const __grid_constant__ CUtensorMap map_b, bool tma_a, bool tma_b) {
+    wgmma_pipeline_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split,
+                          const __grid_constant__ CUtensorMap map_a,
+                          const __grid_constant__ CUtensorMap map_b, bool tma_a, bool tma_b) {
   using Layout = typename Cfg::template For<KMajorA, KMajorB>;
   const int k_begin = blockIdx.z * k_per_split;
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
@@ -239,79 +249,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           smem + (warpgroup * Cfg::kWm + i * kWgmmaM) * Layout::kOutputLd, acc[i], tid % 128);
     }
   }
-  store_consumers_tile<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, 128 * Cfg::kConsumers,
-                       kClusterSplit>(c, smem, m0, n0, tid);
+  store_consumers_tile<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, 128 * Cfg::kConsumers, kClusterSplit>(
+      c, smem, m0, n0, tid);
 }
 
-inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
-                                                cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || fn == nullptr)
-      throw Error("gemm: the CUDA driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12)");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  return encode;
+// A tensor map for TMA copies of an MN-major operand in boxes of 32 x by 32 k, each k's 128-byte
+// row swizzled as wgmma.cuh's swizzled<32>() swizzles a K-major row: chunk c of k at c ^ (k mod 8)
+// (the register-A kernel's B, wgmma_register_a.cu). Throws as encode_tile_map does.
+inline CUtensorMap make_swizzled_mn_tile_map(const Operand<false>& op) {
+  return encode_tile_map(op, kPanelK, kPanelK, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
-// A tensor map for TMA copies of one operand's tiles of bx rows (M or N) by 32 k. K-major:
-// boxes of 32 k (one 128-byte panel) × bx, 128-byte swizzled as wgmma.cuh's swizzled<bx>()
-// expects (the tile 1024-byte aligned). MN-major: boxes of bx × 32 k, as stored for a staging
-// slot, or with swizzled_mn (bx = 32) each k's 128-byte row swizzled the same way, chunk c of
-// k at c ^ (k mod 8) (fast/wgmma_register_a.cu). The operand must be 16-byte aligned with
-// ld % 4 == 0 (Operand::vec4_ok); throws gemm::Error otherwise or if the driver refuses the map.
-template <bool KMajor>
-CUtensorMap make_tile_map(const Operand<KMajor>& op, int bx, bool swizzled_mn = false) {
-  if (!op.vec4_ok) throw Error("gemm: a TMA tile map needs a 16-byte aligned operand, ld % 4 == 0");
-  if (swizzled_mn && (KMajor || bx != kPanelK))
-    throw Error("gemm: swizzled MN-major tile maps have boxes of 32 x by 32 k");
-  CUtensorMap map{};
-  const cuuint64_t k = cuuint64_t(op.extent_k), x = cuuint64_t(op.extent_x);
-  const cuuint64_t dims[2] = {KMajor ? k : x, KMajor ? x : k};        // contiguous dim first
-  const cuuint64_t strides[1] = {cuuint64_t(op.ld) * sizeof(float)};  // bytes per line
-  const cuuint32_t box[2] = {cuuint32_t(KMajor ? kPanelK : bx), cuuint32_t(KMajor ? bx : kPanelK)};
-  const cuuint32_t unit_steps[2] = {1, 1};
-  const bool swizzled = KMajor || swizzled_mn;
-  const CUresult r =
-      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(op.p), dims,
-                           strides, box, unit_steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                           swizzled ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw Error("gemm: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
-                ") for an operand of " + std::to_string(op.extent_x) + " x " +
-                std::to_string(op.extent_k) + ", ld " + std::to_string(op.ld));
-  return map;
-}
-
-// Launches a kernel of the form kernel<kClusterSplit>(a, b, c, k_per_split, maps…) over `grid`
-// with plan.splits K slices: summed in the cluster's shared memory where every cluster is resident
-// at once (at most 8 slices), otherwise through the workspace (split_k.cuh).
-template <auto kClusterKernel, auto kWorkspaceKernel, class OperandA, class OperandB, class... Maps>
-void launch_planned_split_k(const Problem& p, SplitK plan, dim3 grid, int threads, int smem_bytes,
-                            cudaStream_t stream, const OperandA& a, const OperandB& b,
-                            const Maps&... maps) {
-  grid.z = plan.splits;
-  if (plan.splits > 1 && plan.splits <= kMaxClusterSplits) {
-    allow_dynamic_smem<kClusterKernel>(smem_bytes);
-    if (clusters_fit_at_once(reinterpret_cast<const void*>(kClusterKernel), long(grid.x) * grid.y,
-                             plan.splits, threads, smem_bytes)) {
-      launch_split_k_cluster(kClusterKernel, grid, threads, smem_bytes, stream, a, b, epilogue(p),
-                             plan.k_per_split, maps...);
-      return;
-    }
-  }
-  allow_dynamic_smem<kWorkspaceKernel>(smem_bytes);
-  run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
-    kWorkspaceKernel<<<grid, threads, smem_bytes, stream>>>(a, b, c, k_per_split, maps...);
-    CUDA_CHECK_LAUNCH();
-  });
-}
-
-template <class Cfg>
-void launch_wgmma_ws_config(const Problem& p, SplitK plan, cudaStream_t stream) {
+// Runs the pipeline with tile Tile and split-K plan `plan` on p (any layout and alignment).
+template <class Tile>
+void launch_wgmma_pipeline_config(const Problem& p, SplitK plan, cudaStream_t stream) {
+  using Cfg = WsPipeline<Tile>;
   with_layout(p, [&](auto a_k_major, auto b_k_major) {
     constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
     const Operand<KMajorA> a = operand_a<KMajorA>(p);
@@ -321,28 +273,29 @@ void launch_wgmma_ws_config(const Problem& p, SplitK plan, cudaStream_t stream) 
     CUtensorMap map_a{}, map_b{};
     if (tma_a) map_a = make_tile_map(a, Cfg::kBm);
     if (tma_b) map_b = make_tile_map(b, Cfg::kBn);
-    launch_planned_split_k<wgmma_ws_kernel<Cfg, KMajorA, KMajorB, true>,
-                           wgmma_ws_kernel<Cfg, KMajorA, KMajorB, false>>(
+    launch_planned_split_k<wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, true>,
+                           wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, false>>(
         p, plan, tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads,
         Cfg::template For<KMajorA, KMajorB>::kSmemBytes, stream, a, b, map_a, map_b, tma_a, tma_b);
   });
 }
 
-// The tile choice for any pair of configs: the large tile when it gives every multiprocessor a
+// The tile choice for any pair of tiles: the large tile when it gives every multiprocessor a
 // block; otherwise the small one, with K split across blocks until the grid fills one wave
-// (split_k.cuh). Steps 9 and 11 give their pairs; scripts/tune/ times other configs through it.
+// (split_k.cuh). wgmma_pipeline.cu gives tf32_fast's and tf32x3_fast's pairs; tools/tune/ times
+// other tiles through it.
 template <class Large, class Small>
-void launch_wgmma_ws_tiles(const Problem& p, cudaStream_t stream) {
+void launch_wgmma_pipeline_tiles(const Problem& p, cudaStream_t stream) {
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
   const int sms = multiprocessor_count();
-  if (tile_count<Large::kBm, Large::kBn>(p) >= sms) {
-    launch_wgmma_ws_config<Large>(p, SplitK{1, p.k}, stream);
+  if (tile_count<Large::kBlockM, Large::kBlockN>(p) >= sms) {
+    launch_wgmma_pipeline_config<Large>(p, SplitK{1, p.k}, stream);
     return;
   }
   // One block per multiprocessor: the slices fill one wave, never spill into a second.
-  const SplitK plan = plan_split_k<Small::kBk>(p, tile_count<Small::kBm, Small::kBn>(p), sms, 1, 16,
-                                               4, /*one_wave=*/true);
-  launch_wgmma_ws_config<Small>(p, plan, stream);
+  const SplitK plan = plan_split_k<WsPipeline<Small>::kBk>(
+      p, tile_count<Small::kBlockM, Small::kBlockN>(p), sms, 1, 16, 4, /*one_wave=*/true);
+  launch_wgmma_pipeline_config<Small>(p, plan, stream);
 }
 
 }  // namespace gemm::detail

@@ -1,12 +1,15 @@
-// Times the wgmma tile candidates that wgmma_tiles.sh compiled (candidate.h), and step 7 as
-// shipped, beside cuBLAS fp32 and TF32, each through gemm_bench's timing harness; reports each
-// one's largest difference from cuBLAS fp32 (a sanity check; TF32 differs by about 1e-2 at these
-// K; the test suite is the correctness proof).
+// tune_wgmma_tiles: times the production wgmma pipeline's candidate tiles (wgmma_candidates.h),
+// and the pipeline and tf32_fast as shipped, beside cuBLAS fp32 and TF32, each through gemm_bench's
+// timing harness at 2048³–8192³ and the MLP's shapes; reports each one's largest difference from
+// cuBLAS fp32 (a sanity check; TF32 differs by about 1e-2 at these K; the test suite is the
+// correctness proof). The tiles kernels/fast/wgmma_pipeline.cu ships came from this sweep
+// (docs/results/tuning_wgmma_h200.txt). Run by scripts/tuning/wgmma_tiles.sh.
 #include <cstdio>
 #include <vector>
 
-#include "scripts/tune/candidate.h"
-#include "scripts/tune/tune_case.h"
+#include "kernels/fast/wgmma_pipeline.h"
+#include "tools/tune/candidate.h"
+#include "tools/tune/tune_case.h"
 
 int main() {
   using gemm::Op;
@@ -22,7 +25,8 @@ int main() {
   std::vector<Entry> entries;
   for (const tune::Candidate& cand : tune::candidates())
     entries.push_back({cand.name, cand.launch});
-  entries.push_back({"tf32", gemm::detail::launch_tf32_mma});
+  entries.push_back({"pipeline", gemm::detail::launch_tf32_pipeline});
+  entries.push_back({"tf32_fast", gemm::detail::launch_tf32_fast});
   try {
     bench::Timer timer(nullptr);
     for (const bench::Shape& s : shapes) {

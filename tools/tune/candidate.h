@@ -1,11 +1,8 @@
-// A tune candidate: one tile config of one kernel, compiled in its own translation unit by
-// tune_tiles.sh or wgmma_tiles.sh from a *_candidate.cu file, with the config given as -D macros:
-//   TUNE_NAME   its name, a string literal: -DTUNE_NAME='"ye"'
-//   TUNE_CFG    the config's template arguments: -DTUNE_CFG='128\, 128\, 16\, ...' (nvcc splits
-//               -D values at unescaped commas)
-//   TUNE_ORDER  its place in the script's list, an integer
-// Each candidate registers itself at start-up (TUNE_REGISTER); the tune programs time
-// candidates() in order.
+// A tune candidate: one tile of one production kernel, named in a *_candidates.h header of this
+// folder and instantiated in its own translation unit (tools/tune/CMakeLists.txt writes one per
+// candidate, so that they compile in parallel: `#include` the header, then
+// TUNE_CANDIDATE(name, order)). Each candidate registers itself at start-up; the tune programs
+// time candidates() in order.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -19,11 +16,11 @@
 namespace tune {
 
 enum class Kind {
-  FastLarge,  // fast's large tile, run unsplit (fast_candidate.cu)
-  FastSmall,  // fast's small tile with a split-K policy (fast_candidate.cu, TUNE_SMALL)
-  Tf32Large,  // step 7's large tile; its small tile as shipped (tf32_candidate.cu)
-  Wgmma,      // step 8 or 9, the config as both large and small tile (wgmma_candidate.cu)
-  Tf32x3,     // a tf32x3_fast split tile, run on every shape (tf32x3_candidate.cu)
+  FastLarge,  // fast's large tile, run unsplit (fast_candidates.h)
+  FastSmall,  // fast's small tile with a split-K policy (fast_candidates.h)
+  Wgmma,      // a tile of the production wgmma pipeline, as both its large and small tile
+              // (wgmma_candidates.h)
+  Tf32x3,     // a tf32x3_fast split tile, run on every shape (tf32x3_candidates.h)
 };
 
 // How a FastSmall candidate splits K: plan_split_k's constants (split_k.cuh), or, with
@@ -45,12 +42,12 @@ using SplitLaunchFn = int (*)(const gemm::Problem&, const SplitPolicy&, cudaStre
 struct Candidate {
   const char* name;
   Kind kind;
-  int order;
+  int order;                             // its place in its list (tools/tune/CMakeLists.txt)
   LaunchFn launch = nullptr;             // every kind but FastSmall
   SplitLaunchFn launch_split = nullptr;  // FastSmall
 };
 
-// Every candidate linked into the program, in the scripts' order.
+// Every candidate linked into the program, in the lists' order.
 inline std::vector<Candidate>& candidates() {
   static std::vector<Candidate> all;
   return all;
@@ -70,8 +67,3 @@ inline bool any_of_kind(Kind kind) {
 }
 
 }  // namespace tune
-
-// In a *_candidate.cu file: registers the candidate that TUNE_NAME and TUNE_ORDER name.
-#define TUNE_REGISTER(kind, launch, launch_split) \
-  static const bool tune_registered_ =            \
-      ::tune::add_candidate({TUNE_NAME, kind, TUNE_ORDER, launch, launch_split})

@@ -1,16 +1,18 @@
-// Times the tf32x3_fast split-tile candidates that tf32x3_tiles.sh compiled (candidate.h) at the
-// two MLPs' GEMMs with a dimension of 10, beside the shipped variants. At weight-gradient (TN)
-// shapes: steps 11 and 9 alone, on K-major copies, and as tf32x3_fast and tf32_fast choose, which
-// sets their thresholds, and the register-A kernel on A's copy alone. At NN shapes: step 9 against
-// the register-A kernel, which sets tf32_fast's NN rule. Each beside cuBLAS fp32 (and TF32)
-// through gemm_bench's timing harness, with its largest difference from cuBLAS fp32 (a sanity
-// check; the test suite is the correctness proof; TF32 differs by about 1e-2).
+// tune_tf32x3_tiles: times tf32x3_fast's split-tile candidates (tf32x3_candidates.h) at the two
+// MLPs' GEMMs with a dimension of 10, beside the shipped variants. At weight-gradient (TN) shapes:
+// the wgmma pipeline (kernels/fast/wgmma_pipeline.h) in 3×TF32 and in TF32 alone, on K-major
+// copies, and as tf32x3_fast and tf32_fast choose, which sets their thresholds, and the
+// register-A kernel on A's copy alone. At NN shapes: the TF32 pipeline against the register-A
+// kernel, which sets tf32_fast's NN rule. Run by scripts/tuning/tf32x3_tiles.sh. Each beside cuBLAS
+// fp32 (and TF32) through gemm_bench's timing harness, with its largest difference from cuBLAS fp32
+// (a sanity check; the test suite is the correctness proof; TF32 differs by about 1e-2).
 #include <cstdio>
 #include <vector>
 
 #include "kernels/fast/k_major_copies.h"
-#include "scripts/tune/candidate.h"
-#include "scripts/tune/tune_case.h"
+#include "kernels/fast/wgmma_pipeline.h"
+#include "tools/tune/candidate.h"
+#include "tools/tune/tune_case.h"
 
 int main() {
   using gemm::Op;
@@ -27,34 +29,33 @@ int main() {
     tune::LaunchFn launch;
   };
   const std::vector<Entry> shipped = {{"fast", gemm::detail::launch_fast},
-                                      {"tf32x3", gemm::detail::launch_tf32x3},
-                                      {"tf32x3_ws", gemm::detail::launch_tf32x3_ws},
+                                      {"x3_pipeline", gemm::detail::launch_tf32x3_pipeline},
                                       {"tf32x3_fast", gemm::detail::launch_tf32x3_fast}};
-  // Steps 11 and 9 alone, on K-major copies (k_major_copies.h) whatever the thresholds say, and
-  // as the production variants choose.
+  // The pipelines alone, on K-major copies (k_major_copies.h) whatever the thresholds say, and as
+  // the production variants choose.
   const std::vector<Entry> weight_gradient_entries = {
-      {"tf32x3_ws", gemm::detail::launch_tf32x3_ws},
+      {"x3_pipeline", gemm::detail::launch_tf32x3_pipeline},
       {"tf32x3_fast", gemm::detail::launch_tf32x3_fast},
-      {"tf32x3_ws+copies",
+      {"x3_pipeline+copies",
        [](const gemm::Problem& p, cudaStream_t s) {
-         gemm::detail::launch_tn_on_k_major_copies(p, s, gemm::detail::launch_tf32x3_ws);
+         gemm::detail::launch_tn_on_k_major_copies(p, s, gemm::detail::launch_tf32x3_pipeline);
        }},
-      {"wgmma_ws", gemm::detail::launch_wgmma_ws},
+      {"pipeline", gemm::detail::launch_tf32_pipeline},
       {"tf32_fast", gemm::detail::launch_tf32_fast},
-      {"wgmma_ws+copies",
+      {"pipeline+copies",
        [](const gemm::Problem& p, cudaStream_t s) {
-         gemm::detail::launch_tn_on_k_major_copies(p, s, gemm::detail::launch_wgmma_ws);
+         gemm::detail::launch_tn_on_k_major_copies(p, s, gemm::detail::launch_tf32_pipeline);
        }},
       {"register_a+copy", [](const gemm::Problem& p, cudaStream_t s) {
          gemm::detail::launch_tn_on_k_major_a(p, s, gemm::detail::launch_wgmma_register_a);
        }}};
-  // NN: step 9 against the register-A kernel, which tf32_fast runs where its grid fills at least
-  // half the chip.
+  // NN: the TF32 pipeline against the register-A kernel, which tf32_fast runs where its grid fills
+  // at least half the chip.
   const bench::Shape nn[] = {{256, 256, 256, Op::N, Op::N},    {512, 512, 512, Op::N, Op::N},
                              {256, 784, 1024, Op::N, Op::N},   {256, 1024, 1024, Op::N, Op::N},
                              {1024, 1024, 1024, Op::N, Op::N}, {512, 784, 4096, Op::N, Op::N},
                              {2048, 2048, 512, Op::N, Op::N},  {4096, 4096, 4096, Op::N, Op::N}};
-  const std::vector<Entry> nn_entries = {{"wgmma_ws", gemm::detail::launch_wgmma_ws},
+  const std::vector<Entry> nn_entries = {{"pipeline", gemm::detail::launch_tf32_pipeline},
                                          {"register_a", gemm::detail::launch_wgmma_register_a},
                                          {"tf32_fast", gemm::detail::launch_tf32_fast}};
   std::vector<Entry> all = shipped;

@@ -1,16 +1,17 @@
-// Times the tile candidates that tune_tiles.sh compiled (candidate.h) beside cuBLAS, each through
-// gemm_bench's timing harness, and reports each one's largest difference from cuBLAS fp32 (a
-// sanity check; the test suite is the correctness proof).
-//   Large (fast's large tile, unsplit; step 7's large tile): 2048³ and 4096³.
+// tune_tiles: times the tile candidates of variant `fast` (fast_candidates.h) beside cuBLAS, each
+// through gemm_bench's timing harness, and reports each one's largest difference from cuBLAS fp32
+// (a sanity check; the test suite is the correctness proof). Run by scripts/tuning/tune_tiles.sh.
+//   Large (fast's large tile, unsplit): 2048³ and 4096³.
 //   Small (fast's small tile): the MLP's larger GEMMs, each candidate under every split-K policy
 //   of kPolicies (planner constants or fixed split counts).
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "scripts/tune/candidate.h"
-#include "scripts/tune/tune_case.h"
+#include "tools/tune/candidate.h"
+#include "tools/tune/tune_case.h"
 
 namespace {
 
@@ -28,7 +29,7 @@ constexpr tune::SplitPolicy kPolicies[] = {{4, 8, 3, 0}, {2, 8, 4, 0}, {4, 16, 2
 constexpr double kSuspectError = 1e-3;
 
 void large_section(bench::Timer& timer) {
-  std::printf("\n== Large tiles: fast's (unsplit) and tf32's (07) large-tile candidates ==\n");
+  std::printf("\n== Large tiles: fast's large-tile candidates, unsplit ==\n");
   const bench::Shape shapes[] = {{2048, 2048, 2048, Op::N, Op::N},
                                  {2048, 2048, 2048, Op::T, Op::N},
                                  {4096, 4096, 4096, Op::N, Op::N},
@@ -38,12 +39,10 @@ void large_section(bench::Timer& timer) {
     tune::Case c(s, timer);
     const tune::Case::Baselines cublas = c.time_cublas();
     for (const tune::Candidate& cand : tune::candidates()) {
-      if (cand.kind != Kind::FastLarge && cand.kind != Kind::Tf32Large) continue;
-      const bool tf32 = cand.kind == Kind::Tf32Large;
+      if (cand.kind != Kind::FastLarge) continue;
       const double ms = c.median_ms(cand.launch);
-      const double base = tf32 ? cublas.tf32_ms : cublas.fp32_ms;
-      std::printf("  %s %.1f TF  %.1f%% of %s  maxerr %.2e\n", cand.name, c.tflops(ms),
-                  100.0 * base / ms, tf32 ? "cublas_tf32" : "cublas", c.max_error());
+      std::printf("  %s %.1f TF  %.1f%% of cublas  maxerr %.2e\n", cand.name, c.tflops(ms),
+                  100.0 * cublas.fp32_ms / ms, c.max_error());
     }
   }
 }
@@ -95,15 +94,48 @@ void small_section(bench::Timer& timer) {
   }
 }
 
+// The sections named in `text` ("large", "small" or "large,small"); throws for any other name.
+struct Sections {
+  bool large = false, small = false;
+};
+Sections parse_sections(const std::string& text) {
+  Sections s;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::string name = text.substr(begin, end - begin);
+    if (name == "large")
+      s.large = true;
+    else if (name == "small")
+      s.small = true;
+    else
+      throw std::invalid_argument("unknown section '" + name + "' in '" + text +
+                                  "' (sections: large, small, comma-separated)");
+    begin = end + 1;
+  }
+  return s;
+}
+
 }  // namespace
 
-int main() {
+// tune_tiles [sections]: sections as parse_sections takes them (default: both).
+int main(int argc, char** argv) {
+  if (argc > 2) {
+    std::fprintf(stderr, "usage: tune_tiles [large|small|large,small]\n");
+    return 2;
+  }
+  Sections sections;
+  try {
+    sections = parse_sections(argc == 2 ? argv[1] : "large,small");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tune_tiles: %s\n", e.what());
+    return 2;
+  }
   if (!tune::device_ready("tune_tiles", false)) return 2;
   try {
     bench::Timer timer(nullptr);
-    if (tune::any_of_kind(Kind::FastLarge) || tune::any_of_kind(Kind::Tf32Large))
-      large_section(timer);
-    if (tune::any_of_kind(Kind::FastSmall)) small_section(timer);
+    if (sections.large && tune::any_of_kind(Kind::FastLarge)) large_section(timer);
+    if (sections.small && tune::any_of_kind(Kind::FastSmall)) small_section(timer);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tune_tiles: %s\n", e.what());
     return 1;

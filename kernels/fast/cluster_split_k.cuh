@@ -1,0 +1,108 @@
+// Split-K through a thread block cluster, for the production kernels (fast/): the K slices of one
+// output tile form a cluster of (1, 1, slices) blocks, stage their partials in their own shared
+// memory, and sum them through distributed shared memory (cluster_split_k_store): no workspace,
+// no second kernel. sm_90 and newer, up to 8 slices; elsewhere the workspace way of split_k.cuh.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <utility>
+
+#include "kernels/pipeline.cuh"
+#include "kernels/split_k.cuh"
+
+namespace gemm::detail {
+
+// The most slices the cluster way takes: the portable cluster size.
+constexpr int kMaxClusterSplits = 8;
+
+// Whether the current device runs thread block clusters (compute capability 9.0 and newer).
+bool clusters_supported();
+
+// In a kernel launched with cluster dims (1, 1, gridDim.z): `partial` is this block's BM×BN
+// partial product in its own shared memory (row stride LD, 16-byte rows). Every thread of the
+// block calls this; after a cluster barrier, threads 0 … NT − 1 of block z sum rows z, z + S, …
+// of all S partials, in order z = 0, 1, … as the workspace way does, and store them through c at
+// (m0, n0), 4 columns per thread. A second barrier keeps every partial alive until the last read.
+template <int BM, int BN, int LD, int NT>
+__device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const float* partial,
+                                                      int m0, int n0, int tid) {
+  static_assert(BN % 4 == 0 && LD % 4 == 0 && NT % (BN / 4) == 0,
+                "a row is read a float4 at a time by a whole number of row groups of threads");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  const int splits = int(cluster.num_blocks()), z = int(cluster.block_rank());
+  constexpr int kRowsPerPass = NT / (BN / 4);
+  const int col = (tid % (BN / 4)) * 4;
+  for (int r = z + (tid / (BN / 4)) * splits; tid < NT && r < BM; r += kRowsPerPass * splits) {
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int q = 0; q < splits; ++q) {
+      const float4 v =
+          *reinterpret_cast<const float4*>(cluster.map_shared_rank(partial, q) + r * LD + col);
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    c.store4(m0 + r, n0 + col, sum);
+  }
+  cluster.sync();
+#else
+  __trap();  // launched only where clusters_supported()
+#endif
+}
+
+// Whether `clusters` clusters of (1, 1, cluster_size) blocks of `kernel` (threads and smem_bytes
+// of dynamic shared memory each, already allowed) can all be resident at once on the current
+// device (cudaOccupancyMaxActiveClusters, cached per kernel and size). A cluster's blocks must
+// share a GPC: with one block per multiprocessor, fewer clusters fit than sms / cluster_size, and
+// those that do not wait for a second wave.
+bool clusters_fit_at_once(const void* kernel, long clusters, int cluster_size, int threads,
+                          int smem_bytes);
+
+// Launches kernel<<<grid, threads, smem_bytes, stream>>>(args…) with clusters of (1, 1, grid.z).
+template <class... Params, class... Args>
+void launch_split_k_cluster(void (*kernel)(Params...), dim3 grid, int threads, int smem_bytes,
+                            cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = size_t(smem_bytes);
+  config.stream = stream;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = 1;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = grid.z;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
+// Launches a kernel of the form kernel<kClusterSplit>(a, b, c, k_per_split, maps…) over `grid`
+// with plan.splits K slices: summed in the cluster's shared memory where every cluster is resident
+// at once (at most 8 slices), otherwise through the workspace (split_k.cuh).
+template <auto kClusterKernel, auto kWorkspaceKernel, class OperandA, class OperandB, class... Maps>
+void launch_planned_split_k(const Problem& p, SplitK plan, dim3 grid, int threads, int smem_bytes,
+                            cudaStream_t stream, const OperandA& a, const OperandB& b,
+                            const Maps&... maps) {
+  grid.z = plan.splits;
+  if (plan.splits > 1 && plan.splits <= kMaxClusterSplits) {
+    allow_dynamic_smem<kClusterKernel>(smem_bytes);
+    if (clusters_fit_at_once(reinterpret_cast<const void*>(kClusterKernel), long(grid.x) * grid.y,
+                             plan.splits, threads, smem_bytes)) {
+      launch_split_k_cluster(kClusterKernel, grid, threads, smem_bytes, stream, a, b, epilogue(p),
+                             plan.k_per_split, maps...);
+      return;
+    }
+  }
+  allow_dynamic_smem<kWorkspaceKernel>(smem_bytes);
+  run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
+    kWorkspaceKernel<<<grid, threads, smem_bytes, stream>>>(a, b, c, k_per_split, maps...);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace gemm::detail

@@ -1,0 +1,130 @@
+// tf32x3_fast's mma.sync tiles (fast/tf32x3_fast.cu): step 10's kernel (10_tf32x3.cu) built from
+// the same primitives (mma_sync.cuh), with two production additions:
+//   - the arithmetic is a parameter (mma_ops::Tf32x3 in production; mma_ops::Tf32x1 gives step 7's
+//     instructions, for tuning);
+//   - kStagedOutput: the output tile goes through shared memory to be stored a float4 row at a
+//     time (tf32x3_fast's short-K tiles, whose blocks do little but store); otherwise each thread
+//     stores its fragments straight to C, as steps 7 and 10 do.
+// launch_split_tile runs one config with tf32x3_fast's split-K plan.
+//   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+#pragma once
+
+#include "kernels/mma_sync.cuh"
+#include "kernels/split_tf32.cuh"
+
+namespace gemm::detail {
+
+// A tile config here names what an mma.sync config does (MmaShape, mma_sync.cuh) and whether its
+// output is staged; deriving from MmaTileDefaults leaves it unstaged:
+//   struct ShortKTile : MmaTileDefaults {
+//     static constexpr int kBlockM = 64, kBlockN = 128, kBlockK = 32, kWarpM = 32, kWarpN = 64,
+//                          kStages = 2;
+//     static constexpr bool kStagedOutput = true;
+//   };
+struct MmaTileDefaults {
+  static constexpr bool kStagedOutput = false;
+};
+
+// Block (blockIdx.y, blockIdx.x) computes the kBlockM × kBlockN tile of C from K slice blockIdx.z
+// (k_per_split long); warp w its kWarpM × kWarpN warp tile of kFragsM × kFragsN MMA tiles (16×8).
+template <class Cfg, class Arithmetic, bool KMajorA, bool KMajorB>
+__global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
+    mma_sync_tile_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
+  using Shape = MmaShape<Cfg>;
+  using Stage = MmaStage<Cfg, KMajorA, KMajorB>;
+  using TileA = typename Stage::TileA;
+  using TileB = typename Stage::TileB;
+  enter_k_slice(a, b, c, k_per_split);
+  extern __shared__ __align__(16) float smem[];  // kStages × (A's tile, B's tile)
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int group = lane / 4, quad = lane % 4;  // the MMA fragment coordinates of this lane
+  const int m0 = blockIdx.y * Cfg::kBlockM, n0 = blockIdx.x * Cfg::kBlockN;
+  const int warp_row = (warp / Shape::kWarpsN) * Cfg::kWarpM,
+            warp_col = (warp % Shape::kWarpsN) * Cfg::kWarpN;
+
+  float acc[Shape::kFragsM][Shape::kFragsN][4] = {};
+  auto a_tile = [&](int stage) { return smem + stage * Stage::kFloats; };
+  auto b_tile = [&](int stage) { return smem + stage * Stage::kFloats + TileA::kFloats; };
+  pipelined_k_loop<Cfg::kStages>(
+      (a.extent_k + Cfg::kBlockK - 1) / Cfg::kBlockK,
+      [&](int stage, int kt) {
+        cp_async_tile_native<Cfg::kBlockK, Cfg::kBlockM, TileA::kLds, Shape::kThreads>(
+            a_tile(stage), a, m0, kt * Cfg::kBlockK, tid);
+        cp_async_tile_native<Cfg::kBlockK, Cfg::kBlockN, TileB::kLds, Shape::kThreads>(
+            b_tile(stage), b, n0, kt * Cfg::kBlockK, tid);
+      },
+      [&](int stage) {
+        const float* as = a_tile(stage);
+        const float* bs = b_tile(stage);
+#pragma unroll
+        for (int k8 = 0; k8 < Cfg::kBlockK; k8 += kMmaK) {
+          typename Arithmetic::template Fragment<4> af[Shape::kFragsM];
+#pragma unroll
+          for (int i = 0; i < Shape::kFragsM; ++i)
+            af[i] = load_a_fragment<TileA, Arithmetic>(as, warp_row + i * kMmaM + group, k8 + quad);
+          typename Arithmetic::template Fragment<2> bf[Shape::kFragsN];
+#pragma unroll
+          for (int j = 0; j < Shape::kFragsN; ++j)
+            bf[j] = load_b_fragment<TileB, Arithmetic>(bs, warp_col + j * kMmaN + group, k8 + quad);
+#pragma unroll
+          for (int i = 0; i < Shape::kFragsM; ++i)
+#pragma unroll
+            for (int j = 0; j < Shape::kFragsN; ++j) Arithmetic::mma(acc[i][j], af[i], bf[j]);
+        }
+      });
+
+  if constexpr (Cfg::kStagedOutput) {
+    // The lane's accumulators (store_accumulator's elements) into a kBlockM × kBlockN tile over
+    // the stages, then stored a float4 at a time.
+    constexpr int kOutputLd = Cfg::kBlockN + 8;
+    static_assert(kOutputLd % 32 == 8,
+                  "a row stride ≡ 8 (mod 32) makes the float2 writes conflict-free");
+    static_assert(Cfg::kBlockM * kOutputLd <= Cfg::kStages * Stage::kFloats,
+                  "the staged output tile must fit in the pipeline's shared memory");
+    cp_async_wait<0>();
+    __syncthreads();  // every warp is done reading the stages
+#pragma unroll
+    for (int i = 0; i < Shape::kFragsM; ++i)
+#pragma unroll
+      for (int j = 0; j < Shape::kFragsN; ++j) {
+        float* out = smem + (warp_row + i * kMmaM + group) * kOutputLd + warp_col + j * kMmaN;
+        *reinterpret_cast<float2*>(out + 2 * quad) = make_float2(acc[i][j][0], acc[i][j][1]);
+        *reinterpret_cast<float2*>(out + 8 * kOutputLd + 2 * quad) =
+            make_float2(acc[i][j][2], acc[i][j][3]);
+      }
+    __syncthreads();
+    store_staged_tile<Cfg::kBlockM, Cfg::kBlockN, kOutputLd, Shape::kThreads>(c, smem, m0, n0, tid);
+  } else {
+#pragma unroll
+    for (int i = 0; i < Shape::kFragsM; ++i)
+#pragma unroll
+      for (int j = 0; j < Shape::kFragsN; ++j)
+        store_accumulator(c, m0 + warp_row + i * kMmaM + group,
+                          n0 + warp_col + j * kMmaN + 2 * quad, acc[i][j]);
+  }
+}
+
+// One config on p (M×N×K), K split as `plan` says.
+template <class Cfg, class Arithmetic>
+void launch_mma_sync_tile(const Problem& p, SplitK plan, cudaStream_t stream) {
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    launch_mma_sync_kernel<Cfg, KMajorA, KMajorB,
+                           mma_sync_tile_kernel<Cfg, Arithmetic, KMajorA, KMajorB>>(p, plan,
+                                                                                    stream);
+  });
+}
+
+// A 3×TF32 tile with K split across blocks until the grid gives BlocksPerSm blocks per
+// multiprocessor, in at most kSplitTileMaxSplits slices of at least kSplitTileMinKTiles K tiles:
+// tf32x3_fast's tiles are small and their blocks short, so several share a multiprocessor.
+constexpr int kSplitTileBlocksPerSm = 4, kSplitTileMinKTiles = 2, kSplitTileMaxSplits = 16;
+template <class Cfg, int BlocksPerSm = kSplitTileBlocksPerSm>
+void launch_split_tile(const Problem& p, cudaStream_t stream) {
+  const SplitK plan = plan_split_k<Cfg::kBlockK>(p, tile_count<Cfg::kBlockM, Cfg::kBlockN>(p),
+                                                 multiprocessor_count(), BlocksPerSm,
+                                                 kSplitTileMaxSplits, kSplitTileMinKTiles);
+  launch_mma_sync_tile<Cfg, mma_ops::Tf32x3>(p, plan, stream);
+}
+
+}  // namespace gemm::detail
