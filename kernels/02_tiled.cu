@@ -4,7 +4,7 @@
 // Change from 01: shared-memory staging; one element of C per thread as before. A's tile is kept
 // row by row (a_tile[m][k], as in the chapter): a warp shares one row, and the compiler reads four
 // of its k at once with one broadcast 128-bit load. The chapter used 16×16 tiles; 32×32 halves the
-// loads, stores and barriers per FMA (docs/KERNELS.md, "2. tiled").
+// loads, stores and barriers per FMA (docs/NOTES.md, "2. tiled").
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N; block 32×32 threads, one per element of a 32×32
 //   tile of C.
 #include "kernels/common.cuh"

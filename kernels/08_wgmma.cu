@@ -19,8 +19,8 @@
 namespace gemm::detail {
 namespace {
 
-// Measured on the H200 (docs/KERNELS.md): 4 warpgroups on a 256×128 tile with 4 stages for large
-// grids (each block reads less per multiply-add); 128×128 with 3 stages, two blocks per
+// Measured on the H200 (docs/NOTES.md, "8. wgmma"): 4 warpgroups on a 256×128 tile with 4 stages
+// for large grids (each block reads less per multiply-add); 128×128 with 3 stages, two blocks per
 // multiprocessor, when that tile count is needed to fill the chip.
 struct LargeTile {
   static constexpr int kBlockM = 256, kBlockN = 128, kBlockK = 32, kStages = 4;

@@ -24,8 +24,8 @@
 namespace gemm::detail {
 namespace {
 
-// Measured on the H200 (docs/KERNELS.md): two consumers of 128×128 on a 256×128 tile for large
-// grids; 128×128 (two consumers of 64×128) with split-K when the large tile leaves
+// Measured on the H200 (docs/NOTES.md, "9. wgmma_ws"): two consumers of 128×128 on a 256×128
+// tile for large grids; 128×128 (two consumers of 64×128) with split-K when the large tile leaves
 // multiprocessors idle. kStages is the most stages wanted; fewer where the staging areas need
 // the room.
 struct LargeTile {

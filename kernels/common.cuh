@@ -88,7 +88,7 @@ void with_layout(const Problem& p, F&& f) {
 // Calls f(i) for i = tid, tid + NT, … below kCount, for the NT threads of a block (tid < NT). The
 // trip count is a compile-time constant, so the loop unrolls fully and its index arithmetic
 // folds; written as `for (i = tid; i < kCount; i += NT)` it does not (the count depends on tid),
-// and every tile copy paid for a loop with a remainder (docs/KERNELS.md, "The tile copies").
+// and every tile copy paid for a loop with a remainder (docs/NOTES.md, "The tile copies").
 template <int kCount, int NT, class F>
 __device__ __forceinline__ void for_each_strided(int tid, F&& f) {
 #pragma unroll

@@ -36,7 +36,7 @@ void launch_tf32_fast(const Problem& p, cudaStream_t stream);
 bool wgmma_register_a_serves(const Problem& p);
 // Whether its grid for p's shape (one 256×128 tile, K split on small grids) gives at least half of
 // `sms` multiprocessors a block; on fewer, the pipeline's smaller tile is faster
-// (docs/KERNELS.md).
+// (docs/NOTES.md, "tf32_fast").
 bool wgmma_register_a_fills_half(const Problem& p, int sms);
 void launch_wgmma_register_a(const Problem& p, cudaStream_t stream);
 void launch_auto(const Problem& p, cudaStream_t stream);         // auto.cpp

@@ -6,7 +6,7 @@
 // tiles are MN-major (tile[k][x], x contiguous), so at one k a thread reads its A values and its
 // B values as float4s, one per group, and adds their outer product to acc. Groups spread out
 // rather than adjacent keep neighbouring threads' float4 reads on neighbouring addresses, which
-// is conflict-free (docs/KERNELS.md, "4. regtile").
+// is conflict-free (docs/NOTES.md, "4. regtile").
 #pragma once
 
 #include "kernels/common.cuh"

@@ -28,7 +28,7 @@ constexpr int kShortKTiles = 16;
 // spends more on its pipeline prologue and the reduction than it saves). With enough tiles, no
 // split; nor where the tiles already load the multiprocessors evenly (whole waves, the last at
 // least 7/8 full) and two slices would each be shorter than kShortKTiles: there slicing only adds
-// prologues and the reduction (docs/KERNELS.md, "fast": small grids, the weight gradient).
+// prologues and the reduction (docs/NOTES.md, "fast": small grids, the weight gradient).
 // one_wave: never more than that many blocks (tiles·splits rounded down, not up), for kernels of
 // one block per multiprocessor, where the blocks beyond would run as a second, mostly idle wave.
 template <int BK>
@@ -51,7 +51,7 @@ SplitK plan_split_k(const Problem& p, long tiles, int sms, int blocks_per_sm = 1
 // Whether a finer tile whose grid fills the chip unsplit (plan `fine`) should replace a coarser
 // tile whose plan splits K into slices shorter than kShortKTiles K tiles of BK: the finer tile
 // reuses each operand load less, but spares the slices' prologues and the reduction
-// (docs/KERNELS.md, "fast": small grids, the weight gradient).
+// (docs/NOTES.md, "fast": small grids, the weight gradient).
 template <int BK>
 bool finer_tile_beats_split(const SplitK& coarse, const SplitK& fine) {
   return coarse.splits > 1 && coarse.k_per_split < kShortKTiles * BK && fine.splits == 1;

@@ -43,7 +43,7 @@ struct SwizzledTileLoader<BX, BK, NT, true> {
   __device__ __forceinline__ void store(float* tile, const Operand<true>& op, int x0,
                                         int tid) const {
     // Not for_each_strided: unrolled, the copies' hoisted addresses took step 8's 128×128 tile
-    // from 125 to 144 registers (NN), which cost more than it saved (docs/KERNELS.md, "8. wgmma").
+    // from 125 to 144 registers (NN), which cost more than it saved (docs/NOTES.md, "8. wgmma").
 #pragma unroll
     for (int i = tid; i < BX * BK / 4; i += NT) {
       const int x = i / (BK / 4), k = (i % (BK / 4)) * 4;

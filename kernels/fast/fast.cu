@@ -1,7 +1,7 @@
 // Variant `fast`: the production fp32 kernel, beside the ladder. It runs step 6's tiling
 // (warptile.cuh) with the tile configuration that suits the shape: a large tile when the grid fills
 // the chip, else a small tile with K split across blocks, a narrow one for outputs at most 32
-// wide, or a fine one in place of short K slices. docs/KERNELS.md, "fast", has the measurements.
+// wide, or a fine one in place of short K slices. docs/NOTES.md, "fast", has the measurements.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/fast/warptile.cuh"
 #include "kernels/launchers.h"
@@ -9,7 +9,7 @@
 namespace gemm::detail {
 namespace {
 
-// The fastest on the H200 of the shapes scripts/tuning/tune_tiles.sh sweeps (docs/KERNELS.md,
+// The fastest on the H200 of the shapes scripts/tuning/tune_tiles.sh sweeps (docs/NOTES.md,
 // docs/results/tuning_h200.txt). Large: 4 stages of BK = 16, warp tiles of 64×32, K-major
 // tiles transposed one K tile ahead. Small: 3 stages of BK = 16 (2 buffers where the fragment
 // reads are pipelined), the K-major reads, K split for 3 blocks per multiprocessor in at most 8

@@ -13,7 +13,7 @@
 //     GEMM does enough work per element to transpose (k_major_copies_pay), both are first copied
 //     K-major into a workspace and the GEMM runs as NT, TMA straight into the tiles
 //     (k_major_copies.h): the pipeline transposes each MN-major tile in shared memory, which
-//     costs TN two transposes per K tile (docs/KERNELS.md, "tf32x3_fast").
+//     costs TN two transposes per K tile (docs/NOTES.md, "tf32x3_fast").
 //   elsewhere: step 10's kernel with its own tiles.
 // The configs came from scripts/tuning/tf32x3_tiles.sh (docs/results/tuning_tf32x3_h200.txt).
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
@@ -51,7 +51,7 @@ struct ShortKSmallTile {
 // An output narrower than this in M or N takes a narrow tile; K up to this takes the short-K one.
 // On a grid that fills the chip, K up to one K tile of `fast` (16) takes `fast`: such a GEMM does
 // 2K flops per element of C, so storing C is nearly all of its cost, and fp32 FMAs on CUDA cores
-// store it sooner than the split's staged tile (docs/KERNELS.md, "tf32x3_fast").
+// store it sooner than the split's staged tile (docs/NOTES.md, "tf32x3_fast").
 constexpr int kNarrow = 16;
 constexpr int kShortK = ShortKLargeTile::kBlockK, kFastK = 16;
 static_assert(NarrowNTile::kBlockN == kNarrow && NarrowMTile::kBlockM == kNarrow,

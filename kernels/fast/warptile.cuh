@@ -3,7 +3,7 @@
 // of named members, WarpTileShape) names the block, warp and thread tiles, the pipeline depth and
 // how a K-major operand's tiles are read; launch_warptile_config runs one config with a split-K
 // plan. fast.cu picks the configs the tune sweep chose (tools/tune/tune_tiles, which instantiates
-// other configs through this header). docs/KERNELS.md, "fast", has the measurements behind each
+// other configs through this header). docs/NOTES.md, "fast", has the measurements behind each
 // choice.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
@@ -27,7 +27,7 @@ enum class KMajorTiles {
 // tile[k·kLds + x] (16-byte cp.async along x), which the thread tile reads a float4 of 4
 // neighbouring x at a time. A K-major one is copied as it is stored, K-major
 // staged[x·kStagedLds + k], again 16 bytes per cp.async; then the thread tile reads it as it is
-// or from its transposed MN-major tile(s), as kKMajorTiles says (docs/KERNELS.md, "fast"). A staged
+// or from its transposed MN-major tile(s), as kKMajorTiles says (docs/NOTES.md, "fast"). A staged
 // row stride of an odd number of float4s (≡ 4 mod 8 floats) puts the rows that 8 neighbouring
 // threads read in 8 different 16-byte bank groups; MN-major rows keep 4 floats of padding.
 template <int BK, int BX, bool KMajor, KMajorTiles kKMajorTiles>
@@ -112,7 +112,7 @@ struct WarpTileShape : Cfg {
     static constexpr bool kTransposes = TileA::kTransposed || TileB::kTransposed;
     // Tiles read as copied, both in one layout (TN, NT), pipeline their fragment reads
     // (pipelined_k_loop_fragments). With one MN-major and one K-major (NN) the 2-k fragment reads
-    // cost more than the pipelining hides (docs/KERNELS.md). That loop refills a buffer one
+    // cost more than the pipelining hides (docs/NOTES.md, "fast"). That loop refills a buffer one
     // step earlier, so one buffer fewer keeps as many tiles in flight, and frees shared memory.
     static constexpr bool kFragmentLoop =
         kPipelineFragments && !kTransposes && TileA::kLayout == TileB::kLayout;

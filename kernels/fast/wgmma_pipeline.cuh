@@ -1,6 +1,6 @@
 // The production warp-specialised wgmma kernel, beside the ladder: step 9's structure (a TMA
 // producer warpgroup fills shared stages, consumer warpgroups issue wgmma from them, full/empty
-// mbarriers per stage) with what production adds to it (docs/KERNELS.md, "9. wgmma_ws"):
+// mbarriers per stage) with what production adds to it (docs/NOTES.md, "9. wgmma_ws"):
 //   - a ring of staging slots, separate from the stages, for the MN-major operands: as many as fit
 //     beside the stages (up to 8), so that each TMA copy of an MN-major tile is issued that many
 //     K tiles ahead of its transpose;
@@ -50,7 +50,7 @@ struct WsPipeline {
   // MN-major operands, then the mbarriers; 1 KB to align everything to the swizzle atoms. A
   // slot's next TMA copy waits for the transpose of the tile it holds, so each slot in the ring
   // hides one more K tile of the copy's latency. Tile::kStages stages where two slots fit beside
-  // them, else 3, else 2; then as many slots as fit beside those stages, up to 8 (docs/KERNELS.md,
+  // them, else 3, else 2; then as many slots as fit beside those stages, up to 8 (docs/NOTES.md,
   // "9. wgmma_ws").
   template <bool KMajorA, bool KMajorB>
   struct For {
@@ -124,7 +124,7 @@ struct ProducerOperand {
 // across the cluster's K slices first (kClusterSplit; every thread joins the cluster barriers).
 // Only the threads that wrote the tile read it, after their own barrier. (With the producer
 // reading too, after __syncthreads, compute-sanitizer's racecheck reports hazards that are not
-// there: docs/KERNELS.md, "Racecheck and named barriers".)
+// there: docs/NOTES.md, "Racecheck and named barriers".)
 template <int BM, int BN, int LD, int NT, bool kClusterSplit>
 __device__ __forceinline__ void store_consumers_tile(const Epilogue& c, const float* tile, int m0,
                                                      int n0, int tid) {

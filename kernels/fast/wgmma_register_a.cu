@@ -1,7 +1,7 @@
 // NN in TF32 with wgmma's A operand in registers: the production TF32 kernel's NN path
 // (tf32_fast.cu), beside the ladder. wgmma reads TF32 operands from shared memory only K-major, so
 // steps 8 and 9 transpose NN's B tile (K×N, N contiguous) in shared memory at every stage, and at
-// the large NN GEMMs that transpose sets the pace, not the tensor cores (docs/KERNELS.md,
+// the large NN GEMMs that transpose sets the pace, not the tensor cores (docs/NOTES.md,
 // "tf32_fast"). wgmma's A operand may instead come from registers, in any layout the threads can
 // load. So this kernel computes Cᵀ = Bᵀ·Aᵀ: B is wgmma's A, loaded by the consumers from the tile
 // as TMA lands it, and A (K-major) is wgmma's B, read from shared memory as steps 8 to 11 read it;
