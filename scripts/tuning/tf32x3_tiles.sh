@@ -6,7 +6,7 @@
 # ships came from this sweep (docs/results/tuning_tf32x3_h200.txt), and tf32_fast's register-A
 # rules from its register_a rows (docs/results/tuning_register_a_h200.txt). Needs a build of the
 # project first:
-#   scripts/gpu_check.sh out   then   scripts/tuning/tf32x3_tiles.sh [build-dir]
+#   scripts/check/gpu_check.sh out   then   scripts/tuning/tf32x3_tiles.sh [build-dir]
 # TUNE_BUILD_ONLY=1 builds without running (a machine without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -3,7 +3,7 @@
 # (tools/tune/; the candidate tiles are in fast_candidates.h), which times them beside cuBLAS.
 # The tiles fast.cu ships came from this sweep (docs/results/tuning_h200.txt). Needs a build of
 # the project first:
-#   scripts/gpu_check.sh out   (builds build-gpu, or $BUILD_DIR)   then
+#   scripts/check/gpu_check.sh out   (builds build-gpu, or $BUILD_DIR)   then
 #   scripts/tuning/tune_tiles.sh [build-dir] [sections]
 # build-dir defaults to build-gpu; sections is a comma-separated subset of
 #   large  fast's large-tile candidates, unsplit, at 2048³ and 4096³ (NN, TN; NT at 4096³)

@@ -4,7 +4,7 @@
 # in wgmma_candidates.h), which times each tile as both the large and the small tile beside cuBLAS
 # fp32 and TF32 at 2048³–8192³ and the MLP's shapes. The tiles the pipeline ships came from this
 # sweep (docs/results/tuning_wgmma_h200.txt). Needs a build of the project first:
-#   scripts/gpu_check.sh out   then   scripts/tuning/wgmma_tiles.sh [build-dir]
+#   scripts/check/gpu_check.sh out   then   scripts/tuning/wgmma_tiles.sh [build-dir]
 # TUNE_BUILD_ONLY=1 builds without running (a machine without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
