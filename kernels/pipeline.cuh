@@ -1,5 +1,5 @@
 // Asynchronous global→shared copies (cp.async, sm_80 and newer) and the multi-stage K loop built
-// on them, shared by the pipelined variants 05–07 and fast.
+// on them, shared by the tensor-core steps 7–11 and the production kernels of fast/.
 #pragma once
 
 #include "kernels/common.cuh"
@@ -111,8 +111,9 @@ __device__ __forceinline__ void pipelined_k_loop(int k_tiles, Load&& load, Compu
 }
 
 // The same loop with a step one K tile ahead: prepare(stage, kt) rewrites the landed buffer
-// `stage` of tile kt into a form compute reads (06 transposes it into the kt % 2 half of a double
-// buffer), while compute(stage, kt) works on tile kt, prepared during the previous iteration.
+// `stage` of tile kt into a form compute reads (fast/warptile.cuh transposes it into the kt % 2
+// half of a double buffer), while compute(stage, kt) works on tile kt, prepared during the
+// previous iteration.
 // Still one barrier per K tile: it publishes the tile prepared before it and the buffer that has
 // landed for the next preparation, and it separates each buffer's last read from its next write.
 // The buffer being prepared (kt + 1) must not be the one being refilled (kt − 1): Stages ≥ 3,
