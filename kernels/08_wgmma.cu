@@ -95,6 +95,13 @@ __global__ void __launch_bounds__(WgmmaShape<Tile>::kThreads)
     const int stage = kt % S::kStages;
     wgmma_k_tile<S::kBm, S::kBn, S::kBk, kWgmmaM>(
         acc, a_tile(stage) + warpgroup * kWgmmaM * kPanelK, b_tile(stage));
+    // TUTORIAL: the call above issues, without waiting, this warpgroup's products of the K tile:
+    //   wgmma_fence();
+    //   for (int kk = 0; kk < kBk; kk += 8)      // k steps of 8: 32 bytes into each swizzled row
+    //     for (int j = 0; j < kBn / 128; ++j)    // acc[0][j] += A[64 rows × 8] · B[8 × 128
+    //     columns]
+    //       wgmma_m64n128k8_ss(acc[0][j], descriptor(A rows, kk), descriptor(B columns 128j, kk));
+    //   wgmma_commit();                          // one group, waited for by wgmma_wait below
     if (kt + kAhead < k_tiles) store((kt + kAhead) % S::kStages);
     cp_async_commit();
     if (kt + kAhead + 1 < k_tiles) fetch(kt + kAhead + 1);
