@@ -30,6 +30,7 @@
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)
 #   train_compare_nograph.csv   the same, launch by launch
 #   vs_pytorch.csv, vs_pytorch.json   scripts/pytorch/vs_pytorch.py
+#   roofline.csv       scripts/docs/roofline.py: the step's floor beside each vs_pytorch.csv time
 # (more than 8: a caller that can fetch only 8 should pack the folder). The benchmark tables
 # themselves are in gpu_check.log.
 #
@@ -289,6 +290,14 @@ if [[ $steps == *,vs,* ]]; then
         --data-dir "$mnist_dir" --train-mlp "$build_dir/apps/train_mlp/train_mlp" \
         --csv "$out/vs_pytorch.csv" "${vs_extra[@]}"; then
       note "vs: ok in $((SECONDS - start)) s (vs_pytorch.csv)"
+      # The step's floor beside each epoch time; the L2 size comes from the bench step's JSON.
+      if [ ! -f "$out/gemm_bench.json" ]; then
+        note "vs: roofline.csv skipped, the bench step wrote no gemm_bench.json"
+      elif run_logged "$main_log" python3 "$repo/scripts/docs/roofline.py" --results "$out"; then
+        note "vs: roofline.csv written"
+      else
+        fail "vs: scripts/docs/roofline.py failed (gpu_check.log)"
+      fi
     else
       fail "vs: scripts/pytorch/vs_pytorch.py failed after $((SECONDS - start)) s (gpu_check.log)"
     fi

@@ -15,6 +15,8 @@ only.
            launch from train_compare_nograph.csv of the same run), GEMM share, speedup over
            naive, accuracy
   vs       scripts/pytorch/vs_pytorch.py: s per epoch beside PyTorch eager and PyTorch's CUDA graph
+  roofline scripts/docs/roofline.py (roofline.csv): each model's step at the H200's peaks, and the
+           floor as a fraction of every measured epoch time of vs_pytorch.csv
   ladder   the numbered steps: 4096³ NN TFLOP/s (gemm_bench.json) and s per training epoch
            (train_compare.csv), each against the step before
   step:V   one step's two figures, against the step it builds on, and the commands that measure
@@ -140,6 +142,22 @@ PRODUCTION = ["fast", "tf32_fast", "tf32x3_fast", "auto", "cublas", "cublas_tf32
 # Variants train_mlp --compare trains only when named (the TF32 ones).
 NAMED_IN_COMPARE = {"tf32", "wgmma", "wgmma_ws", "tf32_fast", "cublas_tf32"}
 BENCH = "build/apps/gemm_bench/gemm_bench"
+
+
+def roofline_table(path):
+    rows = read_csv(path)
+    out = ["| model | batch | precision | GFLOP / step | MB / step | floor, µs / step (compute, memory) "
+           "| system | variant | ms / epoch | floor, ms / epoch | floor / measured |",
+           "|---|--:|---|--:|--:|--:|---|---|--:|--:|--:|"]
+    for r in rows:
+        if not r["s_per_epoch"]:
+            continue
+        out.append("| %s | %s | %s | %s | %s | %s, %s | %s | %s | %.1f | %.2f | %s |" % (
+            r["model"], r["batch"], r["precision"], r["gflop_per_step"], r["mb_per_step"],
+            r["compute_floor_us"], r["memory_floor_us"], r["system"], r["variant"],
+            float(r["s_per_epoch"]) * 1e3, float(r["floor_s_per_epoch"]) * 1e3,
+            r["floor_over_measured"]))
+    return "\n".join(out) + "\n"
 
 
 def step_figures(results, train_path):
@@ -269,6 +287,7 @@ def main():
                          train_table(os.path.join(args.results, "train_compare.csv"),
                                      os.path.join(args.results, "train_compare_nograph.csv")))
     replace_block(docs, "vs", vs_table(os.path.join(args.results, "vs_pytorch.csv")))
+    replace_block(docs, "roofline", roofline_table(os.path.join(args.results, "roofline.csv")))
     figures = step_figures(results, os.path.join(args.results, "train_compare.csv"))
     replace_block(docs, "ladder", ladder_table(figures, results))
     for _, variant, _, _ in STEPS:
