@@ -37,15 +37,26 @@ Context::Context(Device device, const gemm::Variant& variant, uint64_t seed)
   if (device_ != Device::CUDA) return;
   if (!gemm_mlp::cuda_device_available())
     throw Error("context: device cuda requested, but no usable CUDA device was found");
-  // A blocking stream (not cudaStreamNonBlocking): it waits for work on the legacy default stream,
-  // such as the cudaMemset that zero-fills new tensors.
-  CUDA_CHECK(cudaStreamCreate(&stream_));
+  // Blocking streams (not cudaStreamNonBlocking): they wait for work on the legacy default stream,
+  // such as the cudaMemset that zero-fills new tensors. The main stream holds a step's longest
+  // chain (forward, loss, input gradients), so it gets the higher priority: its kernels take free
+  // multiprocessors before a side stream's.
+  int least_priority = 0, greatest_priority = 0;
+  CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least_priority, &greatest_priority));
+  CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamDefault, greatest_priority));
   try {
     CURAND_CHECK(curandCreateGenerator(&curand_, CURAND_RNG_PSEUDO_PHILOX4_32_10));
     CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(curand_, seed));
     CURAND_CHECK(curandSetStream(curand_, stream_));
     CUDA_CHECK(cudaEventCreate(&epoch_start_));
     CUDA_CHECK(cudaEventCreate(&epoch_stop_));
+    // Fork and join marks only order streams: no timing, so they cost less to record.
+    CUDA_CHECK(cudaEventCreateWithFlags(&fork_mark_, cudaEventDisableTiming));
+    for (int s = 0; s < kSideStreams; ++s) {
+      CUDA_CHECK(
+          cudaStreamCreateWithPriority(&side_streams_[s], cudaStreamDefault, least_priority));
+      CUDA_CHECK(cudaEventCreateWithFlags(&side_marks_[s], cudaEventDisableTiming));
+    }
   } catch (...) {
     destroy();  // a throwing constructor gets no destructor call: free what was created
     throw;
@@ -63,6 +74,14 @@ void Context::destroy() noexcept {
   if (epoch_start_) cudaEventDestroy(epoch_start_);
   if (epoch_stop_) cudaEventDestroy(epoch_stop_);
   epoch_start_ = epoch_stop_ = nullptr;
+  for (int s = 0; s < kSideStreams; ++s) {
+    if (side_marks_[s]) cudaEventDestroy(side_marks_[s]);
+    if (side_streams_[s]) cudaStreamDestroy(side_streams_[s]);
+    side_marks_[s] = nullptr;
+    side_streams_[s] = nullptr;
+  }
+  if (fork_mark_) cudaEventDestroy(fork_mark_);
+  fork_mark_ = nullptr;
   if (curand_) curandDestroyGenerator(curand_);
   curand_ = nullptr;
   if (stream_) cudaStreamDestroy(stream_);
@@ -75,31 +94,32 @@ curandGenerator_t Context::curand() {
 }
 
 void Context::gemm(const gemm::Problem& p) {
+  cudaStream_t queue = stream();
   if (capturing_ && graph_calls_ >= 0) {  // event-record nodes in the graph
     const int i = graph_calls_++;
     if (i >= static_cast<int>(gemm_start_.size()))
       throw Error("context: a timed capture needs more GEMM timers than reserve_gemm_timers gave");
     // External: a real record node, not the capture's internal cross-stream dependency.
-    CUDA_CHECK(cudaEventRecordWithFlags(gemm_start_[i], stream_, cudaEventRecordExternal));
-    gemm::run(*variant_, p, stream_);
-    CUDA_CHECK(cudaEventRecordWithFlags(gemm_stop_[i], stream_, cudaEventRecordExternal));
+    CUDA_CHECK(cudaEventRecordWithFlags(gemm_start_[i], queue, cudaEventRecordExternal));
+    gemm::run(*variant_, p, queue);
+    CUDA_CHECK(cudaEventRecordWithFlags(gemm_stop_[i], queue, cudaEventRecordExternal));
     return;
   }
   if (!in_epoch_ || capturing_ || !gemm_timing_) {  // untimed: counted nowhere
-    gemm::run(*variant_, p, stream_);
+    gemm::run(*variant_, p, queue);
     return;
   }
   const int i = calls_++;
   if (!is_cuda()) {
     const Clock::time_point t0 = Clock::now();
-    gemm::run(*variant_, p, stream_);
+    gemm::run(*variant_, p, queue);
     host_gemm_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
     return;
   }
   const bool timed = i < static_cast<int>(gemm_start_.size());
-  if (timed) CUDA_CHECK(cudaEventRecord(gemm_start_[i], stream_));
-  gemm::run(*variant_, p, stream_);
-  if (timed) CUDA_CHECK(cudaEventRecord(gemm_stop_[i], stream_));
+  if (timed) CUDA_CHECK(cudaEventRecord(gemm_start_[i], queue));
+  gemm::run(*variant_, p, queue);
+  if (timed) CUDA_CHECK(cudaEventRecord(gemm_stop_[i], queue));
 }
 
 void Context::reserve_gemm_timers(int calls) {
@@ -114,6 +134,62 @@ void Context::reserve_gemm_timers(int calls) {
     gemm_start_.push_back(start);
     gemm_stop_.push_back(stop);
   }
+}
+
+Context::Branches::Branches(Context& ctx) : ctx_(ctx) {
+  if (ctx.branches_open_) throw Error("context: Branches inside Branches");
+  ctx.branches_open_ = true;
+  ctx.next_side_ = 0;  // the same side streams in every step: their workspaces already exist
+}
+
+Context::Branches::~Branches() {
+  try {
+    ctx_.join();
+  } catch (...) {  // a destructor must not throw; the error stays for the next checked call
+  }
+  ctx_.branches_open_ = false;
+  ctx_.current_ = 0;
+}
+
+int Context::fork() {
+  if (!branches_open_ || !is_cuda()) return 0;
+  const int side = next_side_;
+  next_side_ = (next_side_ + 1) % kSideStreams;
+  CUDA_CHECK(cudaEventRecord(fork_mark_, stream()));
+  CUDA_CHECK(cudaStreamWaitEvent(side_streams_[side], fork_mark_, 0));
+  forked_ |= 1u << side;
+  return side + 1;
+}
+
+void Context::follow_main(int side) {
+  if (side == 0) return;
+  if (!forked(side))
+    throw Error("context: follow_main(" + std::to_string(side) + ") of a stream not forked");
+  CUDA_CHECK(cudaEventRecord(fork_mark_, stream_));
+  CUDA_CHECK(cudaStreamWaitEvent(side_streams_[side - 1], fork_mark_, 0));
+}
+
+void Context::on(int side, const std::function<void()>& work) {
+  if (!forked(side))
+    throw Error("context: on(" + std::to_string(side) + ") of a stream not forked");
+  const int outer = current_;
+  current_ = side;
+  try {
+    work();
+  } catch (...) {
+    current_ = outer;
+    throw;
+  }
+  current_ = outer;
+}
+
+void Context::join() {
+  for (int s = 0; s < kSideStreams; ++s) {
+    if (!(forked_ & (1u << s))) continue;
+    CUDA_CHECK(cudaEventRecord(side_marks_[s], side_streams_[s]));
+    CUDA_CHECK(cudaStreamWaitEvent(stream_, side_marks_[s], 0));
+  }
+  forked_ = 0;
 }
 
 void Context::begin_epoch() {

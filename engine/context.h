@@ -22,6 +22,15 @@
 //
 // Capture: capture(work) records what `work` queues on the stream as a CUDA graph instead of
 // running it, and returns it instantiated; CudaGraph::launch replays it with one call.
+//
+// Branches: a step's independent work (a layer's weight gradient beside its input gradient, an
+// optimiser update beside the next layer's backward) runs on side streams, so that the step's
+// time is its longest chain of dependent kernels, not the sum of them all. While a Branches
+// object lives, fork() hands out a side stream that starts where the current stream is, on(s, f)
+// queues f's work there, and join() makes the main stream wait for every side stream used; the
+// object's end joins too. A capture records the fork and join as graph edges, so the graph has
+// the same branches. Outside a Branches scope, and on the CPU, fork() returns the main stream
+// (0) and everything runs in the order it was queued.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -82,8 +91,10 @@ class Context {
   bool is_cuda() const { return device_ == Device::CUDA; }
   const gemm::Variant& variant() const { return *variant_; }
   uint64_t seed() const { return seed_; }
-  cudaStream_t stream() const { return stream_; }  // nullptr on the CPU
-  curandGenerator_t curand();                      // throws on the CPU
+  // The stream ops queue on: the main stream, or the side stream of an on() call (nullptr on the
+  // CPU).
+  cudaStream_t stream() const { return current_ == 0 ? stream_ : side_streams_[current_ - 1]; }
+  curandGenerator_t curand();  // throws on the CPU
   std::mt19937_64& host_rng() { return host_rng_; }
 
   // The engine's one way to multiply matrices: gemm::run with the chosen variant on the stream,
@@ -105,6 +116,34 @@ class Context {
   // capture fail: then the stream is left usable and the error is thrown.
   CudaGraph capture(const std::function<void()>& work);
 
+  // Branches (see the header comment). A stream is named by an index: 0 is the main stream,
+  // 1..kSideStreams the side streams.
+  static constexpr int kSideStreams = 8;
+  class Branches {
+   public:
+    explicit Branches(Context& ctx);
+    ~Branches();  // joins (a failure there is left for the next checked CUDA call to report)
+    Branches(const Branches&) = delete;
+    Branches& operator=(const Branches&) = delete;
+
+   private:
+    Context& ctx_;
+  };
+  // A side stream that first waits for the work queued so far on the current stream; side
+  // streams are handed out in turn, the same ones in every step. 0 outside a Branches scope.
+  int fork();
+  // Side stream `side` also waits for the work queued so far on the main stream (no-op for 0).
+  void follow_main(int side);
+  // Whether side stream `side` was forked since the last join (true for 0, the main stream).
+  bool forked(int side) const {
+    return side == 0 || (side > 0 && side <= kSideStreams && (forked_ & (1u << (side - 1))));
+  }
+  // Runs `work` with stream `side` current, so that the ops it queues go there.
+  void on(int side, const std::function<void()>& work);
+  // The main stream waits for the work queued so far on every side stream forked since the last
+  // join().
+  void join();
+
   void begin_epoch();
   EpochTimes end_epoch();  // waits for the stream once
 
@@ -121,6 +160,15 @@ class Context {
   cudaStream_t stream_ = nullptr;
   curandGenerator_t curand_ = nullptr;
   std::mt19937_64 host_rng_;
+
+  // Branches.
+  cudaStream_t side_streams_[kSideStreams] = {};
+  cudaEvent_t fork_mark_ = nullptr;            // recorded where a side stream starts
+  cudaEvent_t side_marks_[kSideStreams] = {};  // recorded on a side stream for a join
+  bool branches_open_ = false;                 // inside a Branches scope
+  int current_ = 0;                            // the stream stream() returns
+  int next_side_ = 0;                          // the side stream the next fork() takes
+  unsigned forked_ = 0;                        // bit s: side stream s+1 awaits a join
 
   // Timers.
   bool gemm_timing_ = true;

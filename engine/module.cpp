@@ -65,8 +65,10 @@ const Tensor& Linear::backward(Context& ctx, const Tensor& dy) {
   } else {
     dx_ = Tensor();
   }
-  linear_backward(ctx, x_, weight_.value, dy, dx, weight_.grad, bias_.grad,
-                  {accumulate_grads(), relu_before_});
+  const LinearGradStreams streams = linear_backward(ctx, x_, weight_.value, dy, dx, weight_.grad,
+                                                    bias_.grad, {accumulate_grads(), relu_before_});
+  weight_.grad_stream = streams.weight;
+  bias_.grad_stream = streams.bias;
   return dx_;
 }
 

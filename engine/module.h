@@ -34,6 +34,9 @@ struct Parameter {
   std::string name;  // "weight", "bias"; Sequential prefixes the layer index: "0.weight"
   Tensor value;
   Tensor grad;
+  // The stream on which the last backward finished grad (Context::fork; 0: the main stream), so
+  // that an optimiser can update this parameter there as soon as it is ready.
+  int grad_stream = 0;
 };
 
 class Module {

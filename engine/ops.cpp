@@ -71,8 +71,9 @@ void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor
   ctx.gemm(forward_problem(x, w, b, y, act));
 }
 
-void linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx,
-                     Tensor& dw, Tensor& db, LinearBackwardOptions options) {
+LinearGradStreams linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& dy,
+                                  Tensor* dx, Tensor& dw, Tensor& db,
+                                  LinearBackwardOptions options) {
   require_on(ctx, x, "linear_backward: x");
   require_on(ctx, w, "linear_backward: w");
   require_on(ctx, dy, "linear_backward: dy");
@@ -88,14 +89,20 @@ void linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tenso
   if (dx != nullptr) {
     require_on(ctx, *dx, "linear_backward: dx");
     require_shape(*dx, batch, in, "linear_backward: dx (batch x in)");
-    ctx.gemm(input_gradient_problem(dy, w, x, options.relu_before, *dx));
   }
-  ctx.gemm(weight_gradient_problem(dy, x, grad_beta, dw));
 
-  if (ctx.is_cuda())
-    cuda::column_sums(dy.data(), db.data(), batch, out, grad_beta, ctx.stream());
-  else
-    host::column_sums(dy.data(), db.data(), batch, out, grad_beta);
+  LinearGradStreams streams;
+  streams.weight = ctx.fork();
+  ctx.on(streams.weight, [&] { ctx.gemm(weight_gradient_problem(dy, x, grad_beta, dw)); });
+  streams.bias = ctx.fork();
+  ctx.on(streams.bias, [&] {
+    if (ctx.is_cuda())
+      cuda::column_sums(dy.data(), db.data(), batch, out, grad_beta, ctx.stream());
+    else
+      host::column_sums(dy.data(), db.data(), batch, out, grad_beta);
+  });
+  if (dx != nullptr) ctx.gemm(input_gradient_problem(dy, w, x, options.relu_before, *dx));
+  return streams;
 }
 
 void relu_forward(Context& ctx, const Tensor& x, Tensor& y) {

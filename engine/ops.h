@@ -40,8 +40,14 @@ struct LinearBackwardOptions {
 //                   gradient
 //   dw (+)= dyᵀ·x   TN GEMM (out×in)
 //   db (+)= Σ_rows dy (1×out)
-void linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx,
-                     Tensor& dw, Tensor& db, LinearBackwardOptions options = {});
+// Inside a Context::Branches scope, dw and db are queued on side streams forked where dy is
+// ready (Context::fork), and dx on the current stream, so the three run side by side.
+struct LinearGradStreams {
+  int weight = 0, bias = 0;  // where dw and db are finished (Context stream indices; 0: main)
+};
+LinearGradStreams linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& dy,
+                                  Tensor* dx, Tensor& dw, Tensor& db,
+                                  LinearBackwardOptions options = {});
 
 // ReLU, y = max(x, 0); x and y have one shape.
 void relu_forward(Context& ctx, const Tensor& x, Tensor& y);

@@ -43,7 +43,9 @@ Optimizer::Optimizer(Context& ctx, std::vector<Parameter*> params, LrSchedule sc
   grads_ = Tensor(ctx.device(), 1, static_cast<int>(total));
   // Move each parameter (and its gradient) into its slice; the slices' padding stays zero.
   int64_t offset = 0;
+  params_ = params;
   for (Parameter* p : params) {
+    offsets_.push_back(offset);
     const int rows = p->value.rows(), cols = p->value.cols();
     Tensor value = Tensor::view(ctx.device(), values_.data() + offset, rows, cols);
     Tensor grad = Tensor::view(ctx.device(), grads_.data() + offset, rows, cols);
@@ -53,6 +55,7 @@ Optimizer::Optimizer(Context& ctx, std::vector<Parameter*> params, LrSchedule sc
     p->grad = std::move(grad);
     offset += aligned_size(rows * static_cast<int64_t>(cols));
   }
+  offsets_.push_back(offset);
 }
 
 Optimizer::~Optimizer() = default;
@@ -60,7 +63,18 @@ Optimizer::~Optimizer() = default;
 void Optimizer::step(Context& ctx) {
   if (ctx.device() != step_.device())
     throw Error("optimizer: step with a context on another device");
-  update(ctx);
+  // Each run of parameters finished on one stream is updated there, once the main stream has
+  // queued every read of the weights (the input-gradient GEMMs).
+  const auto stream_of = [&](size_t i) {
+    return ctx.forked(params_[i]->grad_stream) ? params_[i]->grad_stream : 0;
+  };
+  for (size_t first = 0, last = 0; first < params_.size(); first = last) {
+    const int stream = stream_of(first);
+    for (last = first + 1; last < params_.size() && stream_of(last) == stream;) ++last;
+    ctx.follow_main(stream);
+    ctx.on(stream, [&] { update(ctx, offsets_[first], offsets_[last] - offsets_[first]); });
+  }
+  ctx.join();
   if (ctx.is_cuda())
     cuda::advance_step(step_.get(), ctx.stream());
   else
@@ -95,14 +109,15 @@ std::vector<std::pair<std::string, Tensor*>> Sgd::state() {
   return {{"momentum_buffer", &velocity_}};
 }
 
-void Sgd::update(Context& ctx) {
-  float* v = velocity_.empty() ? nullptr : velocity_.data();
+void Sgd::update(Context& ctx, int64_t offset, int64_t n) {
+  float* w = values_.data() + offset;
+  const float* g = grads_.data() + offset;
+  float* v = velocity_.empty() ? nullptr : velocity_.data() + offset;
   if (ctx.is_cuda())
-    cuda::sgd_step(values_.data(), grads_.data(), v, values_.size(), device_step(), schedule_,
-                   options_.momentum, options_.weight_decay, ctx.stream());
+    cuda::sgd_step(w, g, v, n, device_step(), schedule_, options_.momentum, options_.weight_decay,
+                   ctx.stream());
   else
-    host::sgd_step(values_.data(), grads_.data(), v, values_.size(), device_step(), schedule_,
-                   options_.momentum, options_.weight_decay);
+    host::sgd_step(w, g, v, n, device_step(), schedule_, options_.momentum, options_.weight_decay);
 }
 
 Adam::Adam(Context& ctx, std::vector<Parameter*> params, AdamOptions options)
@@ -120,15 +135,17 @@ std::vector<std::pair<std::string, Tensor*>> Adam::state() {
   return {{"exp_avg", &m_}, {"exp_avg_sq", &v_}};
 }
 
-void Adam::update(Context& ctx) {
+void Adam::update(Context& ctx, int64_t offset, int64_t n) {
   const AdamOptions& o = options_;
+  float* w = values_.data() + offset;
+  const float* g = grads_.data() + offset;
+  float *m = m_.data() + offset, *v = v_.data() + offset;
   if (ctx.is_cuda())
-    cuda::adam_step(values_.data(), grads_.data(), m_.data(), v_.data(), values_.size(),
-                    device_step(), schedule_, o.beta1, o.beta2, o.eps, o.weight_decay,
-                    ctx.stream());
+    cuda::adam_step(w, g, m, v, n, device_step(), schedule_, o.beta1, o.beta2, o.eps,
+                    o.weight_decay, ctx.stream());
   else
-    host::adam_step(values_.data(), grads_.data(), m_.data(), v_.data(), values_.size(),
-                    device_step(), schedule_, o.beta1, o.beta2, o.eps, o.weight_decay);
+    host::adam_step(w, g, m, v, n, device_step(), schedule_, o.beta1, o.beta2, o.eps,
+                    o.weight_decay);
 }
 
 }  // namespace engine

@@ -3,7 +3,10 @@
 // The constructor moves every parameter it is given into one buffer, and every gradient into
 // another: each Parameter's value and grad become views into them (a 256-byte aligned slice
 // each, so the GEMMs keep their vector loads). step() is then one kernel for all parameters,
-// plus one that advances the step counter. That counter lives in the context's memory, and the
+// plus one that advances the step counter. Inside a Context::Branches scope, where backward left
+// gradients on side streams (Parameter::grad_stream), it is one kernel per run of consecutive
+// parameters finished on one stream, queued there: a layer's update runs beside the rest of the
+// backward pass. That counter lives in the context's memory, and the
 // learning rate is computed from it where the update runs (LrSchedule), as is Adam's bias
 // correction: a step queued once, as a CUDA graph, replays without any host write.
 //
@@ -54,12 +57,15 @@ class Optimizer {
 
  protected:
   Optimizer(Context& ctx, std::vector<Parameter*> params, LrSchedule schedule, const char* who);
-  virtual void update(Context& ctx) = 0;  // one launch over the flat buffers
+  // One launch over the flat buffers' floats [offset, offset + n) (whole parameter slices).
+  virtual void update(Context& ctx, int64_t offset, int64_t n) = 0;
 
   Tensor values_, grads_;  // 1 × n, every parameter's slice
   LrSchedule schedule_;
 
  private:
+  std::vector<Parameter*> params_;
+  std::vector<int64_t> offsets_;  // params_[i]'s slice starts at offsets_[i]; one more: the end
   ContextValue<int64_t> step_;
   int64_t steps_ = 0;
 };
@@ -78,7 +84,7 @@ class Sgd : public Optimizer {
   std::vector<std::pair<std::string, Tensor*>> state() override;
 
  private:
-  void update(Context& ctx) override;
+  void update(Context& ctx, int64_t offset, int64_t n) override;
   SgdOptions options_;
   Tensor velocity_;  // flat; empty without momentum
 };
@@ -100,7 +106,7 @@ class Adam : public Optimizer {
   std::vector<std::pair<std::string, Tensor*>> state() override;
 
  private:
-  void update(Context& ctx) override;
+  void update(Context& ctx, int64_t offset, int64_t n) override;
   AdamOptions options_;
   Tensor m_, v_;  // flat
 };

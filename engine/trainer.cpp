@@ -77,7 +77,14 @@ const Tensor& Trainer::loss_gradient(const Tensor& output, const Targets& target
 void Trainer::enqueue(const Tensor& x, const Targets& targets, const Fill& fill) {
   if (fill) fill(ctx_.stream(), optimizer_->device_step());
   const Tensor& output = net_.forward(ctx_, x);
-  net_.backward(ctx_, loss_gradient(output, targets));
+  const Tensor& gradient = loss_gradient(output, targets);
+  if (!options_.parallel_step) {
+    net_.backward(ctx_, gradient);
+    optimizer_->step(ctx_);
+    return;
+  }
+  const Context::Branches branches(ctx_);  // gradients and updates on side streams
+  net_.backward(ctx_, gradient);
   optimizer_->step(ctx_);
 }
 

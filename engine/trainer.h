@@ -17,7 +17,10 @@
 //
 // A step is: the optional fill (a data loader's gather) → forward → loss, its gradient and the
 // metrics (one kernel) → backward, which overwrites the gradients (no zeroing pass) → the
-// optimiser over all parameters (one kernel) → the step counter + 1.
+// optimiser → the step counter + 1. On CUDA, with options.parallel_step, the independent parts
+// run on side streams (Context::Branches): each layer's weight and bias gradients beside its
+// input gradient, and each layer's update as soon as its gradients are done and every input
+// gradient that reads its weights is queued. The arithmetic is the same either way, bit for bit.
 //
 // CUDA graph: on CUDA, with options.cuda_graph, the first full-size step runs launch by launch
 // (it also sizes the GEMM workspaces and loads every kernel), the second is captured, and every
@@ -49,9 +52,10 @@ struct TrainerOptions {
   // MeanSquaredError: on float targets of the network's output width (≥ 1).
   enum class Loss { CrossEntropy, MeanSquaredError } loss = Loss::CrossEntropy;
   enum class Optimizer { Sgd, Adam } optimizer = Optimizer::Sgd;
-  SgdOptions sgd;          // used with Optimizer::Sgd
-  AdamOptions adam;        // used with Optimizer::Adam
-  bool cuda_graph = true;  // CUDA only: replay full-size steps as one graph
+  SgdOptions sgd;             // used with Optimizer::Sgd
+  AdamOptions adam;           // used with Optimizer::Adam
+  bool cuda_graph = true;     // CUDA only: replay full-size steps as one graph
+  bool parallel_step = true;  // CUDA only: independent work of a step on side streams
 };
 
 class Trainer {

@@ -229,6 +229,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_flag("--no-graph", o.no_graph,
                "Run each training step launch by launch instead of replaying one CUDA graph "
                "(same results, bit for bit; for comparison and debugging)");
+  app.add_flag("--serial-step", o.serial_step,
+               "Queue each training step's kernels one after another on one stream, instead of "
+               "running its independent gradients and updates side by side (same results, bit "
+               "for bit; for measuring the difference)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -310,6 +314,7 @@ engine::TrainerOptions trainer_options(const Options& o, int64_t total_steps, bo
   engine::TrainerOptions t;
   t.max_batch = o.batch;
   t.cuda_graph = cuda_graph;
+  t.parallel_step = !o.serial_step;
   if (o.optimizer == "sgd") {
     t.optimizer = engine::TrainerOptions::Optimizer::Sgd;
     t.sgd = {learning_rate(o), o.momentum, o.weight_decay, total_steps};

@@ -32,6 +32,7 @@ struct Options {
   std::string resume;
   std::string eval;
   bool no_graph = false;
+  bool serial_step = false;
   std::string schedule = "cosine";
   std::string history;
   int log_interval = 0;

@@ -54,5 +54,6 @@ std::string resume_command(const Options& o) {
   repeat("--results", o.results);
   repeat("--log-interval", std::to_string(o.log_interval));
   if (o.no_graph) command += " --no-graph";
+  if (o.serial_step) command += " --serial-step";
   return command;
 }

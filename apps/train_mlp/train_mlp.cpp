@@ -206,7 +206,8 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
             << engine::device_name(device) << ", " << train_set.count << " training examples, "
             << batches << " batches of " << o.batch << ", " << o.optimizer
             << (device == engine::Device::CUDA
-                    ? (o.no_graph ? ", launch by launch" : ", one CUDA graph per step")
+                    ? std::string(o.no_graph ? ", launch by launch" : ", one CUDA graph per step") +
+                          (o.serial_step ? ", serial step" : "")
                     : "")
             << "\n";
   const auto save = [&](int epoch, const engine::Metadata& extra) {

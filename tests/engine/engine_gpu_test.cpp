@@ -222,6 +222,42 @@ TEST(EngineGpu, CurandInitIsSeededAndBounded) {
   }
 }
 
+// A side stream starts after the main stream's work queued before fork(), and join() makes the
+// main stream wait for it: a side-stream ReLU of a large GEMM's output sees the whole output, and
+// the main stream's copy after join() sees the whole ReLU. Outside Branches, fork() gives 0.
+TEST(EngineGpu, BranchesOrderSideStreamsBetweenForkAndJoin) {
+  GPU_TEST_OR_SKIP();
+  Context ctx(Device::CUDA, "fast", 1);
+  EXPECT_EQ(ctx.fork(), 0);
+  const int n = 2048;
+  std::mt19937_64 rng(3);
+  const Tensor x = Tensor::from_host(Device::CUDA, n, n, random_values(rng, n * n));
+  const Tensor w = Tensor::from_host(Device::CUDA, n, n, random_values(rng, n * n));
+  Tensor b(Device::CUDA, 1, n), y(Device::CUDA, n, n), relu(Device::CUDA, n, n),
+      copy(Device::CUDA, n, n);
+  for (int round = 0; round < 3; ++round) {
+    engine::zero(ctx, relu);
+    ctx.synchronize();
+    {
+      const Context::Branches branches(ctx);
+      engine::linear_forward(ctx, x, w, b, y);  // main: long enough to expose a missing wait
+      const int side = ctx.fork();
+      ASSERT_GE(side, 1);
+      ASSERT_NE(ctx.fork(), side);  // handed out in turn
+      ctx.on(side, [&] {
+        EXPECT_NE(ctx.stream(), nullptr);
+        engine::relu_forward(ctx, y, relu);
+      });
+      ctx.join();
+      copy.copy_from(relu, ctx.stream());
+    }
+    const std::vector<float> ys = y.download(ctx.stream()), copied = copy.download(ctx.stream());
+    size_t wrong = 0;
+    for (size_t i = 0; i < ys.size(); ++i) wrong += copied[i] != std::max(ys[i], 0.0f);
+    EXPECT_EQ(wrong, 0u) << "round " << round;
+  }
+}
+
 TEST(EngineGpu, GemmTimersGrowBetweenEpochs) {
   GPU_TEST_OR_SKIP();
   Context ctx(Device::CUDA, "tiled", 1);

@@ -108,6 +108,21 @@ TEST(Context, CpuHasNoCurandAndTimesEpochs) {
   EXPECT_EQ(y.download(), (std::vector<float>{1, 2, 3, 4}));
 }
 
+// On the CPU there are no side streams: everything runs in order on the main "stream", 0.
+TEST(Context, CpuBranchesRunInOrder) {
+  Context ctx(Device::CPU, "cpu", 3);
+  const Context::Branches branches(ctx);
+  EXPECT_EQ(ctx.fork(), 0);
+  EXPECT_TRUE(ctx.forked(0));
+  EXPECT_FALSE(ctx.forked(1));
+  int ran = 0;
+  ctx.on(0, [&] { ++ran; });
+  EXPECT_EQ(ran, 1);
+  EXPECT_THROW_WITH(ctx.on(1, [] {}), gemm_mlp::Error, "on(1) of a stream not forked");
+  EXPECT_THROW_WITH(ctx.follow_main(3), gemm_mlp::Error, "follow_main(3) of a stream not forked");
+  EXPECT_THROW_WITH(Context::Branches inner(ctx), gemm_mlp::Error, "Branches inside Branches");
+}
+
 TEST(Context, SameSeedSameInit) {
   Context a(Device::CPU, "cpu", 42), b(Device::CPU, "cpu", 42), c(Device::CPU, "cpu", 43);
   engine::Linear la(a, 5, 3), lb(b, 5, 3), lc(c, 5, 3);

@@ -22,10 +22,10 @@ using engine::Context;
 using engine::Device;
 using engine::Tensor;
 
-// The trainer's two ways, for every device variant and both optimisers: replaying the captured
-// graph and running launch by launch give the same losses and parameters, bit for bit. Batches
-// from two buffers (so the graph is captured again when the input changes) and a partial batch
-// (run launch by launch in both).
+// The trainer's three ways, for every device variant and both optimisers: launch by launch on one
+// stream (serial step), launch by launch with side streams, and replaying the captured graph of
+// that give the same losses and parameters, bit for bit. Batches from two buffers (so the graph is
+// captured again when the input changes) and a partial batch (run launch by launch in all).
 TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
   GPU_TEST_OR_SKIP();
   const int batch = 32, in = 50, classes = 10;
@@ -37,9 +37,10 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
     for (int adam = 0; adam < 2; ++adam)
       for_variant(*v, [&] {
         SCOPED_TRACE(adam ? "adam" : "sgd");
-        std::vector<double> losses[2];
-        std::vector<float> weights[2];
-        for (int graph = 0; graph < 2; ++graph) {
+        enum Mode { kSerial, kParallel, kGraph, kModes };
+        std::vector<double> losses[kModes];
+        std::vector<float> weights[kModes];
+        for (int mode = 0; mode < kModes; ++mode) {
           Context ctx(Device::CUDA, *v, 5);
           engine::Sequential net;
           net.add<engine::Linear>(ctx, in, 64);
@@ -53,7 +54,8 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
                              : engine::TrainerOptions::Optimizer::Sgd;
           o.sgd = {0.1f, 0.9f, 5e-4f, 12};
           o.adam.lr = 1e-2f, o.adam.cosine_steps = 12;
-          o.cuda_graph = graph == 1;
+          o.cuda_graph = mode == kGraph;
+          o.parallel_step = mode != kSerial;
           engine::Trainer trainer(ctx, net, o);
           const Tensor x_a = Tensor::from_host(Device::CUDA, batch, in, xa);
           const Tensor x_b = Tensor::from_host(Device::CUDA, batch, in, xb);
@@ -65,15 +67,21 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
               trainer.step(x_a, y_a);
             else
               trainer.step(x_b, y_b);
-            losses[graph].push_back(trainer.take_metrics().loss_sum);
+            losses[mode].push_back(trainer.take_metrics().loss_sum);
           }
-          EXPECT_EQ(trainer.graph_active(), graph == 1) << trainer.graph_note();
+          EXPECT_EQ(trainer.graph_active(), mode == kGraph) << trainer.graph_note();
           EXPECT_EQ(trainer.steps(), 12);
-          weights[graph] = net.parameters()[0]->value.download(ctx.stream());
+          for (engine::Parameter* p : net.parameters()) {
+            const std::vector<float> values = p->value.download(ctx.stream());
+            weights[mode].insert(weights[mode].end(), values.begin(), values.end());
+          }
         }
-        EXPECT_EQ(losses[0], losses[1]);
-        EXPECT_EQ(weights[0], weights[1]);
-        EXPECT_TRUE(std::isfinite(losses[1].back()));
+        for (int mode = kParallel; mode < kModes; ++mode) {
+          SCOPED_TRACE(mode == kParallel ? "side streams" : "graph");
+          EXPECT_EQ(losses[kSerial], losses[mode]);
+          EXPECT_EQ(weights[kSerial], weights[mode]);
+        }
+        EXPECT_TRUE(std::isfinite(losses[kGraph].back()));
       });
 }
 
