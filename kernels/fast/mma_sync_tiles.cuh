@@ -5,10 +5,12 @@
 //   - kStagedOutput: the output tile goes through shared memory to be stored a float4 row at a
 //     time (tf32x3_fast's short-K tiles, whose blocks do little but store); otherwise each thread
 //     stores its fragments straight to C, as steps 7 and 10 do.
-// launch_split_tile runs one config with tf32x3_fast's split-K plan.
+// launch_split_tile runs one config with tf32x3_fast's split-K plan; launch_narrow_or_short_k
+// serves the shapes wgmma's tiles do not, for tf32_fast and tf32x3_fast.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
 
+#include "kernels/launchers.h"
 #include "kernels/mma_sync.cuh"
 #include "kernels/split_tf32.cuh"
 
@@ -115,16 +117,82 @@ void launch_mma_sync_tile(const Problem& p, SplitK plan, cudaStream_t stream) {
   });
 }
 
-// A 3×TF32 tile with K split across blocks until the grid gives BlocksPerSm blocks per
-// multiprocessor, in at most kSplitTileMaxSplits slices of at least kSplitTileMinKTiles K tiles:
-// tf32x3_fast's tiles are small and their blocks short, so several share a multiprocessor.
+// A tile with K split across blocks until the grid gives BlocksPerSm blocks per multiprocessor,
+// in at most kSplitTileMaxSplits slices of at least kSplitTileMinKTiles K tiles: these tiles are
+// small and their blocks short, so several share a multiprocessor.
 constexpr int kSplitTileBlocksPerSm = 4, kSplitTileMinKTiles = 2, kSplitTileMaxSplits = 16;
-template <class Cfg, int BlocksPerSm = kSplitTileBlocksPerSm>
+template <class Cfg, class Arithmetic = mma_ops::Tf32x3, int BlocksPerSm = kSplitTileBlocksPerSm>
 void launch_split_tile(const Problem& p, cudaStream_t stream) {
   const SplitK plan = plan_split_k<Cfg::kBlockK>(p, tile_count<Cfg::kBlockM, Cfg::kBlockN>(p),
                                                  multiprocessor_count(), BlocksPerSm,
                                                  kSplitTileMaxSplits, kSplitTileMinKTiles);
-  launch_mma_sync_tile<Cfg, mma_ops::Tf32x3>(p, plan, stream);
+  launch_mma_sync_tile<Cfg, Arithmetic>(p, plan, stream);
+}
+
+// The shapes that wgmma's tiles (at least 64 rows, K tiles of 32) serve badly, for tf32_fast and
+// tf32x3_fast alike:
+//   narrow: an output at most 16 rows or 16 columns (the MLP's output layer, N = 10, and its
+//     weight gradient, M = 10): a 16-wide mma.sync tile, K split across blocks. A 128×128 tile
+//     would be 92% padding.
+//   short K: K at most one K tile (32; the output layer's input gradient, K = 10): the output
+//     staged in shared memory and stored a row at a time, since these blocks do little but store;
+//     a 64×128 tile where that gives every multiprocessor a block, else 16×64. On the large grids,
+//     K ≤ 16 runs on `fast` (fp32 on CUDA cores) instead.
+// The configs came from scripts/tuning/tf32x3_tiles.sh (docs/results/tuning_tf32x3_h200.txt).
+namespace narrow_tiles {
+// 4 warps of 16×16 each.
+struct NarrowN : MmaTileDefaults {
+  static constexpr int kBlockM = 64, kBlockN = 16, kBlockK = 32, kWarpM = 16, kWarpN = 16,
+                       kStages = 3;
+};
+// 4 warps of 16×16 each.
+struct NarrowM : MmaTileDefaults {
+  static constexpr int kBlockM = 16, kBlockN = 64, kBlockK = 32, kWarpM = 16, kWarpN = 16,
+                       kStages = 3;
+};
+// 4 warps of 32×64 each, the output staged.
+struct ShortKLarge {
+  static constexpr int kBlockM = 64, kBlockN = 128, kBlockK = 32, kWarpM = 32, kWarpN = 64,
+                       kStages = 2;
+  static constexpr bool kStagedOutput = true;
+};
+// 4 warps of 16×16 each, the output staged.
+struct ShortKSmall {
+  static constexpr int kBlockM = 16, kBlockN = 64, kBlockK = 32, kWarpM = 16, kWarpN = 16,
+                       kStages = 2;
+  static constexpr bool kStagedOutput = true;
+};
+
+// An output narrower than this in M or N takes a narrow tile; K up to kShortK takes a short-K
+// one. On a grid that fills the chip, K up to one K tile of `fast` (16) takes `fast`: such a GEMM
+// does 2K flops per element of C, so storing C is nearly all of its cost, and fp32 FMAs on CUDA
+// cores store it sooner than the split's staged tile (docs/NOTES.md, "tf32x3_fast").
+constexpr int kNarrow = 16;
+constexpr int kShortK = ShortKLarge::kBlockK, kFastK = 16;
+static_assert(NarrowN::kBlockN == kNarrow && NarrowM::kBlockM == kNarrow,
+              "a narrow tile is exactly as wide as the outputs it serves");
+}  // namespace narrow_tiles
+
+// Runs p on a narrow or short-K tile with the given arithmetic and returns true, or returns
+// false where p is neither narrow nor short in K.
+template <class Arithmetic>
+bool launch_narrow_or_short_k(const Problem& p, cudaStream_t stream) {
+  using namespace narrow_tiles;
+  if (p.n <= kNarrow) {
+    launch_split_tile<NarrowN, Arithmetic>(p, stream);
+  } else if (p.m <= kNarrow) {
+    launch_split_tile<NarrowM, Arithmetic>(p, stream);
+  } else if (p.k <= kShortK) {
+    if (tile_count<ShortKLarge::kBlockM, ShortKLarge::kBlockN>(p) < multiprocessor_count())
+      launch_split_tile<ShortKSmall, Arithmetic>(p, stream);
+    else if (p.k <= kFastK)
+      launch_fast(p, stream);
+    else
+      launch_split_tile<ShortKLarge, Arithmetic>(p, stream);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace gemm::detail

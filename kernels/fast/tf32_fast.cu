@@ -6,16 +6,20 @@
 // (k_major_copies.h) runs as NN on a K-major copy of A and that kernel, or, with B misaligned, as
 // NT on copies of A and B and the pipeline, which alone would transpose both tiles. The rest runs
 // on the pipeline (wgmma_pipeline.cuh: step 9's idea with a slot ring, cluster split-K and a
-// misaligned path). Elsewhere, step 7.
+// misaligned path). Narrow outputs (at most 16 rows or columns) and short K (at most 32), which
+// wgmma's 64-row tiles serve badly, run on step 7's mma.sync kernel with the small tiles of
+// fast/mma_sync_tiles.cuh, as in tf32x3_fast. Elsewhere, step 7.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/common.cuh"
 #include "kernels/fast/k_major_copies.h"
+#include "kernels/fast/mma_sync_tiles.cuh"
 #include "kernels/fast/wgmma_pipeline.h"
 #include "kernels/launchers.h"
 
 namespace gemm::detail {
 
 void launch_tf32_fast(const Problem& p, cudaStream_t stream) {
+  if (launch_narrow_or_short_k<mma_ops::Tf32x1>(p, stream)) return;
   if (wgmma_unavailable()) {
     launch_tf32_mma(p, stream);
     return;

@@ -135,7 +135,7 @@ struct k128x128s : MmaTileDefaults {
 
 template <class Cfg>
 void launch(const gemm::Problem& p, cudaStream_t stream) {
-  gemm::detail::launch_split_tile<Cfg, Cfg::kBlocksPerSm>(p, stream);
+  gemm::detail::launch_split_tile<Cfg, gemm::detail::mma_ops::Tf32x3, Cfg::kBlocksPerSm>(p, stream);
 }
 
 }  // namespace tune::tf32x3_tiles
