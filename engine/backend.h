@@ -26,7 +26,8 @@ struct MetricCounters {
 // takes a ticket; the block that takes the last ticket adds the slots in a fixed order to the
 // MetricCounters and sets the ticket back to 0, so that the next launch, or the next replay of a
 // captured CUDA graph, starts clean. Allocated and zeroed once, outside the step (the losses'
-// prepare); a loss launches at most kLossMaxBlocks blocks, so one size serves any batch.
+// prepare); a loss launches at most kLossMaxBlocks blocks, so one size serves any batch. One
+// launch at a time: two losses that may run concurrently (on other streams) need one each.
 constexpr int kLossMaxBlocks = 1024;
 struct LossPartial {
   double loss_sum;       // the block's rows' losses
