@@ -21,6 +21,24 @@ struct MetricCounters {
   unsigned long long bad_targets;  // targets that are NaN or infinite: reported as an error on read
 };
 
+// The loss kernels' scratch in device memory, for their deterministic reduction of the metrics
+// across blocks without float atomics: each block writes its partial sums to its own slot, then
+// takes a ticket; the block that takes the last ticket adds the slots in a fixed order to the
+// MetricCounters and sets the ticket back to 0, so that the next launch, or the next replay of a
+// captured CUDA graph, starts clean. Allocated and zeroed once, outside the step (the losses'
+// prepare); a loss launches at most kLossMaxBlocks blocks, so one size serves any batch. One
+// launch at a time: two losses that may run concurrently (on other streams) need one each.
+constexpr int kLossMaxBlocks = 1024;
+struct LossPartial {
+  double loss_sum;       // the block's rows' losses
+  unsigned int correct;  // cross-entropy: the block's rows whose first arg-max is the label
+  unsigned int bad;      // bad labels (cross-entropy) or non-finite targets (squared error)
+};
+struct LossScratch {
+  unsigned int ticket;  // blocks finished in the current launch; 0 between launches
+  LossPartial partials[kLossMaxBlocks];
+};
+
 // The learning rate of step s (0-based), computed where the optimiser runs, from the step counter
 // in that memory, so that a captured CUDA graph needs no host write between replays.
 //   constant: lr(s) = peak          cosine: lr(s) = peak · ½(1 + cos(π·s/total_steps))
@@ -49,22 +67,27 @@ void relu_forward(const float* x, float* y, int64_t n, cudaStream_t stream);
 // y (the ReLU's output), dy, dx are n:  dx = y > 0 ? dy : 0
 void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaStream_t stream);
 
-// logits and dlogits are rows×classes; labels are rows. One kernel:
+// logits and dlogits are rows×classes; labels are rows; classes ≥ 1. One kernel:
 //   dlogits = (softmax(logits) − onehot(labels)) · inv_batch; skipped when null
 //   counters += Σ_r −log softmax(logits[r])[labels[r]], the rows whose first arg-max is the label,
 //               rows; a label outside [0, classes) counts in bad_labels instead.
-// The sums are formed in a fixed order, so they are reproducible.
+// One warp per row and many blocks, so the rows' loads overlap (a batch of logits is a few KB: the
+// launch, not the bandwidth, is the floor); the metrics meet through `scratch` (see LossScratch),
+// summed in an order fixed by rows alone, so they are reproducible, launch by launch or replayed
+// in a graph. scratch is in device memory; its ticket must be 0 (as the kernel leaves it).
 void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
-                  float inv_batch, MetricCounters* counters, cudaStream_t stream);
+                  float inv_batch, MetricCounters* counters, LossScratch* scratch,
+                  cudaStream_t stream);
 
-// predictions, targets and dpredictions are rows×cols. One kernel:
+// predictions, targets and dpredictions are rows×cols; cols ≥ 1. One kernel:
 //   dpredictions = (predictions − targets) · grad_scale; skipped when null
 //   counters += Σ_r (Σ_c (predictions[r][c] − targets[r][c])²) / cols, rows, and the targets
 //               that are NaN or infinite in bad_targets
-// grad_scale = 2 / (rows·cols) makes dpredictions the gradient of the batch's mean loss. The sums
-// are formed in a fixed order, so they are reproducible.
+// grad_scale = 2 / (rows·cols) makes dpredictions the gradient of the batch's mean loss. Laid out
+// as softmax_xent, with the same scratch and the same reproducible sums.
 void squared_error(const float* predictions, const float* targets, float* dpredictions, int rows,
-                   int cols, float grad_scale, MetricCounters* counters, cudaStream_t stream);
+                   int cols, float grad_scale, MetricCounters* counters, LossScratch* scratch,
+                   cudaStream_t stream);
 
 // w, g, v are n (all parameters, flat: n % 4 == 0, 16-byte aligned arrays, or gemm_mlp::Error);
 // v is null without momentum; *step is the number of steps taken. PyTorch's SGD with

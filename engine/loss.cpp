@@ -15,6 +15,18 @@ void require_metrics_on(const Context& ctx, const Metrics& metrics, const char* 
                 " but the context is " + device_name(ctx.device()));
 }
 
+// The loss kernels' scratch, on the GPU (the CPU needs none): made once, in prepare.
+std::unique_ptr<ContextValue<LossScratch>> make_loss_scratch(Context& ctx) {
+  return ctx.is_cuda() ? std::make_unique<ContextValue<LossScratch>>(ctx) : nullptr;
+}
+
+// A loss runs on the device it was prepared on: its buffers and scratch live there.
+void require_prepared_on(const Context& ctx, const Tensor& buffer, const char* who) {
+  if (buffer.device() != ctx.device())
+    throw Error(std::string(who) + ": prepared on " + device_name(buffer.device()) +
+                " but the context is " + device_name(ctx.device()));
+}
+
 }  // namespace
 
 void Metrics::reset(Context& ctx) {
@@ -45,6 +57,7 @@ void SoftmaxCrossEntropy::prepare(Context& ctx, int max_batch, int classes) {
   max_batch_ = max_batch;
   classes_ = classes;
   dlogits_buf_ = Tensor(ctx.device(), max_batch, classes);
+  scratch_ = make_loss_scratch(ctx);
 }
 
 void SoftmaxCrossEntropy::run(Context& ctx, const Tensor& logits, const LabelTensor& labels,
@@ -54,8 +67,10 @@ void SoftmaxCrossEntropy::run(Context& ctx, const Tensor& logits, const LabelTen
     throw Error("softmax_cross_entropy: logits are " + logits.shape() + ", prepared for up to " +
                 std::to_string(max_batch_) + "x" + std::to_string(classes_));
   require_metrics_on(ctx, metrics, "softmax_cross_entropy");
+  require_prepared_on(ctx, dlogits_buf_, "softmax_cross_entropy");
   if (with_grad) dlogits_ = dlogits_buf_.first_rows(logits.rows());
-  softmax_cross_entropy(ctx, logits, labels, with_grad ? &dlogits_ : nullptr, metrics.counters());
+  softmax_cross_entropy(ctx, logits, labels, with_grad ? &dlogits_ : nullptr, metrics.counters(),
+                        scratch_ ? scratch_->get() : nullptr);
 }
 
 const Tensor& SoftmaxCrossEntropy::forward_backward(Context& ctx, const Tensor& logits,
@@ -76,6 +91,7 @@ void MeanSquaredError::prepare(Context& ctx, int max_batch, int outputs) {
   max_batch_ = max_batch;
   outputs_ = outputs;
   dpredictions_buf_ = Tensor(ctx.device(), max_batch, outputs);
+  scratch_ = make_loss_scratch(ctx);
 }
 
 void MeanSquaredError::run(Context& ctx, const Tensor& predictions, const Tensor& targets,
@@ -86,9 +102,10 @@ void MeanSquaredError::run(Context& ctx, const Tensor& predictions, const Tensor
                 ", prepared for up to " + std::to_string(max_batch_) + "x" +
                 std::to_string(outputs_));
   require_metrics_on(ctx, metrics, "mean_squared_error");
+  require_prepared_on(ctx, dpredictions_buf_, "mean_squared_error");
   if (with_grad) dpredictions_ = dpredictions_buf_.first_rows(predictions.rows());
   mean_squared_error(ctx, predictions, targets, with_grad ? &dpredictions_ : nullptr,
-                     metrics.counters());
+                     metrics.counters(), scratch_ ? scratch_->get() : nullptr);
 }
 
 const Tensor& MeanSquaredError::forward_backward(Context& ctx, const Tensor& predictions,

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "engine/backend.h"
 #include "engine/context.h"
@@ -48,7 +49,8 @@ class Metrics {
 
 class SoftmaxCrossEntropy {
  public:
-  // Allocates dlogits (max_batch×classes). Call outside the step.
+  // Allocates dlogits (max_batch×classes) and, on the GPU, the kernel's LossScratch. Call outside
+  // the step.
   void prepare(Context& ctx, int max_batch, int classes);
 
   // logits is B×classes with B ≤ max_batch; labels holds at least B labels in the context's
@@ -66,6 +68,7 @@ class SoftmaxCrossEntropy {
 
   int max_batch_ = 0, classes_ = 0;
   Tensor dlogits_buf_, dlogits_;  // the buffer, and a view of the current batch's rows
+  std::unique_ptr<ContextValue<LossScratch>> scratch_;  // GPU only
 };
 
 // Mean squared error over all elements, as PyTorch's MSELoss: a batch's loss is
@@ -74,7 +77,8 @@ class SoftmaxCrossEntropy {
 // is NaN or infinite makes Metrics::read throw.
 class MeanSquaredError {
  public:
-  // Allocates dpredictions (max_batch×outputs), outputs ≥ 1. Call outside the step.
+  // Allocates dpredictions (max_batch×outputs), outputs ≥ 1, and, on the GPU, the kernel's
+  // LossScratch. Call outside the step.
   void prepare(Context& ctx, int max_batch, int outputs);
 
   // predictions is B×outputs with B ≤ max_batch; targets has at least B rows of `outputs` floats
@@ -92,6 +96,7 @@ class MeanSquaredError {
 
   int max_batch_ = 0, outputs_ = 0;
   Tensor dpredictions_buf_, dpredictions_;  // the buffer, and a view of the current batch's rows
+  std::unique_ptr<ContextValue<LossScratch>> scratch_;  // GPU only
 };
 
 }  // namespace engine

@@ -127,8 +127,19 @@ void relu_backward(Context& ctx, const Tensor& y, const Tensor& dy, Tensor& dx) 
     host::relu_backward(y.data(), dy.data(), dx.data(), y.size());
 }
 
+namespace {
+
+// The loss kernels' cross-block scratch: required on the GPU, unused on the CPU.
+void require_loss_scratch(const Context& ctx, const LossScratch* scratch, const char* op) {
+  if (ctx.is_cuda() && scratch == nullptr)
+    throw Error(std::string(op) +
+                ": scratch is a null pointer (on the GPU the loss needs a LossScratch)");
+}
+
+}  // namespace
+
 void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor& labels,
-                           Tensor* dlogits, MetricCounters* counters) {
+                           Tensor* dlogits, MetricCounters* counters, LossScratch* scratch) {
   require_on(ctx, logits, "softmax_cross_entropy: logits");
   const int batch = logits.rows(), classes = logits.cols();
   if (labels.empty()) throw Error("softmax_cross_entropy: labels is empty");
@@ -139,6 +150,7 @@ void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor
     throw Error("softmax_cross_entropy: " + std::to_string(labels.size()) + " labels for " +
                 std::to_string(batch) + " rows of logits");
   if (counters == nullptr) throw Error("softmax_cross_entropy: counters is a null pointer");
+  require_loss_scratch(ctx, scratch, "softmax_cross_entropy");
   float* d = nullptr;
   if (dlogits != nullptr) {
     require_on(ctx, *dlogits, "softmax_cross_entropy: dlogits");
@@ -148,13 +160,13 @@ void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor
   const float inv_batch = 1.0f / static_cast<float>(batch);
   if (ctx.is_cuda())
     cuda::softmax_xent(logits.data(), labels.data(), d, batch, classes, inv_batch, counters,
-                       ctx.stream());
+                       scratch, ctx.stream());
   else
     host::softmax_xent(logits.data(), labels.data(), d, batch, classes, inv_batch, counters);
 }
 
 void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& targets,
-                        Tensor* dpredictions, MetricCounters* counters) {
+                        Tensor* dpredictions, MetricCounters* counters, LossScratch* scratch) {
   require_on(ctx, predictions, "mean_squared_error: predictions");
   require_on(ctx, targets, "mean_squared_error: targets");
   const int batch = predictions.rows(), cols = predictions.cols();
@@ -162,6 +174,7 @@ void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& t
     throw Error("mean_squared_error: targets are " + targets.shape() + ", predictions " +
                 predictions.shape() + " (targets need the same columns and at least as many rows)");
   if (counters == nullptr) throw Error("mean_squared_error: counters is a null pointer");
+  require_loss_scratch(ctx, scratch, "mean_squared_error");
   float* d = nullptr;
   if (dpredictions != nullptr) {
     require_on(ctx, *dpredictions, "mean_squared_error: dpredictions");
@@ -172,7 +185,7 @@ void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& t
   const float grad_scale = 2.0f / (static_cast<float>(batch) * static_cast<float>(cols));
   if (ctx.is_cuda())
     cuda::squared_error(predictions.data(), targets.data(), d, batch, cols, grad_scale, counters,
-                        ctx.stream());
+                        scratch, ctx.stream());
   else
     host::squared_error(predictions.data(), targets.data(), d, batch, cols, grad_scale, counters);
 }

@@ -42,8 +42,9 @@ TEST(EngineGpu, TensorTransfersAndViews) {
   EXPECT_THROW(engine::relu_forward(ctx, x_host, y), gemm_mlp::Error);
   const engine::LabelTensor host_labels(Device::CPU, {0, 1, 0});
   engine::Metrics metrics(ctx);
-  EXPECT_THROW(engine::softmax_cross_entropy(ctx, t, host_labels, nullptr, metrics.counters()),
-               gemm_mlp::Error);
+  EXPECT_THROW(
+      engine::softmax_cross_entropy(ctx, t, host_labels, nullptr, metrics.counters(), nullptr),
+      gemm_mlp::Error);
 }
 
 TEST(EngineGpu, OpsMatchCpuForEveryVariant) {

@@ -143,8 +143,9 @@ TEST(Ops, ShapeErrors) {
                     "y (batch x out)");
   Tensor empty;
   EXPECT_THROW_WITH(engine::relu_forward(ctx, empty, y), gemm_mlp::Error, "empty");
-  EXPECT_THROW_WITH(engine::softmax_cross_entropy(ctx, y, engine::LabelTensor(), nullptr, nullptr),
-                    gemm_mlp::Error, "labels is empty");
+  EXPECT_THROW_WITH(
+      engine::softmax_cross_entropy(ctx, y, engine::LabelTensor(), nullptr, nullptr, nullptr),
+      gemm_mlp::Error, "labels is empty");
 }
 
 TEST(Ops, UniformInitStaysInBounds) {

@@ -202,7 +202,7 @@ TEST(GradCheck, SoftmaxCrossEntropy) {
   Tensor dlogits(Device::CPU, rows, classes);
   engine::MetricCounters counters{};
   engine::softmax_cross_entropy(ctx, logits, engine::LabelTensor(Device::CPU, labels), &dlogits,
-                                &counters);
+                                &counters, nullptr);  // the CPU needs no scratch
 
   // The loss the op reports matches the double-precision one.
   EXPECT_EQ(counters.seen, static_cast<unsigned long long>(rows));
@@ -235,7 +235,7 @@ TEST(GradCheck, MeanSquaredError) {
   Tensor dpredictions(Device::CPU, rows, cols);
   engine::MetricCounters counters{};
   engine::mean_squared_error(ctx, predictions, Tensor::from_host(Device::CPU, rows, cols, targets),
-                             &dpredictions, &counters);
+                             &dpredictions, &counters, nullptr);
 
   // The loss the op reports (a sum of per-row means) matches the double-precision one.
   EXPECT_EQ(counters.seen, static_cast<unsigned long long>(rows));
@@ -252,7 +252,8 @@ TEST(GradCheck, SoftmaxIsStableForHugeLogits) {
   Tensor logits = Tensor::from_host(Device::CPU, 1, 3, {1000.0f, 999.0f, -1000.0f});
   Tensor d(Device::CPU, 1, 3);
   engine::MetricCounters counters{};
-  engine::softmax_cross_entropy(ctx, logits, engine::LabelTensor(Device::CPU, {1}), &d, &counters);
+  engine::softmax_cross_entropy(ctx, logits, engine::LabelTensor(Device::CPU, {1}), &d, &counters,
+                                nullptr);
   // softmax = (e/(e+1), 1/(e+1), 0): loss = log(1 + e).
   EXPECT_NEAR(counters.loss_sum, std::log1p(std::exp(1.0)), 1e-5);
   EXPECT_EQ(counters.correct, 0u);
