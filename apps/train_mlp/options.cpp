@@ -229,6 +229,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_flag("--no-graph", o.no_graph,
                "Run each training step launch by launch instead of replaying one CUDA graph "
                "(same results, bit for bit; for comparison and debugging)");
+  app.add_option("--step-graph", o.step_graph,
+                 "Write the captured training step's CUDA graph to this JSON file: its kernels in "
+                 "launch order and which ones each waits for (scripts/check/critical_path.py "
+                 "reads it; needs the GPU and the graph)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -288,6 +292,16 @@ void complete_options(Options& o) {
     }
   }
   if (o.given.count("--results")) require_writable("--results", o.results);
+  if (o.given.count("--step-graph")) {
+    if (o.no_graph)
+      throw std::runtime_error(
+          "--step-graph writes the step's CUDA graph, which --no-graph turns off");
+    if (o.compare)
+      throw std::runtime_error(
+          "--step-graph writes one variant's step; it cannot be combined with --compare");
+    if (!o.eval.empty()) throw std::runtime_error("--step-graph needs a training run, not --eval");
+    require_writable("--step-graph", o.step_graph);
+  }
   if (o.given.count("--history")) require_writable("--history", o.history);
   std::vector<std::pair<std::string, std::string>> targets;  // flag, path
   if (!o.save.empty()) {
@@ -297,6 +311,7 @@ void complete_options(Options& o) {
   }
   if (!o.history.empty()) targets.push_back({"--history", o.history});
   if (!o.results.empty()) targets.push_back({"--results", o.results});
+  if (!o.step_graph.empty()) targets.push_back({"--step-graph", o.step_graph});
   require_distinct(targets);
 }
 

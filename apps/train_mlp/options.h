@@ -32,6 +32,7 @@ struct Options {
   std::string resume;
   std::string eval;
   bool no_graph = false;
+  std::string step_graph;  // --step-graph: the captured step's topology, as JSON
   std::string schedule = "cosine";
   std::string history;
   int log_interval = 0;
