@@ -17,8 +17,9 @@ For each variant, on the GPU:
      The first step is skipped (it loads the kernels); each kernel's time is its median over the
      other steps (--steps full batches an epoch, 1 epoch: the profiling epoch and the timed one);
   3. the critical path: each kernel ends at its time plus the latest end among the kernels it
-     waits for; the path is the chain that ends last. Memsets, memcpys and event nodes count as
-     taking no time (ncu times kernels only).
+     waits for; the path is the chain that ends last. A kernel's time is its time alone (ncu runs
+     one kernel at a time), so branches that overlap in the graph may take longer there. Memsets,
+     memcpys and event nodes count as taking no time (ncu times kernels only).
 Writes one CSV (every kernel of every variant: model, batch, variant, order, kernel, grid, block,
 µs, ends_at_us, critical yes/no) and prints each variant's critical path as a Markdown table.
 
