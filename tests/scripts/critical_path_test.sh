@@ -17,20 +17,22 @@ fail() {
 script=$root/scripts/check/critical_path.py
 
 # The graph: gather -> forward -> loss, which forks into the weight gradient (then its SGD) and the
-# input gradient (then the first layer's weight gradient and SGD). Times in µs (warm-up: 100 each):
+# input gradient (then the first layer's weight gradient and SGD). Times in µs (warm-up: 20 times):
 #   0 gather 5, 1 forward 10, 2 loss 20, 3 wgrad 12, 4 dgrad 8, 5 sgd 6, 6 wgrad0 9, 7 sgd0 4
 # Ends: 5, 15, 35, 47, 43, 53, 52, 56. Critical path 0 1 2 4 6 7: 56 µs; all kernels 74 µs.
 # The report: ncu's own lines, an initialisation kernel, a warm-up step, three steps whose
 # per-kernel medians are the times above, a shuffle, a partial batch (another grid) and an eval
-# kernel. Fixture options (argv): order=... (the step's kernel order), extra (a kernel the graph
-# lacks at the end of each step), raw (ncu's --page raw layout), badunit.
+# kernel. Each argument is a file to write, PATH[:OPTION,...]: order=... (the step's kernel
+# order), extra (a kernel the graph lacks at the end of each step), raw (ncu's --page raw
+# layout), badunit.
 cat >"$work/fixture.py" <<'PY'
 import csv, json, sys
-out, opts = sys.argv[1], sys.argv[2:]
 names = ["gather", "forward", "loss", "wgrad", "dgrad", "sgd", "wgrad0", "sgd0"]
 mangled = [f"_Z{len(n)}{n}Pfi" for n in names]
 times = [5, 10, 20, 12, 8, 6, 9, 4]
-if out.endswith(".json"):
+
+
+def write_graph(out):
     json.dump({"format": "gemm-mlp graph topology 1", "batch": "256", "model": "784-64-10",
                "variant": "fake", "kernels": [
                    {"index": i, "name": f"void {n}(float*, int)", "mangled": mangled[i],
@@ -38,48 +40,60 @@ if out.endswith(".json"):
                    for i, n in enumerate(names)],
                "edges": [[0, 1], [1, 2], [2, 3], [2, 4], [3, 5], [4, 6], [6, 7]],
                "other_nodes": {"event_record": 2}}, open(out, "w"))
-    sys.exit()
-order = [int(v) for v in next((o[6:] for o in opts if o.startswith("order=")), "01234567")]
-launches = [("_Z4initv", (1, 1, 1), 3.0)]
-def step(scale, grid_extra=0):
-    for i in order:
-        launches.append((mangled[i], (8 + i + grid_extra, 1, 1), times[i] * scale))
-    if "extra" in opts:
-        launches.append(("_Z5extrav", (1, 1, 1), 1.0))
-step(100 / 5)             # warm-up: far slower, skipped
-for scale in (1.0, 1.5, 0.5):
-    step(scale)           # medians: the times above
-launches.append(("_Z7shufflev", (4, 1, 1), 2.0))
-step(1.0, grid_extra=1)   # a partial batch: other grids, not a whole step
-launches.append(("_Z4evalv", (2, 1, 1), 7.0))
-with open(out, "w", newline="") as f:
-    f.write("==PROF== Connected to process 4242 (train_mlp)\n")
-    w = csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n")
-    head = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-            "Block Size", "Grid Size", "Device", "CC"]
-    if "raw" in opts:
-        w.writerow(head + ["gpu__time_duration.sum"])
-        w.writerow([""] * len(head) + ["usecond"])
-    else:
-        w.writerow(head + ["Section Name", "Metric Name", "Metric Unit", "Metric Value"])
-    for n, (name, grid, us) in enumerate(launches):
-        row = [n, 4242, "train_mlp", "127.0.0.1", name, 1, 7, "(256, 1, 1)",
-               "(%d, %d, %d)" % grid, 0, "9.0"]
+
+
+def write_report(out, opts):
+    order = [int(v) for v in next((o[6:] for o in opts if o.startswith("order=")), "01234567")]
+    launches = [("_Z4initv", (1, 1, 1), 3.0)]
+
+    def step(scale, grid_extra=0):
+        for i in order:
+            launches.append((mangled[i], (8 + i + grid_extra, 1, 1), times[i] * scale))
+        if "extra" in opts:
+            launches.append(("_Z5extrav", (1, 1, 1), 1.0))
+
+    step(20)                  # warm-up: far slower, skipped
+    for scale in (1.0, 1.5, 0.5):
+        step(scale)           # medians: the times above
+    launches.append(("_Z7shufflev", (4, 1, 1), 2.0))
+    step(1.0, grid_extra=1)   # a partial batch: other grids, not a whole step
+    launches.append(("_Z4evalv", (2, 1, 1), 7.0))
+    with open(out, "w", newline="") as f:
+        f.write("==PROF== Connected to process 4242 (train_mlp)\n")
+        w = csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n")
+        head = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
+                "Stream", "Block Size", "Grid Size", "Device", "CC"]
         if "raw" in opts:
-            w.writerow(row + ["%.4f" % us])
-            continue
-        w.writerow(row + ["Command line profiler metrics", "dram__bytes.sum", "byte", "1,024"])
-        unit, value = ("nsecond", "{:,.1f}".format(us * 1000)) if n % 3 == 0 else (
-            ("msecond", "%.7f" % (us / 1000)) if n % 3 == 1 else ("usecond", "%.4f" % us))
-        if "badunit" in opts and n == 5:
-            unit = "furlong"
-        w.writerow(row + ["Command line profiler metrics", "gpu__time_duration.sum", unit, value])
-    f.write("==PROF== Disconnected from process 4242\n")
+            w.writerow(head + ["gpu__time_duration.sum"])
+            w.writerow([""] * len(head) + ["usecond"])
+        else:
+            w.writerow(head + ["Section Name", "Metric Name", "Metric Unit", "Metric Value"])
+        for n, (name, grid, us) in enumerate(launches):
+            row = [n, 4242, "train_mlp", "127.0.0.1", name, 1, 7, "(256, 1, 1)",
+                   "(%d, %d, %d)" % grid, 0, "9.0"]
+            if "raw" in opts:
+                w.writerow(row + ["%.4f" % us])
+                continue
+            w.writerow(row + ["Command line profiler metrics", "dram__bytes.sum", "byte", "1,024"])
+            unit, value = ("nsecond", "{:,.1f}".format(us * 1000)) if n % 3 == 0 else (
+                ("msecond", "%.7f" % (us / 1000)) if n % 3 == 1 else ("usecond", "%.4f" % us))
+            if "badunit" in opts and n == 5:
+                unit = "furlong"
+            w.writerow(row + ["Command line profiler metrics", "gpu__time_duration.sum", unit,
+                              value])
+        f.write("==PROF== Disconnected from process 4242\n")
+
+
+for spec in sys.argv[1:]:
+    path, _, options = spec.partition(":")
+    if path.endswith(".json"):
+        write_graph(path)
+    else:
+        write_report(path, options.split(",") if options else [])
 PY
-fixture() { PYTHONDONTWRITEBYTECODE=1 python3 "$work/fixture.py" "$@"; }
-fixture "$work/graph.json"
-fixture "$work/ncu.csv"
-fixture "$work/raw.csv" raw
+PYTHONDONTWRITEBYTECODE=1 python3 "$work/fixture.py" "$work/graph.json" "$work/ncu.csv" \
+  "$work/raw.csv:raw" "$work/swapped.csv:order=01243567" "$work/extra.csv:extra" \
+  "$work/badunit.csv:badunit" || fail "the fixture script failed"
 run_script() { PYTHONDONTWRITEBYTECODE=1 python3 "$script" --graph-json "$work/graph.json" "$@"; }
 
 # The path and its length, in the Markdown and the CSV.
@@ -117,13 +131,10 @@ expect_error() {
   fi
 }
 # The launch-by-launch step runs dgrad before wgrad: the graph's order is not the launches'.
-fixture "$work/swapped.csv" order=01243567
 expect_error "a step in another order" "the launch-by-launch step differs from the graph: from launch ID 1 on, kernels 0..2 agree, then graph kernel 3 is wgrad grid (11, 1, 1) block (256, 1, 1) but launch ID 4 is _Z5dgradPfi grid (12, 1, 1) block (256, 1, 1)" \
   --ncu-csv "$work/swapped.csv"
-fixture "$work/extra.csv" extra
 expect_error "a step with a kernel the graph lacks" "launches kernels that the graph lacks (between the first two: _Z5extrav)" \
   --ncu-csv "$work/extra.csv"
-fixture "$work/badunit.csv" badunit
 expect_error "an unknown unit" "launch ID 5: unknown time unit 'furlong'" --ncu-csv "$work/badunit.csv"
 expect_error "a lone --graph-json" "--graph-json and --ncu-csv come in pairs; got 1 and 0"
 expect_error "a missing report" "cannot read the ncu report $work/missing.csv" --ncu-csv "$work/missing.csv"
