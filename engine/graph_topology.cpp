@@ -15,6 +15,7 @@ using gemm_mlp::Error;
 
 namespace {
 
+#if CUDART_VERSION >= 12050  // graph_topology's helpers (below: topology_of, which needs no GPU)
 std::string demangled(const std::string& mangled) {
   int status = 0;
   char* text = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
@@ -57,7 +58,16 @@ const char* node_type_name(cudaGraphNodeType type) {
   }
 }
 
-#if CUDART_VERSION >= 12050
+// The edges with their data (CUDA 13 gave cudaGraphGetEdges the signature of 12.3's _v2).
+cudaError_t graph_edges(cudaGraph_t graph, cudaGraphNode_t* from, cudaGraphNode_t* to,
+                        cudaGraphEdgeData* data, size_t* count) {
+#if CUDART_VERSION >= 13000
+  return cudaGraphGetEdges(graph, from, to, data, count);
+#else
+  return cudaGraphGetEdges_v2(graph, from, to, data, count);
+#endif
+}
+
 // A driver function through the runtime (no link to libcuda): the kernel's name and launch shape
 // are read with the driver's calls, which see kernels launched through either API (cuBLAS's too).
 template <class Function>
@@ -100,10 +110,6 @@ KernelNode read_kernel(cudaGraphNode_t node, size_t index) {
   k.block = {p.blockDimX, p.blockDimY, p.blockDimZ};
   k.shared_bytes = p.sharedMemBytes;
   return k;
-}
-#else
-KernelNode read_kernel(cudaGraphNode_t, size_t) {
-  throw Error("graph topology: kernel names need CUDA 12.5 or newer at build time");
 }
 #endif
 
@@ -157,6 +163,13 @@ GraphTopology topology_of(const std::vector<GraphNode>& nodes,
 }
 
 GraphTopology graph_topology(cudaGraph_t graph) {
+#if CUDART_VERSION < 12050
+  (void)graph;
+  throw Error(
+      "graph topology: reading a graph's kernels needs CUDA 12.5 or newer at build time "
+      "(this build: CUDART_VERSION " +
+      std::to_string(CUDART_VERSION) + ")");
+#else
   size_t count = 0;
   CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
   std::vector<cudaGraphNode_t> handles(count);
@@ -172,11 +185,11 @@ GraphTopology graph_topology(cudaGraph_t graph) {
     if (type == cudaGraphNodeTypeKernel) nodes[i].kernel = read_kernel(handles[i], i);
   }
   size_t edge_count = 0;
-  CUDA_CHECK(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edge_count));
+  CUDA_CHECK(graph_edges(graph, nullptr, nullptr, nullptr, &edge_count));
   std::vector<cudaGraphNode_t> from(edge_count), to(edge_count);
   std::vector<cudaGraphEdgeData> data(edge_count);  // asked for, so that the query is not lossy
   if (edge_count > 0)
-    CUDA_CHECK(cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &edge_count));
+    CUDA_CHECK(graph_edges(graph, from.data(), to.data(), data.data(), &edge_count));
   std::vector<std::pair<size_t, size_t>> edges;
   for (size_t e = 0; e < edge_count; ++e) {
     const auto a = index_of.find(from[e]), b = index_of.find(to[e]);
@@ -185,6 +198,7 @@ GraphTopology graph_topology(cudaGraph_t graph) {
     edges.emplace_back(a->second, b->second);
   }
   return topology_of(nodes, edges);
+#endif
 }
 
 std::string topology_json(const GraphTopology& t, const std::map<std::string, std::string>& about) {
