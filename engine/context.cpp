@@ -254,6 +254,12 @@ CudaGraph Context::capture(const std::function<void()>& work) {
   }
   capturing_ = false;
   CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+  try {
+    if (capture_hook_) capture_hook_(graph);
+  } catch (...) {
+    cudaGraphDestroy(graph);
+    throw;
+  }
   cudaGraphExec_t exec = nullptr;
   const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);

@@ -41,6 +41,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/tensor.h"
@@ -115,6 +116,9 @@ class Context {
   // not run, and returns the graph. Anything that would allocate or wait inside `work` makes the
   // capture fail: then the stream is left usable and the error is thrown.
   CudaGraph capture(const std::function<void()>& work);
+  // Called by capture() with each captured graph before it is instantiated (e.g. to read its
+  // topology: engine/graph_topology.h); what it throws fails the capture. Empty: none.
+  void set_capture_hook(std::function<void(cudaGraph_t)> hook) { capture_hook_ = std::move(hook); }
 
   // Branches (see the header comment). A stream is named by an index: 0 is the main stream,
   // 1..kSideStreams the side streams.
@@ -175,6 +179,7 @@ class Context {
   bool graph_gemm_timing_ = false;
   bool capturing_ = false;
   int graph_calls_ = -1;  // GEMMs bracketed in the last timed capture; -1: none
+  std::function<void(cudaGraph_t)> capture_hook_;
   bool in_epoch_ = false;
   int calls_ = 0;                                    // GEMMs run since begin_epoch()
   int most_calls_ = 0;                               // the largest number of GEMMs any epoch needed

@@ -233,6 +233,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                "Queue each training step's kernels one after another on one stream, instead of "
                "running its independent gradients and updates side by side (same results, bit "
                "for bit; for measuring the difference)");
+  app.add_option("--step-graph", o.step_graph,
+                 "Write the captured training step's CUDA graph to this JSON file: its kernels in "
+                 "launch order and which ones each waits for (scripts/check/critical_path.py "
+                 "reads it; needs the GPU and the graph)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -292,6 +296,16 @@ void complete_options(Options& o) {
     }
   }
   if (o.given.count("--results")) require_writable("--results", o.results);
+  if (o.given.count("--step-graph")) {
+    if (o.no_graph)
+      throw std::runtime_error(
+          "--step-graph writes the step's CUDA graph, which --no-graph turns off");
+    if (o.compare)
+      throw std::runtime_error(
+          "--step-graph writes one variant's step; it cannot be combined with --compare");
+    if (!o.eval.empty()) throw std::runtime_error("--step-graph needs a training run, not --eval");
+    require_writable("--step-graph", o.step_graph);
+  }
   if (o.given.count("--history")) require_writable("--history", o.history);
   std::vector<std::pair<std::string, std::string>> targets;  // flag, path
   if (!o.save.empty()) {
@@ -301,6 +315,7 @@ void complete_options(Options& o) {
   }
   if (!o.history.empty()) targets.push_back({"--history", o.history});
   if (!o.results.empty()) targets.push_back({"--results", o.results});
+  if (!o.step_graph.empty()) targets.push_back({"--step-graph", o.step_graph});
   require_distinct(targets);
 }
 

@@ -10,6 +10,7 @@
 // The step: engine::Trainer, which on CUDA captures the whole step (batch gather, forward, loss and
 // metrics, backward, optimiser) once as a CUDA graph and replays it for every full batch;
 // --no-graph runs the same kernels launch by launch, with the same results, bit for bit.
+// --step-graph writes the captured step's kernels and dependencies as JSON (step_graph.h).
 //
 // Timing: an epoch's time runs from its first shuffle to its last optimiser step, as the device
 // saw it (CUDA events); evaluation of the test set is outside it. Before the first epoch, one
@@ -30,6 +31,7 @@
 #include "apps/common/parse_number.h"
 #include "apps/train_mlp/options.h"
 #include "apps/train_mlp/report.h"
+#include "apps/train_mlp/step_graph.h"
 #include "apps/train_mlp/stop.h"
 #include "data/loader.h"
 #include "data/mnist.h"
@@ -201,6 +203,8 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
                                            variant.name);
     ctx.set_gemm_timing(false);
   }
+  std::optional<StepGraphRecorder> step_graph;  // the real trainer's capture, not the profiler's
+  if (!o.step_graph.empty()) step_graph.emplace(ctx);
 
   std::cout << "[" << variant.name << "] " << mlp.layer_sizes() << " on "
             << engine::device_name(device) << ", " << train_set.count << " training examples, "
@@ -289,6 +293,9 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   }
   std::printf("[%s] GEMM time per epoch %.4f s%s\n", variant.name, result.mean_gemm_s(),
               profiled_gemm_s >= 0 ? " (measured in a separate, profiled epoch)" : "");
+  if (step_graph)
+    step_graph->write(o.step_graph, {{"variant", variant.name}, {"model", mlp.layer_sizes()}},
+                      o.batch, trainer.graph_note());
   if (!o.save.empty())
     std::cout << "saved " << o.save << " (and its optimiser state, "
               << engine::optimizer_state_path(o.save) << ")\n";
@@ -372,6 +379,8 @@ int run(Options o) {
     std::cout << "No GPU found: running on the CPU (OpenBLAS).\n";
   const bool cuda = device == engine::Device::CUDA;
   if (!o.eval.empty()) return evaluate_checkpoint(o, device);
+  if (!o.step_graph.empty() && !cuda)
+    throw std::runtime_error("--step-graph writes the step's CUDA graph; this run is on the CPU");
 
   // The variants to run. TF32 variants are never picked implicitly: only when named.
   std::vector<const gemm::Variant*> variants;

@@ -15,7 +15,9 @@
 #    whole step replayed as one CUDA graph and once launch by launch (--no-graph);
 # 6. where PyTorch is installed, scripts/pytorch/vs_pytorch.py: our train_mlp beside PyTorch
 #    eager and PyTorch with the whole step in one CUDA graph; and
-#    scripts/pytorch/torch_roundtrip.py: checkpoints both ways between train_mlp and PyTorch.
+#    scripts/pytorch/torch_roundtrip.py: checkpoints both ways between train_mlp and PyTorch;
+# 7. the training step's critical path (scripts/check/critical_path.py, under ncu): the default
+#    model, 784-1024-1024-10 at batch 256, with tf32_fast and tf32x3_fast.
 #
 # Writes at most 8 files to <out-dir>, no sub-folders:
 #   gpu_check.log      every step: commands, nvidia-smi, configure/build, train_mlp output
@@ -31,6 +33,8 @@
 #   train_compare_nograph.csv   the same, launch by launch
 #   vs_pytorch.csv, vs_pytorch.json   scripts/pytorch/vs_pytorch.py
 #   roofline.csv       scripts/docs/roofline.py: the step's floor beside each vs_pytorch.csv time
+#   critical_path.csv  scripts/check/critical_path.py: every kernel of the step of both variants,
+#                      its time and whether it is on the critical path (the paths: gpu_check.log)
 # (more than 8: a caller that can fetch only 8 should pack the folder). The benchmark tables
 # themselves are in gpu_check.log.
 #
@@ -42,7 +46,7 @@
 #                 left unbuilt show up in ctest as skipped "<name>_NOT_BUILT" tests, which fail
 #                 the check: restrict CTEST_ARGS accordingly (e.g. "-R Gemm")
 #   MNIST_DIR     MNIST files (default data/mnist)
-#   STEPS         comma-separated subset of build,test,bench,sanitize,train,vs (default: all six), e.g. to
+#   STEPS         comma-separated subset of build,test,bench,sanitize,train,vs,path (default: all seven), e.g. to
 #                 split the check across several shorter commands that share BUILD_DIR
 #   CTEST_ARGS    extra ctest arguments (word-split), e.g. "-R Gemm"
 #   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"
@@ -52,6 +56,8 @@
 #   TRAIN_COMPARE variants added to every fp32 device variant in --compare (default:
 #                 tf32,wgmma,wgmma_ws,tf32_fast,cublas_tf32)
 #   VS_ARGS       extra scripts/pytorch/vs_pytorch.py arguments (word-split), e.g. "--epochs 3"
+#   CRITICAL_PATH_ARGS  extra scripts/check/critical_path.py arguments (word-split), e.g.
+#                 "--steps 8 --keep /tmp/path" (--keep: each variant's graph JSON and ncu CSV)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -66,7 +72,7 @@ build_dir=${BUILD_DIR:-build-gpu}
 case "$build_dir" in /*) ;; *) build_dir="$repo/$build_dir" ;; esac
 mnist_dir=${MNIST_DIR:-data/mnist}
 case "$mnist_dir" in /*) ;; *) mnist_dir="$repo/$mnist_dir" ;; esac
-steps=",${STEPS:-build,test,bench,sanitize,train,vs},"
+steps=",${STEPS:-build,test,bench,sanitize,train,vs,path},"
 jobs=$(nproc)
 
 main_log="$out/gpu_check.log"
@@ -307,6 +313,32 @@ if [[ $steps == *,vs,* ]]; then
       note "vs: checkpoint round trip with PyTorch ok"
     else
       fail "vs: scripts/pytorch/torch_roundtrip.py failed (gpu_check.log)"
+    fi
+  fi
+fi
+
+# --- 7. The step's critical path --------------------------------------------------------------
+if [[ $steps == *,path,* ]]; then
+  train="$build_dir/apps/train_mlp/train_mlp"
+  ncu_bin=$(command -v ncu || true)
+  if [ -z "$ncu_bin" ] && [ -x /usr/local/cuda/bin/ncu ]; then ncu_bin=/usr/local/cuda/bin/ncu; fi
+  if [ ! -x "$train" ]; then
+    note "path: skipped, $train was not built"
+  elif ! mnist_present; then
+    note "path: skipped, MNIST is absent from $mnist_dir"
+  elif [ -z "$ncu_bin" ]; then
+    fail "path: ncu (Nsight Compute) is neither on PATH nor at /usr/local/cuda/bin/ncu"
+  else
+    # shellcheck disable=SC2206
+    path_extra=(${CRITICAL_PATH_ARGS:-})
+    start=$SECONDS
+    if run_logged "$main_log" python3 "$repo/scripts/check/critical_path.py" \
+        --train-mlp "$train" --ncu "$ncu_bin" --variant tf32_fast,tf32x3_fast \
+        --hidden 1024,1024 --batch 256 --data-dir "$mnist_dir" --csv "$out/critical_path.csv" \
+        "${path_extra[@]}"; then
+      note "path: ok in $((SECONDS - start)) s (critical_path.csv)"
+    else
+      fail "path: scripts/check/critical_path.py failed after $((SECONDS - start)) s (gpu_check.log)"
     fi
   fi
 fi

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -615,6 +616,55 @@ TEST(TrainMlp, ResumeChecksTheRunAndAdoptsItsSettings) {
       std::rename(engine::optimizer_state_path(b).c_str(), engine::optimizer_state_path(a).c_str()),
       0);
   EXPECT_FAILS_WITH(resume + a + " --epochs 3", "are from different runs");
+}
+
+// --step-graph needs a captured step: without the graph, on the CPU, with several variants or
+// with --eval it is an error before any work, as is a file it cannot write.
+TEST(TrainMlp, StepGraphNeedsTheGraphAndOneVariant) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string train = tiny_train(dir) + " --epochs 1", graph = test_file("_step.json");
+  EXPECT_FAILS_WITH(train + " --step-graph " + graph,
+                    "--step-graph writes the step's CUDA graph; this run is on the CPU");
+  EXPECT_FAILS_WITH(train + " --no-graph --step-graph " + graph,
+                    "--step-graph writes the step's CUDA graph, which --no-graph turns off");
+  EXPECT_FAILS_WITH(kTrain + " --compare --step-graph " + graph,
+                    "--step-graph writes one variant's step; it cannot be combined with --compare");
+  EXPECT_FAILS_WITH(kTrain + " --eval " + save_model() + " --step-graph " + graph,
+                    "--step-graph needs a training run, not --eval");
+  EXPECT_FAILS_WITH(train + " --step-graph ''", "--step-graph needs a file name, got ''");
+  EXPECT_FAILS_WITH(train + " --step-graph /nonexistent-dir/g.json",
+                    "--step-graph /nonexistent-dir/g.json: the folder /nonexistent-dir does not "
+                    "exist or is not writable");
+  EXPECT_FAILS_WITH(train + " --results " + graph + " --step-graph " + graph,
+                    "--results " + graph + " and --step-graph " + graph + " are the same file");
+  EXPECT_EQ(::access(graph.c_str(), F_OK), -1);
+}
+
+// On the GPU: the step's kernels in launch order, each waiting for an earlier one, with the run
+// it came from; a run too short to capture the step says so and writes nothing.
+TEST(TrainMlp, StepGraphWritesTheCapturedStep) {
+  GPU_TEST_OR_SKIP();
+  const std::string graph = test_file("_step.json");
+  std::remove(graph.c_str());
+  const std::string train = kTrain + " --device cuda --gemm vec --hidden 8 --batch 4 --epochs 1 " +
+                            "--step-graph " + graph + " --data-dir ";
+  const Result r = run(train + write_tiny_dataset(4, 8));  // two full batches: one captured
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("step graph written to " + graph), std::string::npos) << r.output;
+  std::ifstream file(graph);
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string json = text.str();
+  for (const char* field : {"\"format\": \"gemm-mlp graph topology 1\"", "\"variant\": \"vec\"",
+                            "\"model\": \"16-8-10\"", "\"batch\": \"4\"", "\"kernels\": [",
+                            "\"index\": 0", "\"mangled\": \"_Z", "\"edges\": ["})
+    EXPECT_NE(json.find(field), std::string::npos) << field << "\n" << json;
+  std::remove(graph.c_str());
+  EXPECT_FAILS_WITH(train + write_tiny_dataset(4, 7),  // one full batch: never captured
+                    "--step-graph " + graph +
+                        ": the training step was not captured as a CUDA graph (the trainer "
+                        "captures the run's second full-size batch");
+  EXPECT_EQ(::access(graph.c_str(), F_OK), -1);
 }
 
 // Output that cannot be written (standard output on a full disk) is an error, not silence.
