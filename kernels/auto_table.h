@@ -1,6 +1,6 @@
 // The table the `auto` variant chooses from, and its choice (auto.cpp). Internal to kernels/ and
-// its tests: the table is kernels/auto_table.inc, written on the GPU by
-// `gemm_bench --auto-table` (apps/gemm_bench/auto_table.h) and shipped in the repository.
+// its tests: the table is kernels/auto_table.inc, written by `gemm_bench --from-json RUNS
+// --auto-table` (apps/gemm_bench/auto_table.h) from the GPU runs its "// From:" line names.
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 #include "apps/gemm_bench/auto_table.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -115,7 +116,8 @@ std::vector<Result> merge_runs(const std::vector<MeasuredRun>& runs) {
 }
 
 std::vector<std::string> write_auto_table(const std::string& path, const std::string& device,
-                                          const std::vector<Result>& results) {
+                                          const std::vector<Result>& results,
+                                          const std::vector<std::string>& sources) {
   std::map<ShapeKey, const Result*> best;
   std::map<ShapeKey, std::string> shapes;  // every shape measured, as text
   for (const Result& r : results) {
@@ -128,6 +130,11 @@ std::vector<std::string> write_auto_table(const std::string& path, const std::st
   if (!f) throw UsageError("cannot write --auto-table file '" + path + "'");
   f << "// Written by gemm_bench --auto-table; one line per measured shape and layout:\n"
     << "// {device, layout, M, N, K, fastest correct fp32 variant of this project}.\n";
+  if (!sources.empty()) {
+    f << "// From:";
+    for (const std::string& s : sources) f << " " << std::filesystem::path(s).filename().string();
+    f << "\n";
+  }
   for (const auto& [key, r] : best)
     f << "{" << cpp_string(device) << ", \"" << r->shape.layout() << "\", " << r->shape.m << ", "
       << r->shape.n << ", " << r->shape.k << ", " << cpp_string(r->variant) << "},\n";

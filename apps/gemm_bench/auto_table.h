@@ -32,10 +32,13 @@ MeasuredRun read_results_json(const std::string& path);
 std::vector<Result> merge_runs(const std::vector<MeasuredRun>& runs);
 
 // Writes the table for the GPU named `device`, one line per shape and layout that has a
-// candidate, ordered by layout, M, N, K. Returns the shapes ("256x1024x784:NT") that have none
-// (every fp32 kernel failed, was skipped or was not run there), which get no line. Throws
-// UsageError when the file cannot be written.
+// candidate, ordered by layout, M, N, K. `sources` names the --json files it was read from
+// (--from-json; their file names only, in a "// From:" line, so that the table can be checked
+// against the same files committed elsewhere), or is empty for this run's results. Returns the
+// shapes ("256x1024x784:NT") that have no candidate (every fp32 kernel failed, was skipped or was
+// not run there), which get no line. Throws UsageError when the file cannot be written.
 std::vector<std::string> write_auto_table(const std::string& path, const std::string& device,
-                                          const std::vector<Result>& results);
+                                          const std::vector<Result>& results,
+                                          const std::vector<std::string>& sources = {});
 
 }  // namespace bench

@@ -152,8 +152,9 @@ void check_case_memory(const std::vector<bench::Shape>& shapes, const gemm_mlp::
 
 // Writes --auto-table; false (the shapes named on stderr) when a shape got no line.
 bool write_auto_table_file(const std::string& path, const std::string& device,
-                           const std::vector<Result>& results) {
-  const std::vector<std::string> without = bench::write_auto_table(path, device, results);
+                           const std::vector<Result>& results,
+                           const std::vector<std::string>& sources = {}) {
+  const std::vector<std::string> without = bench::write_auto_table(path, device, results, sources);
   if (without.empty()) return true;
   std::fprintf(stderr, "gemm_bench: --auto-table %s has no line for", path.c_str());
   for (const std::string& s : without) std::fprintf(stderr, " %s", s.c_str());
@@ -174,7 +175,8 @@ int run_from_json(const Options& o) {
   std::vector<bench::MeasuredRun> runs;
   for (const std::string& path : o.from_json) runs.push_back(bench::read_results_json(path));
   const std::vector<Result> merged = bench::merge_runs(runs);
-  const bool complete = write_auto_table_file(o.auto_table, runs.front().device, merged);
+  const bool complete =
+      write_auto_table_file(o.auto_table, runs.front().device, merged, o.from_json);
   std::printf("gemm_bench: wrote %s from %zu results of %zu runs on %s\n", o.auto_table.c_str(),
               merged.size(), runs.size(), runs.front().device.c_str());
   return complete ? 0 : 1;

@@ -33,7 +33,9 @@
 #   auto_shapes.json   the same for the small model, 784-512-512-10 at batch 128, and the squares
 #                      1024..8192 in NT and TN
 #   auto_table.inc     the `auto` variant's table from gemm_bench.json and the three *_shapes.json
-#                      (copy to kernels/auto_table.inc, rebuild, then run the odd step)
+#                      (copy it to kernels/auto_table.inc and those four to docs/results/, where
+#                      GemmBench.ShippedAutoTableIsWhatTheCommittedRunsMake checks them; rebuild,
+#                      then run the odd step)
 #   sanitizers.csv, sanitizers.log, racecheck_named_barrier.txt   scripts/check/sanitize.sh
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)
 #   train_compare_nograph.csv   the same, launch by launch

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -207,6 +208,10 @@ void write_results(const std::string& path, const std::string& device,
   f << "]}\n";
 }
 
+std::string file_name(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
 const std::string kTableHeader =
     "// Written by gemm_bench --auto-table; one line per measured shape and layout:\n"
     "// {device, layout, M, N, K, fastest correct fp32 variant of this project}.\n";
@@ -233,7 +238,7 @@ TEST(GemmBench, AutoTableFromJsonTakesTheFastestCorrectFp32KernelPerShape) {
   const Result r = run(kBench + " --from-json " + a + "," + b + " --auto-table " + table);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("from 11 results of 2 runs on GPU X"), std::string::npos) << r.output;
-  EXPECT_EQ(contents(table), kTableHeader +
+  EXPECT_EQ(contents(table), kTableHeader + "// From: " + file_name(a) + " " + file_name(b) + "\n" +
                                  "{\"GPU X\", \"NN\", 64, 64, 64, \"vec\"},\n"
                                  "{\"GPU X\", \"NN\", 4096, 4096, 4096, \"tf32x3_fast\"},\n"
                                  "{\"GPU X\", \"NT\", 256, 1024, 784, \"tf32x3_fast\"},\n");
@@ -252,7 +257,8 @@ TEST(GemmBench, AutoTableNamesAShapeWithoutACandidate) {
   EXPECT_NE(r.output.find("has no line for 32x32x32:TN: no fp32 kernel of this project was timed"),
             std::string::npos)
       << r.output;
-  EXPECT_EQ(contents(table), kTableHeader + "{\"GPU X\", \"NN\", 64, 64, 64, \"fast\"},\n");
+  EXPECT_EQ(contents(table), kTableHeader + "// From: " + file_name(a) + "\n" +
+                                 "{\"GPU X\", \"NN\", 64, 64, 64, \"fast\"},\n");
 }
 
 // Bad flags and files: a message naming the flag or the file, exit 2.
@@ -287,6 +293,27 @@ TEST(GemmBench, AutoTableFromJsonNamesTheBadResult) {
   EXPECT_FAILS_WITH(from, "result 0: field 'ms_median' is \"fast\", not of the type");
   std::ofstream(b) << "{\"device\": {\"name\": \"GPU X\"}, \"results\": [{\"m\": 64}]}";
   EXPECT_FAILS_WITH(from, "result 0 has no field 'n'");
+}
+
+// The shipped table (kernels/auto_table.inc) is what gemm_bench makes of the runs its "// From:"
+// line names, committed in docs/results/ (after a GPU run, commit them with the table).
+TEST(GemmBench, ShippedAutoTableIsWhatTheCommittedRunsMake) {
+  const std::string source = GEMM_MLP_SOURCE_DIR;
+  const std::string shipped = contents(source + "/kernels/auto_table.inc");
+  const std::string from_line = "\n// From: ";
+  const size_t from = shipped.find(from_line);
+  ASSERT_NE(from, std::string::npos)
+      << "kernels/auto_table.inc names no runs: write it with gemm_bench --from-json";
+  std::stringstream names(shipped.substr(from + from_line.size(),
+                                         shipped.find('\n', from + 1) - from - from_line.size()));
+  std::string runs;
+  for (std::string name; names >> name;)
+    runs += (runs.empty() ? "" : ",") + source + "/docs/results/" + name;
+  const std::string table = test_file(".inc");
+  const Result r = run(kBench + " --from-json " + runs + " --auto-table " + table);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(contents(table), shipped)
+      << "kernels/auto_table.inc differs from what gemm_bench --from-json " << runs << " writes";
 }
 
 // A live run's --auto-table needs a kernel that can be in it; refused before any GPU is needed.
