@@ -1,32 +1,22 @@
 // The `auto` variant: for each call, the fastest correct fp32 kernel of this project for the
-// nearest measured shape of the same layout on this GPU, from auto_table.inc. That table is written
-// by `gemm_bench --auto-table kernels/auto_table.inc` on the GPU and shipped in the repository.
-// On a GPU the table does not list, or a layout it lacks, auto takes fast, the production fp32
-// kernel, which adapts its tile to the problem.
+// nearest measured shape of the same layout on this GPU (auto_table.h says how "nearest" is
+// measured), from auto_table.inc. That table is written by gemm_bench --from-json --auto-table from
+// the GPU runs its "// From:" line names (scripts/check/gpu_check.sh measures its shapes: the
+// GEMMs of the three standard models' steps and squares in NN, NT and TN), which are committed in
+// docs/results/ beside it, and shipped in the repository. On a GPU the table does not list,
+// or a layout it lacks, auto takes fast, the production fp32 kernel, which adapts its tile to the
+// problem.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include <cmath>
-#include <cstring>
 #include <mutex>
 #include <string>
 
+#include "kernels/auto_table.h"
 #include "kernels/cuda_check.h"
 #include "kernels/launchers.h"
 
 namespace gemm::detail {
 namespace {
-
-struct AutoEntry {
-  const char* device;  // cudaDeviceProp::name
-  const char* layout;  // "NN", "NT", "TN" or "TT"
-  int m, n, k;
-  const char* variant;
-};
-
-const AutoEntry kAutoTable[] = {
-#include "kernels/auto_table.inc"
-};
-
-constexpr const char* kFallbackVariant = "fast";
 
 const std::string& device_name() {
   static std::mutex mutex;
@@ -51,18 +41,27 @@ double shape_distance(const AutoEntry& e, const Problem& p) {
 
 }  // namespace
 
-const char* auto_choice(const Problem& p) {
-  const std::string& device = device_name();
+const std::vector<AutoEntry>& auto_table() {
+  static const std::vector<AutoEntry> table = {
+#include "kernels/auto_table.inc"
+  };
+  return table;
+}
+
+const char* auto_choice(const std::vector<AutoEntry>& table, const std::string& device,
+                        const Problem& p) {
   const std::string layout = layout_name(p.op_a, p.op_b);
   const AutoEntry* best = nullptr;
   double best_distance = 0.0;
-  for (const AutoEntry& e : kAutoTable) {
+  for (const AutoEntry& e : table) {
     if (device != e.device || layout != e.layout) continue;
     const double d = shape_distance(e, p);
     if (!best || d < best_distance) best = &e, best_distance = d;
   }
-  return best ? best->variant : kFallbackVariant;
+  return best ? best->variant : kAutoFallback;
 }
+
+const char* auto_choice(const Problem& p) { return auto_choice(auto_table(), device_name(), p); }
 
 void launch_auto(const Problem& p, cudaStream_t stream) {
   const std::string name = auto_choice(p);  // named: find_variant must not see a temporary

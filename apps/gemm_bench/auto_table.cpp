@@ -1,42 +1,149 @@
 #include "apps/gemm_bench/auto_table.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 namespace bench {
 namespace {
 
+using Json = nlohmann::json;
+
+// A timed result of a kernel auto may choose.
 bool is_candidate(const Result& r) {
-  const gemm::Variant& v = gemm::find_variant(r.variant);
-  return v.device == gemm::Device::CUDA && v.precision == gemm::Precision::FP32 &&
-         r.variant != "auto" && r.variant.rfind("cublas", 0) != 0 && timed(r.status) &&
+  return auto_candidate(gemm::find_variant(r.variant)) && timed(r.status) &&
          std::isfinite(r.timing.median_ms);
 }
 
 // A C++ string literal: JSON's escapes (\" \\ \n \u00XX) mean the same in C++.
-std::string cpp_string(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string cpp_string(const std::string& s) { return Json(s).dump(); }
+
+// The table's order: layout, then M, N, K.
+using ShapeKey = std::tuple<std::string, int, int, int>;
+ShapeKey key_of(const Shape& s) { return {s.layout(), s.m, s.n, s.k}; }
+
+// row[name] as T; `what` names the file and the result for the error.
+template <typename T>
+T field(const Json& row, const char* name, const std::string& what) {
+  if (!row.is_object() || !row.contains(name))
+    throw UsageError(what + " has no field '" + name + "'");
+  try {
+    return row.at(name).get<T>();
+  } catch (const Json::exception&) {
+    throw UsageError(what + ": field '" + name + "' is " + row.at(name).dump() +
+                     ", not of the type gemm_bench writes");
+  }
+}
+
+Status parse_status(const std::string& text, const std::string& what) {
+  for (Status s : {Status::Ok, Status::Capped, Status::Skipped, Status::Failed})
+    if (text == status_name(s)) return s;
+  throw UsageError(what + ": unknown status '" + text +
+                   "' (expected ok, capped, skipped or FAILED)");
+}
 
 }  // namespace
 
-void write_auto_table(const std::string& path, const DeviceInfo& d,
-                      const std::vector<Result>& results) {
-  std::map<std::string, const Result*> best;  // key: shape and layout
+bool auto_candidate(const gemm::Variant& v) {
+  const std::string name = v.name;
+  return v.device == gemm::Device::CUDA && v.precision == gemm::Precision::FP32 && name != "auto" &&
+         name.rfind("cublas", 0) != 0;
+}
+
+MeasuredRun read_results_json(const std::string& path) {
+  const std::string file = "--from-json '" + path + "'";
+  std::ifstream f(path);
+  if (!f) throw UsageError(file + ": cannot read the file");
+  Json doc;
+  try {
+    doc = Json::parse(f);
+  } catch (const Json::exception& e) {
+    throw UsageError(file + ": not JSON (" + e.what() + ")");
+  }
+  MeasuredRun run;
+  run.path = path;
+  if (!doc.is_object() || !doc.contains("device"))
+    throw UsageError(file + " has no 'device': not a gemm_bench --json file");
+  run.device = field<std::string>(doc["device"], "name", file + ": the device");
+  if (!doc.contains("results") || !doc["results"].is_array())
+    throw UsageError(file + " has no 'results' list: not a gemm_bench --json file");
+  const Json& rows = doc["results"];
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string what = file + ": result " + std::to_string(i);
+    const Json& row = rows[i];
+    Result r;
+    const long long m = field<long long>(row, "m", what), n = field<long long>(row, "n", what),
+                    k = field<long long>(row, "k", what);
+    const std::string layout = field<std::string>(row, "layout", what);
+    const std::string text =
+        std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + ":" + layout;
+    try {
+      r.shape = parse_shape(text);
+    } catch (const UsageError& e) {
+      throw UsageError(what + ": " + e.what());
+    }
+    r.variant = field<std::string>(row, "variant", what);
+    try {
+      r.precision = gemm::find_variant(r.variant).precision;
+    } catch (const gemm::Error& e) {
+      throw UsageError(what + ": " + e.what());
+    }
+    r.status = parse_status(field<std::string>(row, "status", what), what);
+    if (!row.contains("ms_median")) throw UsageError(what + " has no field 'ms_median'");
+    r.timing.median_ms = row["ms_median"].is_null() ? NAN : field<double>(row, "ms_median", what);
+    run.results.push_back(std::move(r));
+  }
+  return run;
+}
+
+std::vector<Result> merge_runs(const std::vector<MeasuredRun>& runs) {
+  std::map<ShapeKey, std::size_t> last_run;  // the last run that measured each shape
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].device != runs[0].device)
+      throw UsageError("--from-json: '" + runs[i].path + "' was measured on " + runs[i].device +
+                       ", '" + runs[0].path + "' on " + runs[0].device +
+                       ": one table is one GPU's");
+    for (const Result& r : runs[i].results) last_run[key_of(r.shape)] = i;
+  }
+  std::vector<Result> merged;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (const Result& r : runs[i].results)
+      if (last_run[key_of(r.shape)] == i) merged.push_back(r);
+  return merged;
+}
+
+std::vector<std::string> write_auto_table(const std::string& path, const std::string& device,
+                                          const std::vector<Result>& results,
+                                          const std::vector<std::string>& sources) {
+  std::map<ShapeKey, const Result*> best;
+  std::map<ShapeKey, std::string> shapes;  // every shape measured, as text
   for (const Result& r : results) {
+    const ShapeKey key = key_of(r.shape);
+    shapes[key] = r.shape.text() + ":" + r.shape.layout();
     if (!is_candidate(r)) continue;
-    const std::string key = r.shape.text() + ":" + r.shape.layout();
     if (!best.count(key) || r.timing.median_ms < best[key]->timing.median_ms) best[key] = &r;
   }
   std::ofstream f(path);
   if (!f) throw UsageError("cannot write --auto-table file '" + path + "'");
   f << "// Written by gemm_bench --auto-table; one line per measured shape and layout:\n"
     << "// {device, layout, M, N, K, fastest correct fp32 variant of this project}.\n";
+  if (!sources.empty()) {
+    f << "// From:";
+    for (const std::string& s : sources) f << " " << std::filesystem::path(s).filename().string();
+    f << "\n";
+  }
   for (const auto& [key, r] : best)
-    f << "{" << cpp_string(d.name) << ", \"" << r->shape.layout() << "\", " << r->shape.m << ", "
+    f << "{" << cpp_string(device) << ", \"" << r->shape.layout() << "\", " << r->shape.m << ", "
       << r->shape.n << ", " << r->shape.k << ", " << cpp_string(r->variant) << "},\n";
   f.flush();
   if (!f) throw UsageError("failed writing --auto-table file '" + path + "'");
+  std::vector<std::string> without;
+  for (const auto& [key, text] : shapes)
+    if (!best.count(key)) without.push_back(text);
+  return without;
 }
 
 }  // namespace bench

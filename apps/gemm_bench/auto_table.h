@@ -1,19 +1,44 @@
 // --auto-table: writes the table the `auto` variant chooses from (kernels/auto_table.inc, C++
-// source included by kernels/auto.cpp): for each measured shape and layout, the fastest of this
-// project's fp32 kernels that passed validation. cuBLAS, TF32 kernels and auto itself are not
-// candidates.
+// source read by kernels/auto.cpp through kernels/auto_table.h): for each measured shape and
+// layout, the fastest of this project's fp32 kernels that passed validation and was timed. cuBLAS,
+// TF32 kernels and auto itself are not candidates. The results are this run's, or (--from-json)
+// those of earlier runs on one GPU, read back from their --json files.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "apps/gemm_bench/device_info.h"
 #include "apps/gemm_bench/result.h"
 
 namespace bench {
 
-// Throws UsageError when the file cannot be written.
-void write_auto_table(const std::string& path, const DeviceInfo& d,
-                      const std::vector<Result>& results);
+// Whether `auto` may choose v: a device fp32 kernel of this project (not cuBLAS, not auto).
+bool auto_candidate(const gemm::Variant& v);
+
+// One earlier run, as its --json file records it.
+struct MeasuredRun {
+  std::string path, device;
+  std::vector<Result> results;
+};
+
+// Reads a gemm_bench --json file (shape, layout, variant, status and median of each result);
+// throws UsageError naming the file and what is wrong: unreadable, not JSON, a field missing or
+// of the wrong type, a bad shape, an unknown status, or a variant this build does not have.
+MeasuredRun read_results_json(const std::string& path);
+
+// The runs' results as one set: where a later run measured a shape and layout again, its results
+// replace the earlier runs' there, so that the kernels at one shape are compared within one run.
+// Throws UsageError when the runs name different GPUs.
+std::vector<Result> merge_runs(const std::vector<MeasuredRun>& runs);
+
+// Writes the table for the GPU named `device`, one line per shape and layout that has a
+// candidate, ordered by layout, M, N, K. `sources` names the --json files it was read from
+// (--from-json; their file names only, in a "// From:" line, so that the table can be checked
+// against the same files committed elsewhere), or is empty for this run's results. Returns the
+// shapes ("256x1024x784:NT") that have no candidate (every fp32 kernel failed, was skipped or was
+// not run there), which get no line. Throws UsageError when the file cannot be written.
+std::vector<std::string> write_auto_table(const std::string& path, const std::string& device,
+                                          const std::vector<Result>& results,
+                                          const std::vector<std::string>& sources = {});
 
 }  // namespace bench

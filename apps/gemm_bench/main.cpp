@@ -5,6 +5,9 @@
 //   gemm_bench --variants cpu                    the host variant, without a GPU (--csv and --json
 //                                                work; --auto-table and --device do not apply)
 //   gemm_bench --list
+//   gemm_bench --from-json a.json,b.json --auto-table kernels/auto_table.inc
+//                                                the `auto` table from earlier runs' --json files
+//                                                (one GPU's), timing nothing
 //
 // Per shape (device_case.h): the variant is validated against cuBLAS fp32 on the same inputs,
 // then timed (timing.h: CUDA events per run, L2 flushed and C poisoned before each, median of
@@ -13,6 +16,10 @@
 //
 // --max-seconds-per-case caps the timed reps of a slow case (naive at 8192³): it then runs fewer
 // reps, at least 3, and says so in the table and files. --skip-slow skips such a case instead.
+//
+// --auto-table writes the table of the `auto` variant (auto_table.h): per shape and layout, the
+// fastest correct fp32 kernel of this project, from this run or (--from-json) from earlier runs.
+// A shape where no such kernel was timed gets no line, is named, and makes the exit status 1.
 //
 // Numeric flags are decimal, finite and in range; the output files' folders, and every shape's
 // memory (host for the cpu variant, the GPU's free memory for the others), are checked before the
@@ -52,6 +59,8 @@ struct Options {
   int device = 0;
   bool device_given = false, csv_given = false, json_given = false, auto_table_given = false;
   std::string csv, json, auto_table;
+  std::vector<std::string> from_json;
+  std::vector<std::string> timing_flags_given;  // flags that --from-json, timing nothing, refuses
   bool list = false;
 };
 
@@ -141,6 +150,38 @@ void check_case_memory(const std::vector<bench::Shape>& shapes, const gemm_mlp::
   }
 }
 
+// Writes --auto-table; false (the shapes named on stderr) when a shape got no line.
+bool write_auto_table_file(const std::string& path, const std::string& device,
+                           const std::vector<Result>& results,
+                           const std::vector<std::string>& sources = {}) {
+  const std::vector<std::string> without = bench::write_auto_table(path, device, results, sources);
+  if (without.empty()) return true;
+  std::fprintf(stderr, "gemm_bench: --auto-table %s has no line for", path.c_str());
+  for (const std::string& s : without) std::fprintf(stderr, " %s", s.c_str());
+  std::fprintf(stderr,
+               ": no fp32 kernel of this project was timed there (each failed, was skipped or "
+               "was not run)\n");
+  return false;
+}
+
+// --from-json: the table from earlier runs, nothing timed.
+int run_from_json(const Options& o) {
+  if (!o.timing_flags_given.empty())
+    throw UsageError("--from-json writes --auto-table from earlier runs and times nothing: drop " +
+                     o.timing_flags_given.front());
+  if (!o.auto_table_given)
+    throw UsageError("--from-json reads earlier runs for --auto-table: give --auto-table FILE");
+  bench::check_output_path(o.auto_table, "--auto-table");
+  std::vector<bench::MeasuredRun> runs;
+  for (const std::string& path : o.from_json) runs.push_back(bench::read_results_json(path));
+  const std::vector<Result> merged = bench::merge_runs(runs);
+  const bool complete =
+      write_auto_table_file(o.auto_table, runs.front().device, merged, o.from_json);
+  std::printf("gemm_bench: wrote %s from %zu results of %zu runs on %s\n", o.auto_table.c_str(),
+              merged.size(), runs.size(), runs.front().device.c_str());
+  return complete ? 0 : 1;
+}
+
 int run_host(const Options& o) {
   if (o.device_given)
     throw UsageError("--device picks a GPU, but --variants cpu runs on the host: drop --device");
@@ -161,6 +202,12 @@ int run_bench(const Options& o) {
   if (o.json_given) bench::check_output_path(o.json, "--json");
   if (o.auto_table_given) bench::check_output_path(o.auto_table, "--auto-table");
   if (chosen.size() == 1 && chosen[0]->device == gemm::Device::CPU) return run_host(o);
+  if (o.auto_table_given && std::none_of(chosen.begin(), chosen.end(), [](const gemm::Variant* v) {
+        return bench::auto_candidate(*v);
+      }))
+    throw UsageError(
+        "--auto-table records the fastest fp32 kernel of this project per shape, but --variants "
+        "names none (cuBLAS, TF32 kernels and auto are not candidates)");
   const std::vector<bench::Shape> shapes = bench::parse_shapes(o.shapes, bench::default_shapes());
 
   const bench::DeviceInfo info = bench::select_device(o.device);
@@ -216,17 +263,19 @@ int run_bench(const Options& o) {
   if (!o.csv.empty()) bench::write_csv(o.csv, info, all);
   if (!o.json.empty())
     bench::write_json(o.json, info, {set, timer.flush_bytes(), bench::kDeviceTiming}, all);
-  if (!o.auto_table.empty()) bench::write_auto_table(o.auto_table, info, all);
-  bool failed = false;
+  bool table_incomplete = false;
+  if (!o.auto_table.empty())
+    table_incomplete = !write_auto_table_file(o.auto_table, info.name, all);
+  bool invalid = false;
   for (const Result& r : all) {
     if (r.status != Status::Failed) continue;
-    if (!failed) std::fprintf(stderr, "gemm_bench: FAILED validation:");
-    failed = true;
+    if (!invalid) std::fprintf(stderr, "gemm_bench: FAILED validation:");
+    invalid = true;
     std::fprintf(stderr, " %s@%s:%s", r.variant.c_str(), r.shape.text().c_str(),
                  r.shape.layout().c_str());
   }
-  if (failed) std::fprintf(stderr, "\n");
-  return failed ? 1 : 0;
+  if (invalid) std::fprintf(stderr, "\n");
+  return table_incomplete || invalid ? 1 : 0;
 }
 
 }  // namespace
@@ -270,6 +319,11 @@ int main(int argc, char** argv) {
                  "Write the table the `auto` variant chooses from (kernels/auto_table.inc): the "
                  "fastest correct fp32 kernel of this project per measured shape and layout "
                  "(device variants only)");
+  app.add_option("--from-json", o.from_json,
+                 "Comma-separated --json files of earlier runs on one GPU: time nothing, write "
+                 "--auto-table from their results (a shape measured again in a later file takes "
+                 "that file's results)")
+      ->delimiter(',');
   app.add_option("--seed", set.seed, "Seed of the random inputs, 0 .. 2^64-1")
       ->transform(apps::decimal_unsigned())
       ->capture_default_str();
@@ -290,12 +344,15 @@ int main(int argc, char** argv) {
   o.csv_given = app.count("--csv") > 0;
   o.json_given = app.count("--json") > 0;
   o.auto_table_given = app.count("--auto-table") > 0;
+  for (const char* flag : {"--variants", "--shapes", "--csv", "--json", "--device", "--reps",
+                           "--warmup", "--max-seconds-per-case", "--skip-slow", "--seed"})
+    if (app.count(flag) > 0) o.timing_flags_given.push_back(flag);
   if (o.list) {
     print_variants();
     return 0;
   }
   try {
-    return run_bench(o);
+    return o.from_json.empty() ? run_bench(o) : run_from_json(o);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "gemm_bench: error: %s\n", e.what());
     return 2;

@@ -8,11 +8,16 @@
 # 3. runs every test with GEMM_MLP_REQUIRE_GPU=1 (a GPU test fails rather than skips) and fails if
 #    any test failed or was skipped. The one allowed skip: RealMnist.* when the MNIST files are
 #    absent from MNIST_DIR (a data skip, not a GPU skip; it is named in the summary);
-# 4. runs gemm_bench on its default shapes (validation against cuBLAS included);
+# 4. runs gemm_bench on its default shapes (validation against cuBLAS included), on the GEMMs of
+#    the three standard models' training steps, and on NT and TN squares; writes the `auto`
+#    variant's table from those runs (gemm_bench --from-json);
 # 4b. runs compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every device
 #    variant on odd shapes with each epilogue (scripts/check/sanitize.sh; every row must be 0);
 # 5. if train_mlp was built and MNIST is present, runs a short training comparison, once with the
 #    whole step replayed as one CUDA graph and once launch by launch (--no-graph);
+# 5b. if train_mlp was built and MNIST is present, scripts/check/odd_widths.py: the production
+#    variants against what they replace, trained at widths and batches no standard model uses
+#    (the `auto` rule is checked against the kernels/auto_table.inc this build compiled);
 # 6. where PyTorch is installed, scripts/pytorch/vs_pytorch.py: our train_mlp beside PyTorch
 #    eager and PyTorch with the whole step in one CUDA graph; and
 #    scripts/pytorch/torch_roundtrip.py: checkpoints both ways between train_mlp and PyTorch;
@@ -27,10 +32,17 @@
 #   gemm_bench.json    the same with device and method
 #   mlp_shapes.json    a second benchmark over the nine GEMMs of an MLP training step (NT, NN, TN)
 #   mlp4096_shapes.json  the same for the wide model, 784-4096-4096-10 at batch 512
-#   auto_table.inc     the `auto` variant's table from that run (copy to kernels/auto_table.inc)
+#   auto_shapes.json   the same for the small model, 784-512-512-10 at batch 128, and the squares
+#                      1024..8192 in NT and TN
+#   auto_table.inc     the `auto` variant's table from gemm_bench.json and the three *_shapes.json
+#                      (copy it to kernels/auto_table.inc and those four to docs/results/, where
+#                      GemmBench.ShippedAutoTableIsWhatTheCommittedRunsMake checks them; rebuild,
+#                      then run the odd step)
 #   sanitizers.csv, sanitizers.log, racecheck_named_barrier.txt   scripts/check/sanitize.sh
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)
 #   train_compare_nograph.csv   the same, launch by launch
+#   odd_widths.csv     scripts/check/odd_widths.py: s/epoch per odd model and variant (the rules'
+#                      table is in gpu_check.log)
 #   vs_pytorch.csv, vs_pytorch.json   scripts/pytorch/vs_pytorch.py
 #   roofline.csv       scripts/docs/roofline.py: the step's floor beside each vs_pytorch.csv time
 #   critical_path.csv  scripts/check/critical_path.py: every kernel of the step of both variants,
@@ -46,15 +58,18 @@
 #                 left unbuilt show up in ctest as skipped "<name>_NOT_BUILT" tests, which fail
 #                 the check: restrict CTEST_ARGS accordingly (e.g. "-R Gemm")
 #   MNIST_DIR     MNIST files (default data/mnist)
-#   STEPS         comma-separated subset of build,test,bench,sanitize,train,vs,path (default: all seven), e.g. to
-#                 split the check across several shorter commands that share BUILD_DIR
+#   STEPS         comma-separated subset of build,test,bench,sanitize,train,odd,vs,path (default:
+#                 all eight), e.g. to split the check across several shorter commands that share
+#                 BUILD_DIR
 #   CTEST_ARGS    extra ctest arguments (word-split), e.g. "-R Gemm"
-#   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"
+#   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"; the
+#                 table's --from-json step takes none
 #   SOURCE_COMMIT the commit to name in the summary, where the copy's git metadata is not the
 #                 source's (default: git rev-parse --short HEAD)
 #   TRAIN_EPOCHS  epochs for the training comparison (default 2)
 #   TRAIN_COMPARE variants added to every fp32 device variant in --compare (default:
 #                 tf32,wgmma,wgmma_ws,tf32_fast,cublas_tf32)
+#   ODD_ARGS      extra scripts/check/odd_widths.py arguments (word-split), e.g. "--epochs 3"
 #   VS_ARGS       extra scripts/pytorch/vs_pytorch.py arguments (word-split), e.g. "--epochs 3"
 #   CRITICAL_PATH_ARGS  extra scripts/check/critical_path.py arguments (word-split), e.g.
 #                 "--steps 8 --keep /tmp/path" (--keep: each variant's graph JSON and ncu CSV)
@@ -72,7 +87,7 @@ build_dir=${BUILD_DIR:-build-gpu}
 case "$build_dir" in /*) ;; *) build_dir="$repo/$build_dir" ;; esac
 mnist_dir=${MNIST_DIR:-data/mnist}
 case "$mnist_dir" in /*) ;; *) mnist_dir="$repo/$mnist_dir" ;; esac
-steps=",${STEPS:-build,test,bench,sanitize,train,vs,path},"
+steps=",${STEPS:-build,test,bench,sanitize,train,odd,vs,path},"
 jobs=$(nproc)
 
 main_log="$out/gpu_check.log"
@@ -222,18 +237,18 @@ if [[ $steps == *,bench,* ]]; then
       fail "bench: gemm_bench failed after $((SECONDS - start)) s (gpu_check.log)"
     fi
     # The GEMMs of one training step of the default MLP (784-1024-1024-10, batch 256): forward NT,
-    # input gradient NN, weight gradient TN. Their fastest kernels make the `auto` table.
+    # input gradient NN, weight gradient TN.
     mlp_shapes=256x1024x784:NT,256x1024x1024:NT,256x10x1024:NT,256x1024x10:NN,256x1024x1024:NN
     mlp_shapes+=,256x784x1024:NN,10x1024x256:TN,1024x1024x256:TN,1024x784x256:TN
     start=$SECONDS
     if run_logged "$main_log" "$bench" --shapes "$mlp_shapes" --json "$out/mlp_shapes.json" \
-        --auto-table "$out/auto_table.inc" "${bench_extra[@]}"; then
-      note "bench: MLP shapes ok in $((SECONDS - start)) s (mlp_shapes.json, auto_table.inc)"
+        "${bench_extra[@]}"; then
+      note "bench: MLP shapes ok in $((SECONDS - start)) s (mlp_shapes.json)"
     else
       fail "bench: gemm_bench on the MLP shapes failed after $((SECONDS - start)) s (gpu_check.log)"
     fi
     # The same nine GEMMs of the wide model (784-4096-4096-10, batch 512), where the tensor-core
-    # variants have room to run; not part of the `auto` table.
+    # variants have room to run.
     wide_shapes=512x4096x784:NT,512x4096x4096:NT,512x10x4096:NT,512x4096x10:NN,512x4096x4096:NN
     wide_shapes+=,512x784x4096:NN,10x4096x512:TN,4096x4096x512:TN,4096x784x512:TN
     start=$SECONDS
@@ -242,6 +257,34 @@ if [[ $steps == *,bench,* ]]; then
       note "bench: wide-model shapes ok in $((SECONDS - start)) s (mlp4096_shapes.json)"
     else
       fail "bench: gemm_bench on the wide model's shapes failed after $((SECONDS - start)) s"
+    fi
+    # The rest of the `auto` table's shapes: the nine GEMMs of the small model (784-512-512-10,
+    # batch 128) and the squares 1024..8192 in NT and TN (NN: the default run above). A kernel
+    # whose 30 reps would take over 2 s at a shape (slower than 67 ms a run: naive, tiled and vec
+    # at 8192³, 5× slower than tf32x3_fast there) is validated but not timed: it cannot be the
+    # fastest. BENCH_ARGS's own --max-seconds-per-case or --skip-slow replace these.
+    auto_shapes=128x512x784:NT,128x512x512:NT,128x10x512:NT,128x512x10:NN,128x512x512:NN
+    auto_shapes+=,128x784x512:NN,10x512x128:TN,512x512x128:TN,512x784x128:TN
+    for layout in NT TN; do
+      for size in 1024 2048 4096 8192; do auto_shapes+=,${size}x${size}x${size}:$layout; done
+    done
+    auto_limits=()
+    [[ " ${BENCH_ARGS:-} " == *" --max-seconds-per-case"* ]] || auto_limits+=(--max-seconds-per-case 2)
+    [[ " ${BENCH_ARGS:-} " == *" --skip-slow"* ]] || auto_limits+=(--skip-slow)
+    start=$SECONDS
+    if run_logged "$main_log" "$bench" --shapes "$auto_shapes" --json "$out/auto_shapes.json" \
+        "${auto_limits[@]}" "${bench_extra[@]}"; then
+      note "bench: small-model shapes and NT/TN squares ok in $((SECONDS - start)) s (auto_shapes.json)"
+    else
+      fail "bench: gemm_bench on the small model's shapes and the NT/TN squares failed after $((SECONDS - start)) s"
+    fi
+    # The `auto` table from the four runs: per shape and layout, the fastest correct fp32 kernel of
+    # this project (a shape measured twice takes the later run's results).
+    auto_runs=$out/gemm_bench.json,$out/mlp_shapes.json,$out/mlp4096_shapes.json,$out/auto_shapes.json
+    if run_logged "$main_log" "$bench" --from-json "$auto_runs" --auto-table "$out/auto_table.inc"; then
+      note "bench: auto_table.inc written from the four runs ($(grep -c '^{' "$out/auto_table.inc") shapes)"
+    else
+      fail "bench: the auto table could not be written from the four runs (gpu_check.log)"
     fi
   fi
 fi
@@ -279,6 +322,26 @@ if [[ $steps == *,train,* ]]; then
         fail "train ($mode): train_mlp --compare failed (gpu_check.log)"
       fi
     done
+  fi
+fi
+
+# --- 5b. Production at widths and batches no standard model uses ------------------------------
+if [[ $steps == *,odd,* ]]; then
+  train="$build_dir/apps/train_mlp/train_mlp"
+  if [ ! -x "$train" ]; then
+    note "odd: skipped, $train was not built"
+  elif ! mnist_present; then
+    note "odd: skipped, MNIST is absent from $mnist_dir (run scripts/setup/fetch_mnist.sh)"
+  else
+    # shellcheck disable=SC2206
+    odd_extra=(${ODD_ARGS:-})
+    start=$SECONDS
+    if run_logged "$main_log" env PYTHONUNBUFFERED=1 python3 "$repo/scripts/check/odd_widths.py" \
+        --train-mlp "$train" --data-dir "$mnist_dir" --csv "$out/odd_widths.csv" "${odd_extra[@]}"; then
+      note "odd: ok in $((SECONDS - start)) s, every production rule holds (odd_widths.csv)"
+    else
+      fail "odd: a rule or a run failed after $((SECONDS - start)) s (odd_widths.csv, gpu_check.log)"
+    fi
   fi
 fi
 

@@ -1,13 +1,16 @@
-// gemm_bench as a user runs it: the host variant without a GPU, and the errors of bad flags, of
-// shapes beyond the memory limit and of a missing GPU, each a message and a non-zero exit before
-// any case runs. Cases that need a GPU check what the machine has, so the same tests pass with
+// gemm_bench as a user runs it: the host variant without a GPU, the `auto` table written from
+// earlier runs' JSON (--from-json), and the errors of bad flags, of bad results files, of shapes
+// beyond the memory limit and of a missing GPU, each a message and a non-zero exit before any
+// case runs. Cases that need a GPU check what the machine has, so the same tests pass with
 // or without one (and none skips).
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "apps/common/number_flags.h"
 #include "kernels/cuda_check.h"
@@ -180,6 +183,144 @@ TEST(GemmBench, ShapesBeyondTheMemoryLimitAreRefusedBeforeAnyCase) {
                       "error scale in fp32) needs 112.0 GiB");
   EXPECT_FAILS_WITH("GEMM_MLP_MEMORY_LIMIT=lots " + kBench + " --variants cpu --shapes 8",
                     "GEMM_MLP_MEMORY_LIMIT must be a byte count");
+}
+
+// --from-json: a results file as gemm_bench --json writes it, with only the fields it reads.
+struct BenchRow {
+  int m, n, k;
+  const char* layout;
+  const char* variant;
+  const char* status;
+  const char* ms;  // "null" when not timed
+};
+
+void write_results(const std::string& path, const std::string& device,
+                   const std::vector<BenchRow>& rows) {
+  std::ofstream f(path);
+  f << "{\"device\": {\"name\": \"" << device << "\"}, \"results\": [";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const BenchRow& r = rows[i];
+    f << (i ? ", " : "") << "{\"m\": " << r.m << ", \"n\": " << r.n << ", \"k\": " << r.k
+      << ", \"layout\": \"" << r.layout << "\", \"variant\": \"" << r.variant
+      << "\", \"precision\": \"FP32\", \"status\": \"" << r.status << "\", \"ms_median\": " << r.ms
+      << "}";
+  }
+  f << "]}\n";
+}
+
+std::string file_name(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+const std::string kTableHeader =
+    "// Written by gemm_bench --auto-table; one line per measured shape and layout:\n"
+    "// {device, layout, M, N, K, fastest correct fp32 variant of this project}.\n";
+
+// Per shape, the fastest timed fp32 kernel of this project: not a faster one that failed, was
+// skipped, is TF32, cuBLAS or auto. A shape measured again in a later file takes that file's
+// results (4096³: b's tf32x3_fast, though a's fast was faster). Lines by layout, then M, N, K.
+TEST(GemmBench, AutoTableFromJsonTakesTheFastestCorrectFp32KernelPerShape) {
+  const std::string a = test_file("_a.json"), b = test_file("_b.json"), table = test_file(".inc");
+  write_results(a, "GPU X",
+                {{256, 1024, 784, "NT", "fast", "ok", "1.0"},
+                 {256, 1024, 784, "NT", "tf32x3_fast", "ok", "0.8"},
+                 {256, 1024, 784, "NT", "tf32x3", "FAILED", "0.7"},
+                 {256, 1024, 784, "NT", "warptile", "skipped", "null"},
+                 {256, 1024, 784, "NT", "tf32_fast", "ok", "0.1"},
+                 {256, 1024, 784, "NT", "cublas", "ok", "0.5"},
+                 {256, 1024, 784, "NT", "auto", "ok", "0.2"},
+                 {4096, 4096, 4096, "NN", "fast", "ok", "8.0"},
+                 {64, 64, 64, "NN", "naive", "ok", "0.03"},
+                 {64, 64, 64, "NN", "vec", "capped", "0.02"}});
+  write_results(b, "GPU X",
+                {{4096, 4096, 4096, "NN", "regtile", "ok", "12.0"},
+                 {4096, 4096, 4096, "NN", "tf32x3_fast", "ok", "9.0"}});
+  const Result r = run(kBench + " --from-json " + a + "," + b + " --auto-table " + table);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("from 11 results of 2 runs on GPU X"), std::string::npos) << r.output;
+  EXPECT_EQ(contents(table), kTableHeader + "// From: " + file_name(a) + " " + file_name(b) + "\n" +
+                                 "{\"GPU X\", \"NN\", 64, 64, 64, \"vec\"},\n"
+                                 "{\"GPU X\", \"NN\", 4096, 4096, 4096, \"tf32x3_fast\"},\n"
+                                 "{\"GPU X\", \"NT\", 256, 1024, 784, \"tf32x3_fast\"},\n");
+}
+
+// A shape where no fp32 kernel of this project was timed gets no line, is named, and fails the
+// run; the other shapes are written.
+TEST(GemmBench, AutoTableNamesAShapeWithoutACandidate) {
+  const std::string a = test_file(".json"), table = test_file(".inc");
+  write_results(a, "GPU X",
+                {{32, 32, 32, "TN", "tf32", "ok", "0.01"},
+                 {32, 32, 32, "TN", "fast", "FAILED", "0.02"},
+                 {64, 64, 64, "NN", "fast", "ok", "0.03"}});
+  const Result r = run(kBench + " --from-json " + a + " --auto-table " + table);
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("has no line for 32x32x32:TN: no fp32 kernel of this project was timed"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(contents(table), kTableHeader + "// From: " + file_name(a) + "\n" +
+                                 "{\"GPU X\", \"NN\", 64, 64, 64, \"fast\"},\n");
+}
+
+// Bad flags and files: a message naming the flag or the file, exit 2.
+TEST(GemmBench, AutoTableFromJsonRefusesBadFlagsAndFiles) {
+  const std::string a = test_file("_a.json"), b = test_file("_b.json"), table = test_file(".inc");
+  const std::string from = kBench + " --auto-table " + table + " --from-json " + a;
+  write_results(a, "GPU X", {{64, 64, 64, "NN", "fast", "ok", "0.03"}});
+  write_results(b, "GPU Y", {{64, 64, 64, "NN", "fast", "ok", "0.03"}});
+  EXPECT_FAILS_WITH(from + "," + b, "--from-json: '" + b + "' was measured on GPU Y, '" + a +
+                                        "' on GPU X: one table is one GPU's");
+  EXPECT_FAILS_WITH(from + " --reps 50", "times nothing: drop --reps");
+  EXPECT_FAILS_WITH(kBench + " --from-json " + a, "give --auto-table FILE");
+  EXPECT_FAILS_WITH(from + "," + test_file("_missing.json"),
+                    "_missing.json': cannot read the file");
+  std::ofstream(b) << "[1, 2";
+  const Result r = run(from + "," + b);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("'" + b + "': not JSON"), std::string::npos) << r.output;
+}
+
+// A bad result: the file, the result's index and what is wrong with it.
+TEST(GemmBench, AutoTableFromJsonNamesTheBadResult) {
+  const std::string b = test_file(".json");
+  const std::string from = kBench + " --auto-table " + test_file(".inc") + " --from-json " + b;
+  write_results(b, "GPU X", {{64, 64, 64, "NN", "warp9", "ok", "0.03"}});
+  EXPECT_FAILS_WITH(from, "result 0: gemm: unknown variant 'warp9'");
+  write_results(b, "GPU X", {{64, 64, 64, "NN", "fast", "great", "0.03"}});
+  EXPECT_FAILS_WITH(from, "result 0: unknown status 'great'");
+  write_results(b, "GPU X", {{64, 64, 0, "NN", "fast", "ok", "0.03"}});
+  EXPECT_FAILS_WITH(from, "result 0: bad --shapes entry '64x64x0:NN'");
+  write_results(b, "GPU X", {{64, 64, 64, "NN", "fast", "ok", "\"fast\""}});
+  EXPECT_FAILS_WITH(from, "result 0: field 'ms_median' is \"fast\", not of the type");
+  std::ofstream(b) << "{\"device\": {\"name\": \"GPU X\"}, \"results\": [{\"m\": 64}]}";
+  EXPECT_FAILS_WITH(from, "result 0 has no field 'n'");
+}
+
+// The shipped table (kernels/auto_table.inc) is what gemm_bench makes of the runs its "// From:"
+// line names, committed in docs/results/ (after a GPU run, commit them with the table).
+TEST(GemmBench, ShippedAutoTableIsWhatTheCommittedRunsMake) {
+  const std::string source = GEMM_MLP_SOURCE_DIR;
+  const std::string shipped = contents(source + "/kernels/auto_table.inc");
+  const std::string from_line = "\n// From: ";
+  const size_t from = shipped.find(from_line);
+  ASSERT_NE(from, std::string::npos)
+      << "kernels/auto_table.inc names no runs: write it with gemm_bench --from-json";
+  std::stringstream names(shipped.substr(from + from_line.size(),
+                                         shipped.find('\n', from + 1) - from - from_line.size()));
+  std::string runs;
+  for (std::string name; names >> name;)
+    runs += (runs.empty() ? "" : ",") + source + "/docs/results/" + name;
+  const std::string table = test_file(".inc");
+  const Result r = run(kBench + " --from-json " + runs + " --auto-table " + table);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(contents(table), shipped)
+      << "kernels/auto_table.inc differs from what gemm_bench --from-json " << runs << " writes";
+}
+
+// A live run's --auto-table needs a kernel that can be in it; refused before any GPU is needed.
+TEST(GemmBench, AutoTableNeedsAnFp32KernelOfThisProject) {
+  EXPECT_FAILS_WITH(
+      kBench + " --variants tf32,cublas,auto --shapes 64 --auto-table " + test_file(".inc"),
+      "--variants names none (cuBLAS, TF32 kernels and auto are not candidates)");
 }
 
 }  // namespace
