@@ -100,9 +100,16 @@ double profile_gemm_seconds(const Options& o, engine::Context& ctx, data::BatchL
   const int gemms_per_step = 3 * static_cast<int>(o.hidden.size()) + 2;
   ctx.reserve_gemm_timers(gemms_per_step * loader.num_batches());
   const auto gather = [&loader](cudaStream_t, const int64_t* step) { loader.batch_at(step); };
+  // The profiled steps run serially (one kernel at a time): the step's branches would overlap the
+  // GEMMs, and their intervals would then add up to more than the time they took.
+  const auto serial = [&](bool graph) {
+    engine::TrainerOptions t = trainer_options(o, total_steps, graph);
+    t.parallel_step = false;
+    return t;
+  };
   if (!o.no_graph) {
     models::MLP scratch(ctx, features, o.hidden, classes);
-    engine::Trainer profiler(ctx, scratch, trainer_options(o, total_steps, true));
+    engine::Trainer profiler(ctx, scratch, serial(true));
     ctx.set_graph_gemm_timing(true);
     loader.begin_epoch(0);
     double replayed_s = 0.0;
@@ -123,7 +130,7 @@ double profile_gemm_seconds(const Options& o, engine::Context& ctx, data::BatchL
     if (replays > 0) return replayed_s / replays * loader.count() / o.batch;
   }
   models::MLP scratch(ctx, features, o.hidden, classes);
-  engine::Trainer profiler(ctx, scratch, trainer_options(o, total_steps, false));
+  engine::Trainer profiler(ctx, scratch, serial(false));
   loader.begin_epoch(0);
   profiler.step(x, y, gather);  // untimed: the first launch of each kernel loads it
   ctx.begin_epoch();

@@ -17,6 +17,8 @@ only.
   vs       scripts/pytorch/vs_pytorch.py: s per epoch beside PyTorch eager and PyTorch's CUDA graph
   roofline scripts/docs/roofline.py (roofline.csv): each model's step at the H200's peaks, and the
            floor as a fraction of every measured epoch time of vs_pytorch.csv
+  odd      scripts/check/odd_widths.py (odd_widths.csv): ms per epoch at odd widths and batches,
+           and the production rules checked on them (scripts/gemm_mlp_tools/production_rules.py)
   ladder   the numbered steps: 4096³ NN TFLOP/s (gemm_bench.json) and s per training epoch
            (train_compare.csv), each against the step before
   step:V   one step's two figures, against the step it builds on, and the commands that measure
@@ -28,7 +30,11 @@ import csv
 import json
 import os
 import re
+import sys
 import textwrap
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gemm_mlp_tools import production_rules  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -160,6 +166,14 @@ def roofline_table(path):
     return "\n".join(out) + "\n"
 
 
+def odd_table(path):
+    try:
+        rows = production_rules.read_rows(read_csv(path))
+    except ValueError as e:
+        raise SystemExit("readme_tables.py: %s: %s" % (path, e))
+    return production_rules.markdown(rows, production_rules.check(rows))
+
+
 def step_figures(results, train_path):
     """{variant: (TFLOP/s at 4096³ NN, % of cuBLAS in its precision, s per epoch)}, for every
     variant the ladder and the production block name; a variant missing from either file is an
@@ -288,6 +302,7 @@ def main():
                                      os.path.join(args.results, "train_compare_nograph.csv")))
     replace_block(docs, "vs", vs_table(os.path.join(args.results, "vs_pytorch.csv")))
     replace_block(docs, "roofline", roofline_table(os.path.join(args.results, "roofline.csv")))
+    replace_block(docs, "odd", odd_table(os.path.join(args.results, "odd_widths.csv")))
     figures = step_figures(results, os.path.join(args.results, "train_compare.csv"))
     replace_block(docs, "ladder", ladder_table(figures, results))
     for _, variant, _, _ in STEPS:
