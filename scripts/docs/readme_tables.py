@@ -17,6 +17,8 @@ only.
   vs       scripts/pytorch/vs_pytorch.py: s per epoch beside PyTorch eager and PyTorch's CUDA graph
   roofline scripts/docs/roofline.py (roofline.csv): each model's step at the H200's peaks, and the
            floor as a fraction of every measured epoch time of vs_pytorch.csv
+  path     scripts/check/critical_path.py (critical_path.csv): the step's critical path per variant,
+           each kernel's time alone (ncu), against all its kernels in a row
   odd      scripts/check/odd_widths.py (odd_widths.csv): ms per epoch at odd widths and batches,
            and the production rules checked on them (scripts/gemm_mlp_tools/production_rules.py)
   ladder   the numbered steps: 4096³ NN TFLOP/s (gemm_bench.json) and s per training epoch
@@ -35,6 +37,7 @@ import textwrap
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from gemm_mlp_tools import production_rules  # noqa: E402
+from gemm_mlp_tools.critical_path import short_name  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -174,6 +177,33 @@ def odd_table(path):
     return production_rules.markdown(rows, production_rules.check(rows))
 
 
+def path_table(path):
+    """Per variant: the kernels on the critical path, in order, and the path's length beside the
+    sum of all the step's kernels (the step on one stream)."""
+    groups = {}
+    for r in read_csv(path):
+        groups.setdefault((r["model"], r["batch"], r["variant"]), []).append(r)
+    out = []
+    for (model, batch, variant), rows in groups.items():
+        critical = [r for r in rows if r["critical"] == "yes"]
+        total = sum(float(r["us"]) for r in rows)
+        length = max(float(r["ends_at_us"]) for r in critical)
+        out.append("%s, batch %s, `%s`: %d of %d kernels on the critical path, %.1f µs; all %d "
+                   "in a row, %.1f µs (%.2f×).\n" % (model, batch, variant, len(critical),
+                                                     len(rows), length, len(rows), total,
+                                                     total / length))
+        out.append("| # | kernel | grid | µs | ends at µs |\n|--:|:--|:--|--:|--:|")
+        for r in critical:
+            name = short_name(r["kernel"])
+            for noise in ("(anonymous namespace)::", "gemm::detail::", "engine::cuda::", "data::"):
+                name = name.replace(noise, "")
+            out.append("| %s | `%s` | %s | %.1f | %.1f |" % (
+                r["order"], name, r["grid"], float(r["us"]),
+                float(r["ends_at_us"])))
+        out.append("")
+    return "\n".join(out)
+
+
 def step_figures(results, train_path):
     """{variant: (TFLOP/s at 4096³ NN, % of cuBLAS in its precision, s per epoch)}, for every
     variant the ladder and the production block name; a variant missing from either file is an
@@ -303,6 +333,7 @@ def main():
     replace_block(docs, "vs", vs_table(os.path.join(args.results, "vs_pytorch.csv")))
     replace_block(docs, "roofline", roofline_table(os.path.join(args.results, "roofline.csv")))
     replace_block(docs, "odd", odd_table(os.path.join(args.results, "odd_widths.csv")))
+    replace_block(docs, "path", path_table(os.path.join(args.results, "critical_path.csv")))
     figures = step_figures(results, os.path.join(args.results, "train_compare.csv"))
     replace_block(docs, "ladder", ladder_table(figures, results))
     for _, variant, _, _ in STEPS:
