@@ -7,13 +7,8 @@
 #   tests/scripts/critical_path_test.sh <repository root>
 set -uo pipefail
 root=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-  printf 'FAIL: %s\n' "$1"
-  failures=$((failures + 1))
-}
+# shellcheck source=tests/scripts/test_lib.sh
+source "$(dirname "$0")/test_lib.sh"
 script=$root/scripts/check/critical_path.py
 
 # The graph: gather -> forward -> loss, which forks into the weight gradient (then its SGD) and the
@@ -140,5 +135,4 @@ expect_error "a lone --graph-json" "--graph-json and --ncu-csv come in pairs; go
 expect_error "a missing report" "cannot read the ncu report $work/missing.csv" --ncu-csv "$work/missing.csv"
 expect_error "too few steps" "at least 5 are needed" --ncu-csv "$work/ncu.csv" --warmup 4
 
-[ "$failures" -eq 0 ] && echo "critical_path_test: all checks passed"
-exit $((failures > 0))
+finish critical_path_test

@@ -7,13 +7,8 @@
 set -uo pipefail
 root=$1
 odd=$root/scripts/check/odd_widths.py
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-  printf 'FAIL: %s\n' "$1"
-  failures=$((failures + 1))
-}
+# shellcheck source=tests/scripts/test_lib.sh
+source "$(dirname "$0")/test_lib.sh"
 
 # The stand-in: s/epoch from $work/times ("HIDDEN BATCH VARIANT SECONDS", the last match, else
 # 0.05 s), exit 1 for SECONDS "exit"; it logs its command line to $work/calls.
@@ -115,5 +110,4 @@ expect_usage "--auto-table: [Errno 2] No such file or directory" --auto-table "$
 echo '{"NVIDIA H200", "NN", 1, 2, "fast"},' >>"$work/table.inc"
 expect_usage "table.inc:6: not an auto table entry" --models 784-257-10:64
 
-[ "$failures" -eq 0 ] && echo "odd_widths_test: all checks passed"
-exit $((failures > 0))
+finish odd_widths_test

@@ -7,13 +7,8 @@
 set -uo pipefail
 root=$1
 tables=$root/scripts/docs/readme_tables.py
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-  printf 'FAIL: %s\n' "$1"
-  failures=$((failures + 1))
-}
+# shellcheck source=tests/scripts/test_lib.sh
+source "$(dirname "$0")/test_lib.sh"
 docs=(README.md docs/RESULTS.md docs/KERNELS.md)
 mkdir -p "$work/docs"
 for d in "${docs[@]}"; do cp "$root/$d" "$work/$d"; done
@@ -64,5 +59,4 @@ elif ! sed -n '/step:warptile:begin/,/step:warptile:end/p' "$work/docs/KERNELS.m
   fail "step:warptile does not name 1024³ at 0.50× of dbuf"
 fi
 
-[[ $failures -eq 0 ]] && echo "readme_tables_test: all checks passed"
-exit $((failures > 0))
+finish readme_tables_test

@@ -6,13 +6,8 @@
 #   tests/scripts/roofline_test.sh <repository root>
 set -uo pipefail
 root=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-  printf 'FAIL: %s\n' "$1"
-  failures=$((failures + 1))
-}
+# shellcheck source=tests/scripts/test_lib.sh
+source "$(dirname "$0")/test_lib.sh"
 
 # 784-1024-1024-10 at batch 256: forward 2·256·(784·1024 + 1024·1024 + 1024·10) = 953155584 FLOPs,
 # the weight gradients as many, the input gradients (layers 2 and 3) 2·256·(1024·1024 + 1024·10) =
@@ -49,5 +44,4 @@ elif ! grep -q "bad row in vs_pytorch.csv.*784-x-10" "$work/out"; then
   fail "the error does not name the bad row: $(cat "$work/out")"
 fi
 
-[ "$failures" -eq 0 ] && echo "roofline_test: all checks passed"
-exit $((failures > 0))
+finish roofline_test
