@@ -15,7 +15,7 @@
 // Timing: an epoch's time runs from its first shuffle to its last optimiser step, as the device
 // saw it (CUDA events); evaluation of the test set is outside it. Before the first epoch, one
 // untimed, profiled epoch on a scratch copy of the model loads every kernel and cuBLAS and
-// measures an epoch's GEMM time (see train()); the timed epochs record no per-GEMM events.
+// measures an epoch's GEMM time (epoch.h); the timed epochs record no per-GEMM events.
 //
 // Stopping (SIGINT, SIGTERM): apps/train_mlp/stop.h.
 #include <algorithm>
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "apps/common/parse_number.h"
+#include "apps/train_mlp/epoch.h"
 #include "apps/train_mlp/options.h"
 #include "apps/train_mlp/report.h"
 #include "apps/train_mlp/step_graph.h"
@@ -41,26 +42,6 @@
 #include "models/mlp.h"
 
 namespace {
-
-// Steps first .. num_batches()-1 of an epoch; returns the index after the last step taken (less
-// than num_batches() when a stop signal came). The loader gathers each step's batch from the
-// device-side step counter (BatchLoader::batch_at), so that a replayed graph gathers a new batch
-// each time, and a run resumed at step `first` of the epoch gathers that step's batch.
-int run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine::Tensor& x,
-              const engine::LabelTensor& y, Progress* progress, int first = 0) {
-  const auto gather = [&loader](cudaStream_t, const int64_t* step) { loader.batch_at(step); };
-  const int batches = loader.num_batches(), b = loader.batch_size();
-  for (int i = first; i < batches; ++i) {
-    if (stop_signal() != 0) return i;
-    const int size = std::min(b, loader.count() - i * b);
-    if (size == x.rows())
-      trainer.step(x, y, gather);
-    else  // the epoch's last, partial batch: the first rows of the same buffers
-      trainer.step(x.first_rows(size), y.first(size), gather);
-    if (progress) progress->update(i + 1);
-  }
-  return batches;
-}
 
 double metadata_number(const engine::Metadata& m, const std::string& path, const char* key) {
   const auto it = m.find(key);
@@ -84,58 +65,6 @@ std::string exact(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.17g", v);
   return text;
-}
-
-// The GEMM time of one epoch, measured on a scratch copy of the model (built after the real one,
-// so the real one's initialisation does not depend on it); it also loads every kernel and cuBLAS
-// before the timed epochs. The step is captured with CUDA event nodes around every GEMM and the
-// intervals are read after each replay (a wait per step, which only this pass makes); an epoch's
-// GEMM time is the mean replayed step's times the epoch's batches (the partial one counted by its
-// share of rows). Without a graph (--no-graph, a capture that failed, or a driver that cannot time
-// events in a graph) the GEMMs are timed one by one with events around each launch, which
-// include launch gaps.
-double profile_gemm_seconds(const Options& o, engine::Context& ctx, data::BatchLoader& loader,
-                            const engine::Tensor& x, const engine::LabelTensor& y, int features,
-                            int classes, int64_t total_steps, const char* variant) {
-  const int gemms_per_step = 3 * static_cast<int>(o.hidden.size()) + 2;
-  ctx.reserve_gemm_timers(gemms_per_step * loader.num_batches());
-  const auto gather = [&loader](cudaStream_t, const int64_t* step) { loader.batch_at(step); };
-  // The profiled steps run serially (one kernel at a time): the step's branches would overlap the
-  // GEMMs, and their intervals would then add up to more than the time they took.
-  const auto serial = [&](bool graph) {
-    engine::TrainerOptions t = trainer_options(o, total_steps, graph);
-    t.parallel_step = false;
-    return t;
-  };
-  if (!o.no_graph) {
-    models::MLP scratch(ctx, features, o.hidden, classes);
-    engine::Trainer profiler(ctx, scratch, serial(true));
-    ctx.set_graph_gemm_timing(true);
-    loader.begin_epoch(0);
-    double replayed_s = 0.0;
-    int replays = 0;
-    for (int i = 0; i < loader.count() / o.batch; ++i) {  // the full batches
-      profiler.step(x, y, gather);
-      if (!profiler.graph_active()) continue;
-      try {
-        replayed_s += ctx.graph_gemm_seconds();  // waits for the replay
-      } catch (const gemm_mlp::Error& e) {       // e.g. a driver that cannot time events in a graph
-        std::cout << "[" << variant << "] note: " << e.what() << "; timing GEMMs one by one\n";
-        replays = 0;
-        break;
-      }
-      ++replays;
-    }
-    ctx.set_graph_gemm_timing(false);
-    if (replays > 0) return replayed_s / replays * loader.count() / o.batch;
-  }
-  models::MLP scratch(ctx, features, o.hidden, classes);
-  engine::Trainer profiler(ctx, scratch, serial(false));
-  loader.begin_epoch(0);
-  profiler.step(x, y, gather);  // untimed: the first launch of each kernel loads it
-  ctx.begin_epoch();
-  run_epoch(profiler, loader, x, y, nullptr);
-  return ctx.end_epoch().gemm_s;
 }
 
 RunResult train(const Options& o, engine::Device device, const gemm::Variant& variant,
