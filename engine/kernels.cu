@@ -1,7 +1,8 @@
 // The engine's own CUDA kernels: the elementwise and reduction parts of the layers that are not
 // fused into a GEMM's epilogue, the loss and the optimisers. Every matrix product goes through the
 // GEMM dispatch instead (Context::gemm). Each launcher states its shapes in backend.h; the kernels
-// repeat them.
+// repeat them. All launch dependently (kernels/launch.cuh): each starts while the kernel before
+// it on its stream finishes, and calls gemm::await_prior_kernels() before touching memory.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -12,10 +13,14 @@
 
 #include "engine/backend.h"
 #include "kernels/cuda_check.h"
+#include "kernels/launch.cuh"
 
 namespace engine::cuda {
 
 namespace {
+
+using gemm::await_prior_kernels;
+using gemm::launch_kernel;
 
 constexpr int kThreads = 256;     // threads per block for the elementwise kernels
 constexpr int kMaxBlocks = 4096;  // grid-stride loops cover anything larger
@@ -40,6 +45,7 @@ static_assert(kColTile == kWarp, "one warp per row slice keeps the loads coalesc
 static_assert(kColTile * kRowSlices <= 1024, "a block has at most 1024 threads");
 
 __global__ void column_sums_kernel(const float* dy, float* db, int rows, int cols, float beta) {
+  await_prior_kernels();
   __shared__ float partial[kRowSlices][kColTile];
   const int c = blockIdx.x * kColTile + threadIdx.x;
   float sum = 0.0f;
@@ -57,11 +63,13 @@ __global__ void column_sums_kernel(const float* dy, float* db, int rows, int col
 
 // x, y are n.
 __global__ void relu_forward_kernel(const float* x, float* y, int64_t n) {
+  await_prior_kernels();
   GRID_STRIDE_LOOP(i, n) { y[i] = fmaxf(x[i], 0.0f); }
 }
 
 // y, dy, dx are n.
 __global__ void relu_backward_kernel(const float* y, const float* dy, float* dx, int64_t n) {
+  await_prior_kernels();
   GRID_STRIDE_LOOP(i, n) { dx[i] = y[i] > 0.0f ? dy[i] : 0.0f; }
 }
 
@@ -161,6 +169,7 @@ __global__ void __launch_bounds__(kLossThreads)
     softmax_xent_kernel(const float* __restrict__ logits, const int32_t* __restrict__ labels,
                         float* __restrict__ dlogits, int rows, int classes, float inv_batch,
                         MetricCounters* counters, LossScratch* scratch) {
+  await_prior_kernels();
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   double warp_loss = 0.0;  // kept by lane 0
   unsigned int warp_correct = 0, warp_bad = 0;
@@ -223,6 +232,7 @@ __global__ void __launch_bounds__(kLossThreads)
     squared_error_kernel(const float* __restrict__ predictions, const float* __restrict__ targets,
                          float* __restrict__ dpredictions, int rows, int cols, float grad_scale,
                          MetricCounters* counters, LossScratch* scratch) {
+  await_prior_kernels();
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   double warp_loss = 0.0;  // kept by lane 0
   unsigned int lane_bad = 0;
@@ -264,6 +274,7 @@ __device__ __forceinline__ void store4(float* p, int64_t i, const Float4& x) {
 // w, g, v are n; every thread reads the step counter, so it is advanced by a later kernel.
 __global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, const int64_t* step,
                            LrSchedule schedule, float momentum, float weight_decay) {
+  await_prior_kernels();
   const float lr = lr_at(schedule, *step);
   GRID_STRIDE_LOOP(i, n / kLanes) {
     Float4 wi = load4(w, i), vi = v != nullptr ? load4(v, i) : Float4{};
@@ -286,6 +297,7 @@ __global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, const 
 __global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_t n,
                             const int64_t* step, LrSchedule schedule, float beta1, float beta2,
                             float eps, float weight_decay) {
+  await_prior_kernels();
   const float lr = lr_at(schedule, *step);
   const double t = static_cast<double>(*step + 1);
   const auto c1 = static_cast<float>(1.0 - pow(static_cast<double>(beta1), t));
@@ -306,10 +318,14 @@ __global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_
   }
 }
 
-__global__ void advance_step_kernel(int64_t* step) { *step += 1; }
+__global__ void advance_step_kernel(int64_t* step) {
+  await_prior_kernels();
+  *step += 1;
+}
 
 // w is n.
 __global__ void scale_uniform_kernel(float* w, int64_t n, float bound) {
+  await_prior_kernels();
   GRID_STRIDE_LOOP(i, n) { w[i] = bound * (2.0f * w[i] - 1.0f); }
 }
 
@@ -318,39 +334,33 @@ __global__ void scale_uniform_kernel(float* w, int64_t n, float bound) {
 void column_sums(const float* dy, float* db, int rows, int cols, float beta, cudaStream_t stream) {
   const dim3 block(kColTile, kRowSlices);
   const dim3 grid((cols + kColTile - 1) / kColTile);
-  column_sums_kernel<<<grid, block, 0, stream>>>(dy, db, rows, cols, beta);
-  CUDA_CHECK_LAUNCH();
+  launch_kernel(column_sums_kernel, {dim3(grid), dim3(block), 0, stream}, dy, db, rows, cols, beta);
 }
 
 void relu_forward(const float* x, float* y, int64_t n, cudaStream_t stream) {
-  relu_forward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n);
-  CUDA_CHECK_LAUNCH();
+  launch_kernel(relu_forward_kernel, {dim3(blocks_for(n)), dim3(kThreads), 0, stream}, x, y, n);
 }
 
 void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaStream_t stream) {
-  relu_backward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(y, dy, dx, n);
-  CUDA_CHECK_LAUNCH();
+  launch_kernel(relu_backward_kernel, {dim3(blocks_for(n)), dim3(kThreads), 0, stream}, y, dy, dx,
+                n);
 }
 
 void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
                   float inv_batch, MetricCounters* counters, LossScratch* scratch,
                   cudaStream_t stream) {
   const int blocks = loss_blocks(rows);
-  if (classes <= kWarp * kLossCache)
-    softmax_xent_kernel<true><<<blocks, kLossThreads, 0, stream>>>(
-        logits, labels, dlogits, rows, classes, inv_batch, counters, scratch);
-  else
-    softmax_xent_kernel<false><<<blocks, kLossThreads, 0, stream>>>(
-        logits, labels, dlogits, rows, classes, inv_batch, counters, scratch);
-  CUDA_CHECK_LAUNCH();
+  const auto kernel =
+      classes <= kWarp * kLossCache ? softmax_xent_kernel<true> : softmax_xent_kernel<false>;
+  launch_kernel(kernel, {dim3(blocks), dim3(kLossThreads), 0, stream}, logits, labels, dlogits,
+                rows, classes, inv_batch, counters, scratch);
 }
 
 void squared_error(const float* predictions, const float* targets, float* dpredictions, int rows,
                    int cols, float grad_scale, MetricCounters* counters, LossScratch* scratch,
                    cudaStream_t stream) {
-  squared_error_kernel<<<loss_blocks(rows), kLossThreads, 0, stream>>>(
-      predictions, targets, dpredictions, rows, cols, grad_scale, counters, scratch);
-  CUDA_CHECK_LAUNCH();
+  launch_kernel(squared_error_kernel, {dim3(loss_blocks(rows)), dim3(kLossThreads), 0, stream},
+                predictions, targets, dpredictions, rows, cols, grad_scale, counters, scratch);
 }
 
 namespace {
@@ -369,28 +379,25 @@ void require_flat(int64_t n, std::initializer_list<const float*> arrays) {
 void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
               LrSchedule schedule, float momentum, float weight_decay, cudaStream_t stream) {
   require_flat(n, {w, g, v});
-  sgd_kernel<<<blocks_for(n / kLanes), kThreads, 0, stream>>>(w, g, v, n, step, schedule, momentum,
-                                                              weight_decay);
-  CUDA_CHECK_LAUNCH();
+  launch_kernel(sgd_kernel, {dim3(blocks_for(n / kLanes)), dim3(kThreads), 0, stream}, w, g, v, n,
+                step, schedule, momentum, weight_decay);
 }
 
 void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,
                LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay,
                cudaStream_t stream) {
   require_flat(n, {w, g, m, v});
-  adam_kernel<<<blocks_for(n / kLanes), kThreads, 0, stream>>>(w, g, m, v, n, step, schedule, beta1,
-                                                               beta2, eps, weight_decay);
-  CUDA_CHECK_LAUNCH();
+  launch_kernel(adam_kernel, {dim3(blocks_for(n / kLanes)), dim3(kThreads), 0, stream}, w, g, m, v,
+                n, step, schedule, beta1, beta2, eps, weight_decay);
 }
 
 void advance_step(int64_t* step, cudaStream_t stream) {
-  advance_step_kernel<<<1, 1, 0, stream>>>(step);
-  CUDA_CHECK_LAUNCH();
+  launch_kernel(advance_step_kernel, {dim3(1), dim3(1), 0, stream}, step);
 }
 
 void scale_uniform(float* w, int64_t n, float bound, cudaStream_t stream) {
-  scale_uniform_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, n, bound);
-  CUDA_CHECK_LAUNCH();
+  launch_kernel(scale_uniform_kernel, {dim3(blocks_for(n)), dim3(kThreads), 0, stream}, w, n,
+                bound);
 }
 
 }  // namespace engine::cuda

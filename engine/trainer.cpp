@@ -74,11 +74,11 @@ const Tensor& Trainer::loss_gradient(const Tensor& output, const Targets& target
   return mean_squared_error_.forward_backward(ctx_, output, *targets.values, train_metrics_);
 }
 
-void Trainer::enqueue(const Tensor& x, const Targets& targets, const Fill& fill) {
+void Trainer::enqueue(const Tensor& x, const Targets& targets, const Fill& fill, bool branched) {
   if (fill) fill(ctx_.stream(), optimizer_->device_step());
   const Tensor& output = net_.forward(ctx_, x);
   const Tensor& gradient = loss_gradient(output, targets);
-  if (!options_.parallel_step) {
+  if (!branched) {
     net_.backward(ctx_, gradient);
     optimizer_->step(ctx_);
     return;
@@ -119,16 +119,20 @@ void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill
     throw Error("trainer: a batch of " + std::to_string(x.rows()) + " rows, prepared for 1.." +
                 std::to_string(options_.max_batch));
   const bool full = x.rows() == options_.max_batch;
+  // Branches only where a graph will replay them: launched one by one, a fork and a join cost the
+  // host more than the overlap gains. The step before a capture takes them too, so that it sizes
+  // the side streams' workspaces.
+  const bool branched = options_.parallel_step;
   if (!use_graph_ || !full) {
-    enqueue(x, targets, fill);
+    enqueue(x, targets, fill, false);
   } else if (graph_ && x.data() == graph_x_ && targets.data() == graph_targets_) {
     graph_.launch(ctx_.stream());
   } else if (!warmed_up_) {
-    enqueue(x, targets, fill);
+    enqueue(x, targets, fill, branched);
     warmed_up_ = true;
   } else {
     try {
-      graph_ = ctx_.capture([&] { enqueue(x, targets, fill); });
+      graph_ = ctx_.capture([&] { enqueue(x, targets, fill, branched); });
       graph_x_ = x.data();
       graph_targets_ = targets.data();
     } catch (const std::exception& e) {
@@ -136,7 +140,7 @@ void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill
       graph_ = CudaGraph();
       graph_note_ = std::string("the training step could not be captured as a CUDA graph (") +
                     e.what() + "); running it launch by launch";
-      enqueue(x, targets, fill);
+      enqueue(x, targets, fill, false);
       ++steps_;
       return;
     }

@@ -18,9 +18,11 @@
 // A step is: the optional fill (a data loader's gather) → forward → loss, its gradient and the
 // metrics (one kernel) → backward, which overwrites the gradients (no zeroing pass) → the
 // optimiser → the step counter + 1. On CUDA, with options.parallel_step, the independent parts
-// run on side streams (Context::Branches): each layer's weight and bias gradients beside its
-// input gradient, and each layer's update as soon as its gradients are done and every input
-// gradient that reads its weights is queued. The arithmetic is the same either way, bit for bit.
+// of a graph's step run on side streams (Context::Branches): each layer's weight and bias
+// gradients beside its input gradient, and each layer's update as soon as its gradients are done
+// and every input gradient that reads its weights is queued. A step launched one by one (without
+// the graph, or a partial batch) runs on one stream: there each fork and join costs the host
+// more than the overlap gains. The arithmetic is the same either way, bit for bit.
 //
 // CUDA graph: on CUDA, with options.cuda_graph, the first full-size step runs launch by launch
 // (it also sizes the GEMM workspaces and loads every kernel), the second is captured, and every
@@ -55,7 +57,7 @@ struct TrainerOptions {
   SgdOptions sgd;             // used with Optimizer::Sgd
   AdamOptions adam;           // used with Optimizer::Adam
   bool cuda_graph = true;     // CUDA only: replay full-size steps as one graph
-  bool parallel_step = true;  // CUDA only: independent work of a step on side streams
+  bool parallel_step = true;  // CUDA graph only: independent work of a step on side streams
 };
 
 class Trainer {
@@ -115,7 +117,8 @@ class Trainer {
 
   void require_loss(TrainerOptions::Loss wanted, const char* call) const;
   void run_step(const Tensor& x, const Targets& targets, const Fill& fill);
-  void enqueue(const Tensor& x, const Targets& targets, const Fill& fill);
+  // branched: the step's independent parts on side streams (Context::Branches).
+  void enqueue(const Tensor& x, const Targets& targets, const Fill& fill, bool branched);
   // The training loss (its metrics in train_metrics_) and its gradient.
   const Tensor& loss_gradient(const Tensor& output, const Targets& targets);
   MetricTotals evaluate_in_batches(const Tensor& x, int target_count, const Targets& targets);

@@ -109,6 +109,15 @@ void run(const std::string& variant, const Problem& p, cudaStream_t stream = nul
 // True when a CUDA device can be used (cuda_check.h).
 using gemm_mlp::cuda_device_available;
 
+// Programmatic dependent launch (kernels/launch.cuh): on compute capability 9.0 and newer, the
+// production kernels (fast/, the variants `fast`, `tf32_fast`, `tf32x3_fast` and what `auto` picks
+// of them), the split-K reduction and the engine's kernels start while the kernel before them on
+// their stream finishes, and wait inside for its results. On by default; off launches them in
+// plain stream order (to measure what it gains: train_mlp --no-dependent-launch). Process-wide;
+// set it between launches, not while another thread launches.
+void set_dependent_launch(bool on);
+bool dependent_launch();
+
 // "NN", "NT", "TN" or "TT".
 std::string layout_name(Op op_a, Op op_b);
 

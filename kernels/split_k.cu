@@ -4,13 +4,16 @@
 #include <mutex>
 #include <tuple>
 
+#include "kernels/launch.cuh"
 #include "kernels/split_k.cuh"
 
 namespace gemm::detail {
 namespace {
 
-// partials: splits × M×N, densely packed. One thread per element of C.
+// partials: splits × M×N, densely packed. One thread per element of C. Launched dependently
+// (launch.cuh): it starts while the slices' kernel finishes.
 __global__ void split_k_reduce_kernel(const float* partials, int splits, Epilogue c) {
+  await_prior_kernels();
   const int row = blockIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= c.n) return;
   const int64_t slice = int64_t(c.m) * c.n;
@@ -51,8 +54,8 @@ void launch_split_k_reduce(const Problem& p, const float* partials, int splits,
   constexpr int kThreads = 256;
   if (p.m > 65535) throw Error("gemm: split-K reduction supports M up to 65535");
   const dim3 grid((p.n + kThreads - 1) / kThreads, p.m);
-  split_k_reduce_kernel<<<grid, kThreads, 0, stream>>>(partials, splits, epilogue(p));
-  CUDA_CHECK_LAUNCH();
+  launch_kernel(split_k_reduce_kernel, {grid, dim3(kThreads), 0, stream}, partials, splits,
+                epilogue(p));
 }
 
 }  // namespace gemm::detail

@@ -233,6 +233,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                "Queue each training step's kernels one after another on one stream, instead of "
                "running its independent gradients and updates side by side (same results, bit "
                "for bit; for measuring the difference)");
+  app.add_flag("--no-dependent-launch", o.no_dependent_launch,
+               "Launch each kernel after the one before it has finished, instead of letting the "
+               "production and engine kernels start while it finishes (Hopper's programmatic "
+               "dependent launch; same results, bit for bit; for measuring the difference)");
   app.add_option("--step-graph", o.step_graph,
                  "Write the captured training step's CUDA graph to this JSON file: its kernels in "
                  "launch order and which ones each waits for (scripts/check/critical_path.py "

@@ -33,6 +33,7 @@ struct Options {
   std::string eval;
   bool no_graph = false;
   bool serial_step = false;
+  bool no_dependent_launch = false;
   std::string step_graph;  // --step-graph: the captured step's topology, as JSON
   std::string schedule = "cosine";
   std::string history;

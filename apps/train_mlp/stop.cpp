@@ -55,5 +55,6 @@ std::string resume_command(const Options& o) {
   repeat("--log-interval", std::to_string(o.log_interval));
   if (o.no_graph) command += " --no-graph";
   if (o.serial_step) command += " --serial-step";
+  if (o.no_dependent_launch) command += " --no-dependent-launch";
   return command;
 }

@@ -147,7 +147,8 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
             << batches << " batches of " << o.batch << ", " << o.optimizer
             << (device == engine::Device::CUDA
                     ? std::string(o.no_graph ? ", launch by launch" : ", one CUDA graph per step") +
-                          (o.serial_step ? ", serial step" : "")
+                          (o.serial_step ? ", serial step" : "") +
+                          (o.no_dependent_launch ? ", no dependent launch" : "")
                     : "")
             << "\n";
   const auto save = [&](int epoch, const engine::Metadata& extra) {
@@ -456,6 +457,7 @@ int main(int argc, char** argv) {
   Options o;
   if (const std::optional<int> status = parse_options(argc, argv, o)) return *status;
   install_stop_handlers(argc > 0 ? argv[0] : "train_mlp");
+  gemm::set_dependent_launch(!o.no_dependent_launch);
   try {
     const int status = run(o);
     // A report that did not reach its file (e.g. a full disk) is an error, not a silent loss.

@@ -1,13 +1,15 @@
 // Split-K through a thread block cluster, for the production kernels (fast/): the K slices of one
 // output tile form a cluster of (1, 1, slices) blocks, stage their partials in their own shared
 // memory, and sum them through distributed shared memory (cluster_split_k_store): no workspace,
-// no second kernel. sm_90 and newer, up to 8 slices; elsewhere the workspace way of split_k.cuh.
+// no second kernel. sm_90 and newer, up to 8 slices whose clusters all fit at once; elsewhere the
+// workspace way of split_k.cuh.
 #pragma once
 
 #include <cooperative_groups.h>
 
-#include <utility>
+#include <algorithm>
 
+#include "kernels/launch.cuh"
 #include "kernels/pipeline.cuh"
 #include "kernels/split_k.cuh"
 
@@ -62,46 +64,53 @@ __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const f
 bool clusters_fit_at_once(const void* kernel, long clusters, int cluster_size, int threads,
                           int smem_bytes);
 
-// Launches kernel<<<grid, threads, smem_bytes, stream>>>(args…) with clusters of (1, 1, grid.z).
-template <class... Params, class... Args>
-void launch_split_k_cluster(void (*kernel)(Params...), dim3 grid, int threads, int smem_bytes,
-                            cudaStream_t stream, Args&&... args) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = size_t(smem_bytes);
-  config.stream = stream;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = 1;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = grid.z;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+// A slice of the cluster way may be at most this much longer than the plan's (fewer slices, where
+// clusters of the plan's count do not all fit at once): a longer slice costs more than the
+// workspace's reduction kernel saves (docs/NOTES.md, "Cluster split-K that fits").
+constexpr int kClusterSliceGrowthNum = 3, kClusterSliceGrowthDen = 2;
+
+// The split of the cluster way for `plan` (K tiles of BK): the most slices, at most plan.splits
+// and 8, for which fits(slices) says the clusters can all be resident at once and whose slices are
+// at most 3/2 of the plan's; {1, 0} where there is none.
+template <int BK, class Fits>
+SplitK cluster_split(const Problem& p, SplitK plan, Fits&& fits) {
+  const int k_tiles = (p.k + BK - 1) / BK, plan_tiles = plan.k_per_split / BK;
+  for (int splits = std::min(plan.splits, kMaxClusterSplits); splits > 1; --splits) {
+    const int tiles_per_split = (k_tiles + splits - 1) / splits;
+    if (kClusterSliceGrowthDen * tiles_per_split > kClusterSliceGrowthNum * plan_tiles) break;
+    const int used = (k_tiles + tiles_per_split - 1) / tiles_per_split;  // the last may be empty
+    if (used > 1 && fits(used)) return {used, tiles_per_split * BK};
+  }
+  return {1, 0};
 }
 
-// Launches a kernel of the form kernel<kClusterSplit>(a, b, c, k_per_split, maps…) over `grid`
-// with plan.splits K slices: summed in the cluster's shared memory where every cluster is resident
-// at once (at most 8 slices), otherwise through the workspace (split_k.cuh).
-template <auto kClusterKernel, auto kWorkspaceKernel, class OperandA, class OperandB, class... Maps>
+// Launches a kernel of the form kernel<kClusterSplit>(a, b, c, k_per_split, maps…), of K tile BK,
+// over `grid` with K split as `plan` says: summed in the shared memory of clusters where they run
+// (cluster_split), otherwise through the workspace (split_k.cuh). Dependently (launch.cuh): both
+// kernels call await_prior_kernels() first.
+template <int BK, auto kClusterKernel, auto kWorkspaceKernel, class OperandA, class OperandB,
+          class... Maps>
 void launch_planned_split_k(const Problem& p, SplitK plan, dim3 grid, int threads, int smem_bytes,
                             cudaStream_t stream, const OperandA& a, const OperandB& b,
                             const Maps&... maps) {
-  grid.z = plan.splits;
-  if (plan.splits > 1 && plan.splits <= kMaxClusterSplits) {
+  if (plan.splits > 1 && clusters_supported()) {
     allow_dynamic_smem<kClusterKernel>(smem_bytes);
-    if (clusters_fit_at_once(reinterpret_cast<const void*>(kClusterKernel), long(grid.x) * grid.y,
-                             plan.splits, threads, smem_bytes)) {
-      launch_split_k_cluster(kClusterKernel, grid, threads, smem_bytes, stream, a, b, epilogue(p),
-                             plan.k_per_split, maps...);
+    const SplitK clustered = cluster_split<BK>(p, plan, [&](int splits) {
+      return clusters_fit_at_once(reinterpret_cast<const void*>(kClusterKernel),
+                                  long(grid.x) * grid.y, splits, threads, smem_bytes);
+    });
+    if (clustered.splits > 1) {
+      grid.z = clustered.splits;
+      launch_kernel(kClusterKernel, {grid, dim3(threads), size_t(smem_bytes), stream, grid.z}, a, b,
+                    epilogue(p), clustered.k_per_split, maps...);
       return;
     }
   }
+  grid.z = plan.splits;
   allow_dynamic_smem<kWorkspaceKernel>(smem_bytes);
   run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
-    kWorkspaceKernel<<<grid, threads, smem_bytes, stream>>>(a, b, c, k_per_split, maps...);
-    CUDA_CHECK_LAUNCH();
+    launch_kernel(kWorkspaceKernel, {grid, dim3(threads), size_t(smem_bytes), stream}, a, b, c,
+                  k_per_split, maps...);
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include "kernels/common.cuh"
 #include "kernels/fast/k_major_copies.h"
+#include "kernels/launch.cuh"
 
 namespace gemm::detail {
 namespace {
@@ -14,6 +15,7 @@ namespace {
 constexpr int kTransposeTile = 32, kTransposeRows = 8;
 __global__ void __launch_bounds__(kTransposeTile* kTransposeRows)
     transpose_to_k_major(Operand<false> a, Operand<false> b, float* a_k, float* b_k, int ld_k) {
+  await_prior_kernels();
   const Operand<false>& op = blockIdx.z == 0 ? a : b;
   float* dst = blockIdx.z == 0 ? a_k : b_k;
   const int x0 = blockIdx.x * kTransposeTile, k0 = blockIdx.y * kTransposeTile;
@@ -53,9 +55,8 @@ float* copy_k_major(const Problem& p, bool with_b, cudaStream_t stream) {
   const int x_extent = with_b ? std::max(p.m, p.n) : p.m;
   const dim3 grid((x_extent + kTransposeTile - 1) / kTransposeTile, unsigned(k_blocks),
                   with_b ? 2 : 1);
-  transpose_to_k_major<<<grid, dim3(kTransposeTile, kTransposeRows), 0, stream>>>(
-      operand_a<false>(p), operand_b<false>(p), a_k, a_k + size_t(ld_k) * p.m, ld_k);
-  CUDA_CHECK_LAUNCH();
+  launch_kernel(transpose_to_k_major, {grid, dim3(kTransposeTile, kTransposeRows), 0, stream},
+                operand_a<false>(p), operand_b<false>(p), a_k, a_k + size_t(ld_k) * p.m, ld_k);
   return a_k;
 }
 

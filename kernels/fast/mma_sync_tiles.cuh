@@ -4,12 +4,15 @@
 //     instructions, for tuning);
 //   - kStagedOutput: the output tile goes through shared memory to be stored a float4 row at a
 //     time (tf32x3_fast's short-K tiles, whose blocks do little but store); otherwise each thread
-//     stores its fragments straight to C, as steps 7 and 10 do.
+//     stores its fragments straight to C, as steps 7 and 10 do;
+//   - split-K through a cluster (cluster_split_k.cuh), the partials staged the same way, and
+//     dependent launch (launch.cuh).
 // launch_split_tile runs one config with tf32x3_fast's split-K plan; launch_narrow_or_short_k
 // serves the shapes wgmma's tiles do not, for tf32_fast and tf32x3_fast.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
 
+#include "kernels/fast/cluster_split_k.cuh"
 #include "kernels/launchers.h"
 #include "kernels/mma_sync.cuh"
 #include "kernels/split_tf32.cuh"
@@ -29,14 +32,17 @@ struct MmaTileDefaults {
 
 // Block (blockIdx.y, blockIdx.x) computes the kBlockM × kBlockN tile of C from K slice blockIdx.z
 // (k_per_split long); warp w its kWarpM × kWarpN warp tile of kFragsM × kFragsN MMA tiles (16×8).
-template <class Cfg, class Arithmetic, bool KMajorA, bool KMajorB>
+// kClusterSplit: the K slices of a tile form a cluster and sum their staged partials in shared
+// memory; otherwise each slice writes its own (the workspace, or C when unsplit).
+template <class Cfg, class Arithmetic, bool KMajorA, bool KMajorB, bool kClusterSplit>
 __global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
     mma_sync_tile_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
   using Shape = MmaShape<Cfg>;
   using Stage = MmaStage<Cfg, KMajorA, KMajorB>;
   using TileA = typename Stage::TileA;
   using TileB = typename Stage::TileB;
-  enter_k_slice(a, b, c, k_per_split);
+  await_prior_kernels();
+  enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ __align__(16) float smem[];  // kStages × (A's tile, B's tile)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int group = lane / 4, quad = lane % 4;  // the MMA fragment coordinates of this lane
@@ -75,10 +81,10 @@ __global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
         }
       });
 
-  if constexpr (Cfg::kStagedOutput) {
+  if constexpr (Cfg::kStagedOutput || kClusterSplit) {
     // The lane's accumulators (store_accumulator's elements) into a kBlockM × kBlockN tile over
-    // the stages, then stored a float4 at a time.
-    constexpr int kOutputLd = Cfg::kBlockN + 8;
+    // the stages, then stored a float4 at a time, or summed across the cluster.
+    constexpr int kOutputLd = (Cfg::kBlockN + 31) / 32 * 32 + 8;
     static_assert(kOutputLd % 32 == 8,
                   "a row stride ≡ 8 (mod 32) makes the float2 writes conflict-free");
     static_assert(Cfg::kBlockM * kOutputLd <= Cfg::kStages * Stage::kFloats,
@@ -95,7 +101,12 @@ __global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
             make_float2(acc[i][j][2], acc[i][j][3]);
       }
     __syncthreads();
-    store_staged_tile<Cfg::kBlockM, Cfg::kBlockN, kOutputLd, Shape::kThreads>(c, smem, m0, n0, tid);
+    if constexpr (kClusterSplit)
+      cluster_split_k_store<Cfg::kBlockM, Cfg::kBlockN, kOutputLd, Shape::kThreads>(c, smem, m0, n0,
+                                                                                    tid);
+    else
+      store_staged_tile<Cfg::kBlockM, Cfg::kBlockN, kOutputLd, Shape::kThreads>(c, smem, m0, n0,
+                                                                                tid);
   } else {
 #pragma unroll
     for (int i = 0; i < Shape::kFragsM; ++i)
@@ -111,21 +122,27 @@ template <class Cfg, class Arithmetic>
 void launch_mma_sync_tile(const Problem& p, SplitK plan, cudaStream_t stream) {
   with_layout(p, [&](auto a_k_major, auto b_k_major) {
     constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
-    launch_mma_sync_kernel<Cfg, KMajorA, KMajorB,
-                           mma_sync_tile_kernel<Cfg, Arithmetic, KMajorA, KMajorB>>(p, plan,
-                                                                                    stream);
+    launch_planned_split_k<Cfg::kBlockK,
+                           mma_sync_tile_kernel<Cfg, Arithmetic, KMajorA, KMajorB, true>,
+                           mma_sync_tile_kernel<Cfg, Arithmetic, KMajorA, KMajorB, false>>(
+        p, plan, tile_grid<Cfg::kBlockM, Cfg::kBlockN>(p), MmaShape<Cfg>::kThreads,
+        MmaStage<Cfg, KMajorA, KMajorB>::kSmemBytes, stream, operand_a<KMajorA>(p),
+        operand_b<KMajorB>(p));
   });
 }
 
 // A tile with K split across blocks until the grid gives BlocksPerSm blocks per multiprocessor,
-// in at most kSplitTileMaxSplits slices of at least kSplitTileMinKTiles K tiles: these tiles are
-// small and their blocks short, so several share a multiprocessor.
+// in slices of at least kSplitTileMinKTiles K tiles: these tiles are small and their blocks
+// short, so several share a multiprocessor. At most kMaxClusterSplits slices where clusters sum
+// them (no reduction kernel on the step's critical path: docs/NOTES.md, "Cluster split-K that
+// fits"), else kSplitTileMaxSplits.
 constexpr int kSplitTileBlocksPerSm = 4, kSplitTileMinKTiles = 2, kSplitTileMaxSplits = 16;
 template <class Cfg, class Arithmetic = mma_ops::Tf32x3, int BlocksPerSm = kSplitTileBlocksPerSm>
 void launch_split_tile(const Problem& p, cudaStream_t stream) {
+  const int max_splits = clusters_supported() ? kMaxClusterSplits : kSplitTileMaxSplits;
   const SplitK plan = plan_split_k<Cfg::kBlockK>(p, tile_count<Cfg::kBlockM, Cfg::kBlockN>(p),
-                                                 multiprocessor_count(), BlocksPerSm,
-                                                 kSplitTileMaxSplits, kSplitTileMinKTiles);
+                                                 multiprocessor_count(), BlocksPerSm, max_splits,
+                                                 kSplitTileMinKTiles);
   launch_mma_sync_tile<Cfg, Arithmetic>(p, plan, stream);
 }
 

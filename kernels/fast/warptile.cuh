@@ -135,6 +135,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     warptile_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
   using Layout = typename Shape::template For<KMajorA, KMajorB>;
   using Tile = typename Layout::Tile;
+  await_prior_kernels();
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ __align__(16) float smem[];  // see Shape::For
   const int tid = threadIdx.x;
@@ -223,25 +224,19 @@ void launch_warptile_config(const Problem& p, SplitK plan, cudaStream_t stream) 
   with_layout(p, [&](auto a_k_major, auto b_k_major) {
     constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
     constexpr int smem_bytes = Shape::template For<KMajorA, KMajorB>::kSmemBytes;
-    dim3 grid = tile_grid<Shape::kBlockM, Shape::kBlockN>(p);
-    grid.z = plan.splits;
+    const dim3 grid = tile_grid<Shape::kBlockM, Shape::kBlockN>(p);
     const Operand<KMajorA> a = operand_a<KMajorA>(p);
     const Operand<KMajorB> b = operand_b<KMajorB>(p);
+    constexpr auto kUnsplit = warptile_kernel<Shape, KMajorA, KMajorB, false>;
     if constexpr (kMaySplit) {
-      if (plan.splits > 1 && plan.splits <= kMaxClusterSplits && clusters_supported()) {
-        constexpr auto kernel = warptile_kernel<Shape, KMajorA, KMajorB, true>;
-        allow_dynamic_smem<kernel>(smem_bytes);
-        launch_split_k_cluster(kernel, grid, Shape::kThreads, smem_bytes, stream, a, b, epilogue(p),
-                               plan.k_per_split);
-        return;
-      }
+      launch_planned_split_k<Shape::kBlockK, warptile_kernel<Shape, KMajorA, KMajorB, true>,
+                             kUnsplit>(p, plan, grid, Shape::kThreads, smem_bytes, stream, a, b);
+    } else {
+      if (plan.splits != 1) throw Error("gemm: this warp tile config is built unsplit");
+      allow_dynamic_smem<kUnsplit>(smem_bytes);
+      launch_kernel(kUnsplit, {grid, dim3(Shape::kThreads), size_t(smem_bytes), stream}, a, b,
+                    epilogue(p), p.k);
     }
-    constexpr auto kernel = warptile_kernel<Shape, KMajorA, KMajorB, false>;
-    allow_dynamic_smem<kernel>(smem_bytes);
-    run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
-      kernel<<<grid, Shape::kThreads, smem_bytes, stream>>>(a, b, c, k_per_split);
-      CUDA_CHECK_LAUNCH();
-    });
   });
 }
 

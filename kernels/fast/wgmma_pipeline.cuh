@@ -144,6 +144,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                           const __grid_constant__ CUtensorMap map_a,
                           const __grid_constant__ CUtensorMap map_b, bool tma_a, bool tma_b) {
   using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  await_prior_kernels();
   const int k_begin = blockIdx.z * k_per_split;
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ float smem_raw[];
@@ -273,7 +274,7 @@ void launch_wgmma_pipeline_config(const Problem& p, SplitK plan, cudaStream_t st
     CUtensorMap map_a{}, map_b{};
     if (tma_a) map_a = make_tile_map(a, Cfg::kBm);
     if (tma_b) map_b = make_tile_map(b, Cfg::kBn);
-    launch_planned_split_k<wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, true>,
+    launch_planned_split_k<Cfg::kBk, wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, true>,
                            wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, false>>(
         p, plan, tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads,
         Cfg::template For<KMajorA, KMajorB>::kSmemBytes, stream, a, b, map_a, map_b, tma_a, tma_b);

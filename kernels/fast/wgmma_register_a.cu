@@ -86,6 +86,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_register_a_kernel(Operand<true> a, Operand<false> b, Epilogue c, int k_per_split,
                             const __grid_constant__ CUtensorMap map_a,
                             const __grid_constant__ CUtensorMap map_b) {
+  await_prior_kernels();
   const int k_begin = blockIdx.z * k_per_split;
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ float smem_raw[];
@@ -207,7 +208,8 @@ void launch_wgmma_register_a(const Problem& p, cudaStream_t stream) {
     throw Error("gemm: the register-A wgmma kernel serves NN with 16-byte aligned A and B only");
   const Operand<true> a = operand_a<true>(p);
   const Operand<false> b = operand_b<false>(p);
-  launch_planned_split_k<wgmma_register_a_kernel<Tile, true>, wgmma_register_a_kernel<Tile, false>>(
+  launch_planned_split_k<Tile::kBk, wgmma_register_a_kernel<Tile, true>,
+                         wgmma_register_a_kernel<Tile, false>>(
       p, register_a_plan(p, multiprocessor_count()), tile_grid<Tile::kBm, Tile::kBn>(p),
       Tile::kThreads, Tile::kSmemBytes, stream, a, b, make_tile_map(a, Tile::kBm),
       make_swizzled_mn_tile_map(b));

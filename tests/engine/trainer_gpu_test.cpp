@@ -22,10 +22,25 @@ using engine::Context;
 using engine::Device;
 using engine::Tensor;
 
-// The trainer's three ways, for every device variant and both optimisers: launch by launch on one
-// stream (serial step), launch by launch with side streams, and replaying the captured graph of
-// that give the same losses and parameters, bit for bit. Batches from two buffers (so the graph is
-// captured again when the input changes) and a partial batch (run launch by launch in all).
+// Sets gemm's dependent launch for a scope.
+class DependentLaunch {
+ public:
+  explicit DependentLaunch(bool on) : before_(gemm::dependent_launch()) {
+    gemm::set_dependent_launch(on);
+  }
+  ~DependentLaunch() { gemm::set_dependent_launch(before_); }
+  DependentLaunch(const DependentLaunch&) = delete;
+  DependentLaunch& operator=(const DependentLaunch&) = delete;
+
+ private:
+  bool before_;
+};
+
+// The trainer's ways, for every device variant and both optimisers: launch by launch (one
+// stream), the graph of a serial step, the graph with side streams, and that graph without
+// dependent launch (kernels/launch.cuh) give the same losses and parameters, bit for bit. Batches
+// from two buffers (so the graph is captured again when the input changes) and a partial batch
+// (run launch by launch in all).
 TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
   GPU_TEST_OR_SKIP();
   const int batch = 32, in = 50, classes = 10;
@@ -37,10 +52,12 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
     for (int adam = 0; adam < 2; ++adam)
       for_variant(*v, [&] {
         SCOPED_TRACE(adam ? "adam" : "sgd");
-        enum Mode { kSerial, kParallel, kGraph, kModes };
+        // The branched graph's step before the capture runs branched launch by launch.
+        enum Mode { kEager, kSerialGraph, kGraph, kPlainLaunchGraph, kModes };
         std::vector<double> losses[kModes];
         std::vector<float> weights[kModes];
         for (int mode = 0; mode < kModes; ++mode) {
+          const DependentLaunch dependent(mode != kPlainLaunchGraph);
           Context ctx(Device::CUDA, *v, 5);
           engine::Sequential net;
           net.add<engine::Linear>(ctx, in, 64);
@@ -54,8 +71,8 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
                              : engine::TrainerOptions::Optimizer::Sgd;
           o.sgd = {0.1f, 0.9f, 5e-4f, 12};
           o.adam.lr = 1e-2f, o.adam.cosine_steps = 12;
-          o.cuda_graph = mode == kGraph;
-          o.parallel_step = mode != kSerial;
+          o.cuda_graph = mode != kEager;
+          o.parallel_step = mode >= kGraph;
           engine::Trainer trainer(ctx, net, o);
           const Tensor x_a = Tensor::from_host(Device::CUDA, batch, in, xa);
           const Tensor x_b = Tensor::from_host(Device::CUDA, batch, in, xb);
@@ -69,17 +86,19 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
               trainer.step(x_b, y_b);
             losses[mode].push_back(trainer.take_metrics().loss_sum);
           }
-          EXPECT_EQ(trainer.graph_active(), mode == kGraph) << trainer.graph_note();
+          EXPECT_EQ(trainer.graph_active(), mode != kEager) << trainer.graph_note();
           EXPECT_EQ(trainer.steps(), 12);
           for (engine::Parameter* p : net.parameters()) {
             const std::vector<float> values = p->value.download(ctx.stream());
             weights[mode].insert(weights[mode].end(), values.begin(), values.end());
           }
         }
-        for (int mode = kParallel; mode < kModes; ++mode) {
-          SCOPED_TRACE(mode == kParallel ? "side streams" : "graph");
-          EXPECT_EQ(losses[kSerial], losses[mode]);
-          EXPECT_EQ(weights[kSerial], weights[mode]);
+        for (int mode = kSerialGraph; mode < kModes; ++mode) {
+          SCOPED_TRACE(mode == kSerialGraph ? "serial graph"
+                       : mode == kGraph     ? "branched graph"
+                                            : "branched graph, plain launch");
+          EXPECT_EQ(losses[kEager], losses[mode]);
+          EXPECT_EQ(weights[kEager], weights[mode]);
         }
         EXPECT_TRUE(std::isfinite(losses[kGraph].back()));
       });

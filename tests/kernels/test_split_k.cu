@@ -1,12 +1,15 @@
-// The split-K planner (kernels/split_k.cuh): host logic, so it runs everywhere, GPU or not.
+// The split-K planner (kernels/split_k.cuh) and the cluster way's split
+// (kernels/fast/cluster_split_k.cuh): host logic, so it runs everywhere, GPU or not.
 //
 // Test names: SplitKPlanner.*
 #include <gtest/gtest.h>
 
+#include "kernels/fast/cluster_split_k.cuh"
 #include "kernels/split_k.cuh"
 
 namespace {
 
+using gemm::detail::cluster_split;
 using gemm::detail::finer_tile_beats_split;
 using gemm::detail::plan_split_k;
 using gemm::detail::SplitK;
@@ -91,6 +94,33 @@ TEST(SplitKPlanner, FinerTileReplacesShortSlices) {
   EXPECT_FALSE(finer_wins(52, 100, 1024));   // 256×784×1024 NN: the finer grid splits too
   EXPECT_FALSE(finer_wins(256, 512, 256));   // 1024×1024×256 TN: not split in the first place
   EXPECT_FALSE(finer_wins(16, 32, 256));     // 10×1024×256 TN: both split
+}
+
+// The cluster way keeps the plan where its clusters fit, else takes the most slices that fit, up
+// to slices 3/2 as long as the plan's; beyond that, none (the workspace way).
+TEST(SplitKPlanner, ClusterSplitTakesTheMostSlicesThatFit) {
+  const gemm::Problem p = with_k(1024);  // 64 K tiles of 16
+  const SplitK plan{8, 8 * kBk};
+  auto fitting = [&](int most) {
+    return cluster_split<kBk>(p, plan, [most](int splits) { return splits <= most; });
+  };
+  EXPECT_EQ(fitting(8).splits, 8);
+  EXPECT_EQ(fitting(8).k_per_split, 8 * kBk);
+  EXPECT_EQ(fitting(7).splits, 7);  // 10 K tiles each, the last 4
+  EXPECT_EQ(fitting(7).k_per_split, 10 * kBk);
+  EXPECT_EQ(fitting(6).splits, 6);  // 11 K tiles: 11/8 of the plan's
+  EXPECT_EQ(fitting(5).splits, 1);  // 13 K tiles: more than 3/2
+  EXPECT_EQ(fitting(1).splits, 1);
+  // A plan over the cluster limit starts at 8 slices; recounted so that no slice is empty.
+  const SplitK sixteen{16, 4 * kBk};
+  EXPECT_EQ(cluster_split<kBk>(p, sixteen, [](int) { return true; }).splits, 1);  // 2× as long
+  const gemm::Problem short_k = with_k(5 * kBk);
+  const SplitK five{5, kBk};
+  const SplitK recounted = cluster_split<kBk>(short_k, five, [](int splits) { return splits < 5; });
+  EXPECT_EQ(recounted.splits, 1);  // 4 slices would need 2 K tiles each: 2× as long
+  const SplitK three = cluster_split<kBk>(with_k(6 * kBk), SplitK{3, 2 * kBk},
+                                          [](int splits) { return splits == 3; });
+  EXPECT_EQ(three.splits, 3);
 }
 
 }  // namespace
