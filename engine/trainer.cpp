@@ -124,7 +124,7 @@ void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill
   // the side streams' workspaces.
   const bool branched = options_.parallel_step;
   if (!use_graph_ || !full) {
-    enqueue(x, targets, fill, false);
+    enqueue(x, targets, fill, branched && options_.branch_launch_by_launch);
   } else if (graph_ && x.data() == graph_x_ && targets.data() == graph_targets_) {
     graph_.launch(ctx_.stream());
   } else if (!warmed_up_) {

@@ -22,7 +22,8 @@
 // gradients beside its input gradient, and each layer's update as soon as its gradients are done
 // and every input gradient that reads its weights is queued. A step launched one by one (without
 // the graph, or a partial batch) runs on one stream: there each fork and join costs the host
-// more than the overlap gains. The arithmetic is the same either way, bit for bit.
+// more than the overlap gains (unless options.branch_launch_by_launch). The arithmetic is the
+// same either way, bit for bit.
 //
 // CUDA graph: on CUDA, with options.cuda_graph, the first full-size step runs launch by launch
 // (it also sizes the GEMM workspaces and loads every kernel), the second is captured, and every
@@ -58,6 +59,9 @@ struct TrainerOptions {
   AdamOptions adam;           // used with Optimizer::Adam
   bool cuda_graph = true;     // CUDA only: replay full-size steps as one graph
   bool parallel_step = true;  // CUDA graph only: independent work of a step on side streams
+  // With parallel_step, steps launched one by one branch too: slower on the host, but the kernels
+  // run in the graph's order (scripts/check/critical_path.py profiles them so).
+  bool branch_launch_by_launch = false;
 };
 
 class Trainer {

@@ -233,6 +233,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                "Queue each training step's kernels one after another on one stream, instead of "
                "running its independent gradients and updates side by side (same results, bit "
                "for bit; for measuring the difference)");
+  app.add_flag("--branched-no-graph", o.branched_no_graph,
+               "With --no-graph, still run each step's independent gradients and updates side by "
+               "side, in the graph's order (slower on the host; scripts/check/critical_path.py "
+               "profiles the graph's kernels this way)");
   app.add_flag("--no-dependent-launch", o.no_dependent_launch,
                "Launch each kernel after the one before it has finished, instead of letting the "
                "production and engine kernels start while it finishes (Hopper's programmatic "
@@ -300,6 +304,12 @@ void complete_options(Options& o) {
     }
   }
   if (o.given.count("--results")) require_writable("--results", o.results);
+  if (o.branched_no_graph && !o.no_graph)
+    throw std::runtime_error("--branched-no-graph changes how --no-graph runs; give both");
+  if (o.branched_no_graph && o.serial_step)
+    throw std::runtime_error(
+        "--branched-no-graph runs the step's branches, which --serial-step "
+        "turns off; give one of them");
   if (o.given.count("--step-graph")) {
     if (o.no_graph)
       throw std::runtime_error(
@@ -334,6 +344,7 @@ engine::TrainerOptions trainer_options(const Options& o, int64_t total_steps, bo
   t.max_batch = o.batch;
   t.cuda_graph = cuda_graph;
   t.parallel_step = !o.serial_step;
+  t.branch_launch_by_launch = o.branched_no_graph;
   if (o.optimizer == "sgd") {
     t.optimizer = engine::TrainerOptions::Optimizer::Sgd;
     t.sgd = {learning_rate(o), o.momentum, o.weight_decay, total_steps};

@@ -8,7 +8,8 @@
 For each variant, on the GPU:
   1. train_mlp --step-graph writes the captured step's CUDA graph: its kernels in creation order
      and which kernels each waits for (a DAG once the step forks onto side streams);
-  2. ncu times every kernel of the same training run made launch by launch (--no-graph):
+  2. ncu times every kernel of the same training run made launch by launch (--no-graph
+     --branched-no-graph, so that the step's kernels are queued in the graph's order):
      gpu__time_duration.sum per launch, with --clock-control none and --cache-control none, so
      the clocks are those training runs at (not ncu's locked base clocks) and the L2 keeps what
      the previous kernel left in it, as in training. The step's kernels are found in the launches
@@ -76,7 +77,8 @@ def measure(args, variant, work):
     run(train + ["--step-graph", graph], f"train_mlp --step-graph ({variant})")
     report = os.path.join(work, variant)
     log = run([args.ncu, "--clock-control", "none", "--cache-control", "none", "--metrics",
-               cp.TIME_METRIC, "--force-overwrite", "--export", report] + train + ["--no-graph"],
+               cp.TIME_METRIC, "--force-overwrite", "--export", report] + train +
+              ["--no-graph", "--branched-no-graph"],
               f"ncu over train_mlp --no-graph ({variant})")
     if not os.path.isfile(report + ".ncu-rep"):  # e.g. no permission to profile: ncu says why
         tail = "\n".join([line for line in log.splitlines() if line.startswith("==")][-10:])

@@ -618,6 +618,19 @@ TEST(TrainMlp, ResumeChecksTheRunAndAdoptsItsSettings) {
   EXPECT_FAILS_WITH(resume + a + " --epochs 3", "are from different runs");
 }
 
+// --branched-no-graph changes --no-graph and needs the branches: alone or with --serial-step it
+// is an error before any work; --no-dependent-launch is taken on the CPU (which has none).
+TEST(TrainMlp, StepModeFlagsAreChecked) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string train = tiny_train(dir) + " --epochs 1";
+  EXPECT_FAILS_WITH(train + " --branched-no-graph",
+                    "--branched-no-graph changes how --no-graph runs; give both");
+  EXPECT_FAILS_WITH(train + " --no-graph --branched-no-graph --serial-step",
+                    "--branched-no-graph runs the step's branches, which --serial-step turns off");
+  const Result ok = run(train + " --no-dependent-launch --no-graph --branched-no-graph");
+  EXPECT_EQ(ok.status, 0) << ok.output;
+}
+
 // --step-graph needs a captured step: without the graph, on the CPU, with several variants or
 // with --eval it is an error before any work, as is a file it cannot write.
 TEST(TrainMlp, StepGraphNeedsTheGraphAndOneVariant) {

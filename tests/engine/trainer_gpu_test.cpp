@@ -37,7 +37,8 @@ class DependentLaunch {
 };
 
 // The trainer's ways, for every device variant and both optimisers: launch by launch (one
-// stream), the graph of a serial step, the graph with side streams, and that graph without
+// stream, or branched), the graph of a serial step, the graph with side streams, and that graph
+// without
 // dependent launch (kernels/launch.cuh) give the same losses and parameters, bit for bit. Batches
 // from two buffers (so the graph is captured again when the input changes) and a partial batch
 // (run launch by launch in all).
@@ -53,7 +54,7 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
       for_variant(*v, [&] {
         SCOPED_TRACE(adam ? "adam" : "sgd");
         // The branched graph's step before the capture runs branched launch by launch.
-        enum Mode { kEager, kSerialGraph, kGraph, kPlainLaunchGraph, kModes };
+        enum Mode { kEager, kBranchedEager, kSerialGraph, kGraph, kPlainLaunchGraph, kModes };
         std::vector<double> losses[kModes];
         std::vector<float> weights[kModes];
         for (int mode = 0; mode < kModes; ++mode) {
@@ -71,8 +72,9 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
                              : engine::TrainerOptions::Optimizer::Sgd;
           o.sgd = {0.1f, 0.9f, 5e-4f, 12};
           o.adam.lr = 1e-2f, o.adam.cosine_steps = 12;
-          o.cuda_graph = mode != kEager;
-          o.parallel_step = mode >= kGraph;
+          o.cuda_graph = mode >= kSerialGraph;
+          o.parallel_step = mode != kEager && mode != kSerialGraph;
+          o.branch_launch_by_launch = mode == kBranchedEager;
           engine::Trainer trainer(ctx, net, o);
           const Tensor x_a = Tensor::from_host(Device::CUDA, batch, in, xa);
           const Tensor x_b = Tensor::from_host(Device::CUDA, batch, in, xb);
@@ -86,17 +88,17 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
               trainer.step(x_b, y_b);
             losses[mode].push_back(trainer.take_metrics().loss_sum);
           }
-          EXPECT_EQ(trainer.graph_active(), mode != kEager) << trainer.graph_note();
+          EXPECT_EQ(trainer.graph_active(), mode >= kSerialGraph) << trainer.graph_note();
           EXPECT_EQ(trainer.steps(), 12);
           for (engine::Parameter* p : net.parameters()) {
             const std::vector<float> values = p->value.download(ctx.stream());
             weights[mode].insert(weights[mode].end(), values.begin(), values.end());
           }
         }
-        for (int mode = kSerialGraph; mode < kModes; ++mode) {
-          SCOPED_TRACE(mode == kSerialGraph ? "serial graph"
-                       : mode == kGraph     ? "branched graph"
-                                            : "branched graph, plain launch");
+        for (int mode = kBranchedEager; mode < kModes; ++mode) {
+          const char* names[kModes] = {"", "branched launch by launch", "serial graph",
+                                       "branched graph", "branched graph, plain launch"};
+          SCOPED_TRACE(names[mode]);
           EXPECT_EQ(losses[kEager], losses[mode]);
           EXPECT_EQ(weights[kEager], weights[mode]);
         }
