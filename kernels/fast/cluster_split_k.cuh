@@ -65,8 +65,10 @@ bool clusters_fit_at_once(const void* kernel, long clusters, int cluster_size, i
                           int smem_bytes);
 
 // A slice of the cluster way may be at most this much longer than the plan's (fewer slices, where
-// clusters of the plan's count do not all fit at once): a longer slice costs more than the
-// workspace's reduction kernel saves (docs/NOTES.md, "Cluster split-K that fits").
+// clusters of the plan's count do not all fit at once). A bound, not a tuned value: it lets the
+// M = 256 GEMMs of the default model take 6 slices for their plan's 8, which trains faster than 8
+// through the workspace and a reduction kernel (docs/NOTES.md, "Dependent launch and clusters
+// that fit"); how much longer still pays is not measured.
 constexpr int kClusterSliceGrowthNum = 3, kClusterSliceGrowthDen = 2;
 
 // The split of the cluster way for `plan` (K tiles of BK): the most slices, at most plan.splits

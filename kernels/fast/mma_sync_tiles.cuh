@@ -134,8 +134,8 @@ void launch_mma_sync_tile(const Problem& p, SplitK plan, cudaStream_t stream) {
 // A tile with K split across blocks until the grid gives BlocksPerSm blocks per multiprocessor,
 // in slices of at least kSplitTileMinKTiles K tiles: these tiles are small and their blocks
 // short, so several share a multiprocessor. At most kMaxClusterSplits slices where clusters sum
-// them (no reduction kernel on the step's critical path: docs/NOTES.md, "Cluster split-K that
-// fits"), else kSplitTileMaxSplits.
+// them (no reduction kernel on the step's critical path: docs/NOTES.md, "Dependent launch and
+// clusters that fit"), else kSplitTileMaxSplits.
 constexpr int kSplitTileBlocksPerSm = 4, kSplitTileMinKTiles = 2, kSplitTileMaxSplits = 16;
 template <class Cfg, class Arithmetic = mma_ops::Tf32x3, int BlocksPerSm = kSplitTileBlocksPerSm>
 void launch_split_tile(const Problem& p, cudaStream_t stream) {
