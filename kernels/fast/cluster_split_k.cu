@@ -7,13 +7,6 @@
 
 namespace gemm::detail {
 
-bool clusters_supported() {
-  int device = 0, major = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  return major >= 9;
-}
-
 bool clusters_fit_at_once(const void* kernel, long clusters, int cluster_size, int threads,
                           int smem_bytes) {
   static std::mutex mutex;

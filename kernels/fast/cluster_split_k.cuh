@@ -19,7 +19,7 @@ namespace gemm::detail {
 constexpr int kMaxClusterSplits = 8;
 
 // Whether the current device runs thread block clusters (compute capability 9.0 and newer).
-bool clusters_supported();
+inline bool clusters_supported() { return compute_capability_9_or_newer(); }
 
 // In a kernel launched with cluster dims (1, 1, gridDim.z): `partial` is this block's BM×BN
 // partial product in its own shared memory (row stride LD, 16-byte rows). Every thread of the
