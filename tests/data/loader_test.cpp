@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -192,51 +193,68 @@ TEST(BatchLoaderHost, RejectsBadArguments) {
   expect_mentions(error_of([&] { loader.batch(-1); }), {"batch index -1"});
 }
 
-// The device loader gathers exactly what the host loader gathers for the same seed.
+// The device loader gathers exactly what the host loader gathers for the same seed, by batch index
+// and by a step counter in device memory (batch_at), in float4 units (36 features) and in single
+// floats (37).
 TEST(BatchLoaderDevice, MatchesHostLoader) {
   GPU_TEST_OR_SKIP();
-  const int count = 1000, features = 37, batch = 128;  // last batch 104 rows; odd row length
-  const Dataset ds = numbered_dataset(count, features);
+  const int count = 1000, batch = 128;  // last batch 104 rows
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  for (bool drop_last : {false, true}) {
-    BatchLoader host(ds, batch, 77, Device::CPU, drop_last);
-    BatchLoader device(ds, batch, 77, Device::CUDA, drop_last, stream);
-    ASSERT_EQ(device.num_batches(), host.num_batches());
-    EXPECT_EQ(device.dropped_per_epoch(), host.dropped_per_epoch());
-    std::vector<float> x(static_cast<size_t>(batch) * features);
-    std::vector<int32_t> y(batch);
-    for (int epoch = 0; epoch < 3; ++epoch) {
-      host.begin_epoch(epoch);
-      device.begin_epoch(epoch);
-      for (int i = 0; i < host.num_batches(); ++i) {
-        const BatchLoader::Batch h = host.batch(i);
-        const BatchLoader::Batch d = device.batch(i);
-        ASSERT_EQ(d.size, h.size);
-        ASSERT_EQ(cudaMemcpyAsync(x.data(), d.x, sizeof(float) * d.size * features,
+  int64_t* d_step = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_step), sizeof(int64_t)), cudaSuccess);
+  for (int features : {37, 36}) {
+    const Dataset ds = numbered_dataset(count, features);
+    for (bool drop_last : {false, true}) {
+      BatchLoader host(ds, batch, 77, Device::CPU, drop_last);
+      BatchLoader device(ds, batch, 77, Device::CUDA, drop_last, stream);
+      ASSERT_EQ(device.num_batches(), host.num_batches());
+      EXPECT_EQ(device.dropped_per_epoch(), host.dropped_per_epoch());
+      std::vector<float> x(static_cast<size_t>(batch) * features);
+      std::vector<int32_t> y(batch);
+      // The gathered batch d on the host, poisoned first, against the host loader's h.
+      const auto expect_batch = [&](const BatchLoader::Batch& h, const BatchLoader::Batch& d) {
+        std::fill(x.begin(), x.end(), -1.0f);
+        std::fill(y.begin(), y.end(), -1);
+        ASSERT_EQ(cudaMemcpyAsync(x.data(), d.x, sizeof(float) * h.size * features,
                                   cudaMemcpyDeviceToHost, stream),
                   cudaSuccess);
-        ASSERT_EQ(cudaMemcpyAsync(y.data(), d.y, sizeof(int32_t) * d.size, cudaMemcpyDeviceToHost,
+        ASSERT_EQ(cudaMemcpyAsync(y.data(), d.y, sizeof(int32_t) * h.size, cudaMemcpyDeviceToHost,
                                   stream),
                   cudaSuccess);
         ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-        ASSERT_TRUE(std::equal(h.x, h.x + static_cast<size_t>(h.size) * features, x.begin()))
-            << "epoch " << epoch << " batch " << i;
-        ASSERT_TRUE(std::equal(h.y, h.y + h.size, y.begin()))
-            << "epoch " << epoch << " batch " << i;
+        EXPECT_TRUE(std::equal(h.x, h.x + static_cast<size_t>(h.size) * features, x.begin()));
+        EXPECT_TRUE(std::equal(h.y, h.y + h.size, y.begin()));
+      };
+      for (int epoch = 0; epoch < 3; ++epoch) {
+        host.begin_epoch(epoch);
+        device.begin_epoch(epoch);
+        for (int i = 0; i < host.num_batches(); ++i) {
+          SCOPED_TRACE("features " + std::to_string(features) + " epoch " + std::to_string(epoch) +
+                       " batch " + std::to_string(i));
+          const BatchLoader::Batch h = host.batch(i);
+          const BatchLoader::Batch d = device.batch(i);
+          ASSERT_EQ(d.size, h.size);
+          expect_batch(h, d);
+          const int64_t step = static_cast<int64_t>(epoch) * host.num_batches() + i;
+          ASSERT_EQ(cudaMemcpyAsync(d_step, &step, sizeof step, cudaMemcpyHostToDevice, stream),
+                    cudaSuccess);
+          expect_batch(h, device.batch_at(d_step));
+        }
       }
+      std::vector<float> all(ds.images.size());
+      std::vector<int32_t> labels(count);
+      ASSERT_EQ(cudaMemcpy(all.data(), device.all_images(), sizeof(float) * all.size(),
+                           cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(labels.data(), device.all_labels(), sizeof(int32_t) * count,
+                           cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      EXPECT_EQ(all, ds.images);
+      EXPECT_EQ(labels, ds.labels);
     }
-    std::vector<float> all(ds.images.size());
-    std::vector<int32_t> labels(count);
-    ASSERT_EQ(cudaMemcpy(all.data(), device.all_images(), sizeof(float) * all.size(),
-                         cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(labels.data(), device.all_labels(), sizeof(int32_t) * count,
-                         cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    EXPECT_EQ(all, ds.images);
-    EXPECT_EQ(labels, ds.labels);
   }
+  EXPECT_EQ(cudaFree(d_step), cudaSuccess);
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
