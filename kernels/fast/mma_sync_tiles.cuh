@@ -212,4 +212,36 @@ bool launch_narrow_or_short_k(const Problem& p, cudaStream_t stream) {
   return true;
 }
 
+// Weight gradients (TN) on few tiles. Both of TN's tiles are MN-major, which the wgmma pipeline
+// transposes in shared memory at every K tile, and without TMA where an operand is not 16-byte
+// aligned. With few 128×128 tiles that cost is not hidden; an mma.sync tile reads MN-major
+// fragments as they are. Measured on the H200 (scripts/tuning/tn_tiles.sh,
+// docs/results/tuning_tn_h200.txt), in TF32 and 3×TF32 alike: the 64×64 tile wins at
+// 512×784×128 (28 tiles; 9.1 µs against 12.8 in TF32) and at every misaligned shape swept (21 and
+// 49 tiles), ties at 1024×784×256 (56) and loses from 1024×1024×256 (64) and 1500×784×96 (84) up.
+namespace weight_gradient_tiles {
+// 4 warps of 32×32, K split for 2 blocks per multiprocessor.
+struct SmallTn : MmaTileDefaults {
+  static constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32, kWarpM = 32, kWarpN = 32,
+                       kStages = 3;
+};
+constexpr int kBlocksPerSm = 2;
+// TN takes SmallTn below one 128×128 tile per this many multiprocessors (one per multiprocessor
+// where an operand is misaligned).
+constexpr int kMultiprocessorsPerTile = 3;
+}  // namespace weight_gradient_tiles
+
+// Runs p on SmallTn with the given arithmetic and returns true where p is TN on few tiles (above),
+// else returns false.
+template <class Arithmetic>
+bool launch_small_weight_gradient(const Problem& p, cudaStream_t stream) {
+  using namespace weight_gradient_tiles;
+  if (p.op_a != Op::T || p.op_b != Op::N) return false;
+  const bool aligned = operand_a<false>(p).vec4_ok && operand_b<false>(p).vec4_ok;
+  const long tiles = tile_count<128, 128>(p), sms = multiprocessor_count();
+  if (tiles * (aligned ? kMultiprocessorsPerTile : 1) >= sms) return false;
+  launch_split_tile<SmallTn, Arithmetic, kBlocksPerSm>(p, stream);
+  return true;
+}
+
 }  // namespace gemm::detail

@@ -21,6 +21,7 @@ enum class Kind {
   Wgmma,      // a tile of the production wgmma pipeline, as both its large and small tile
               // (wgmma_candidates.h)
   Tf32x3,     // a tf32x3_fast split tile, run on every shape (tf32x3_candidates.h)
+  MmaSyncTn,  // an mma.sync split tile at weight-gradient shapes (tn_candidates.h)
 };
 
 // How a FastSmall candidate splits K: plan_split_k's constants (split_k.cuh), or, with
