@@ -212,35 +212,41 @@ bool launch_narrow_or_short_k(const Problem& p, cudaStream_t stream) {
   return true;
 }
 
-// Weight gradients (TN) on few tiles. Both of TN's tiles are MN-major, which the wgmma pipeline
-// transposes in shared memory at every K tile, and without TMA where an operand is not 16-byte
-// aligned. With few 128×128 tiles that cost is not hidden; an mma.sync tile reads MN-major
-// fragments as they are. Measured on the H200 (scripts/tuning/tn_tiles.sh,
-// docs/results/tuning_tn_h200.txt), in TF32 and 3×TF32 alike: the 64×64 tile wins at
-// 512×784×128 (28 tiles; 9.1 µs against 12.8 in TF32) and at every misaligned shape swept (21 and
-// 49 tiles), ties at 1024×784×256 (56) and loses from 1024×1024×256 (64) and 1500×784×96 (84) up.
-namespace weight_gradient_tiles {
+// Gradients on few tiles: the weight gradients (TN) and the input gradients (NN), whose B is
+// MN-major. The wgmma pipeline transposes an MN-major tile in shared memory at every K tile (both
+// of TN's), and loads without TMA where an operand is not 16-byte aligned. With few 128×128
+// tiles and K short enough that its split-K cannot hide that cost, an mma.sync tile, which reads
+// MN-major fragments as they are, wins. Measured on the H200 (scripts/tuning/tn_tiles.sh,
+// docs/results/tuning_tn_h200.txt), in TF32 and 3×TF32 alike, against what tf32_fast and
+// tf32x3_fast ran before:
+//   TN: wins at 512×784×128 (28 tiles; 9.1 µs against 12.8 in TF32) and at every misaligned
+//     shape swept (21 and 49 tiles); ties at 1024×784×256 (56); loses from 1024×1024×256 (64) and
+//     1500×784×96 (84) up.
+//   NN: wins at 128×512×512 (4 tiles; 8.3 µs against 11.3), 160×640×480, 96×1500×100 and the
+//     misaligned 200×777×333; loses at 256×1024×1024 and 256×784×1024 (16 and 14 tiles, K = 1024).
+namespace mn_major_b_tiles {
 // 4 warps of 32×32, K split for 2 blocks per multiprocessor.
-struct SmallTn : MmaTileDefaults {
+struct SmallMnMajorB : MmaTileDefaults {
   static constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32, kWarpM = 32, kWarpN = 32,
                        kStages = 3;
 };
 constexpr int kBlocksPerSm = 2;
-// TN takes SmallTn below one 128×128 tile per this many multiprocessors (one per multiprocessor
-// where an operand is misaligned).
-constexpr int kMultiprocessorsPerTile = 3;
-}  // namespace weight_gradient_tiles
+// Taken below one 128×128 tile per this many multiprocessors (one per multiprocessor where an
+// operand is misaligned), for K up to kMaxK.
+constexpr int kMultiprocessorsPerTile = 3, kMaxK = 512;
+}  // namespace mn_major_b_tiles
 
-// Runs p on SmallTn with the given arithmetic and returns true where p is TN on few tiles (above),
-// else returns false.
+// Runs p on SmallMnMajorB with the given arithmetic and returns true where p is TN or NN on few
+// tiles (above), else returns false.
 template <class Arithmetic>
-bool launch_small_weight_gradient(const Problem& p, cudaStream_t stream) {
-  using namespace weight_gradient_tiles;
-  if (p.op_a != Op::T || p.op_b != Op::N) return false;
-  const bool aligned = operand_a<false>(p).vec4_ok && operand_b<false>(p).vec4_ok;
+bool launch_small_mn_major_b(const Problem& p, cudaStream_t stream) {
+  using namespace mn_major_b_tiles;
+  if (p.op_b != Op::N || p.k > kMaxK) return false;
+  const bool aligned = p.op_a == Op::T ? operand_a<false>(p).vec4_ok && operand_b<false>(p).vec4_ok
+                                       : operand_a<true>(p).vec4_ok && operand_b<false>(p).vec4_ok;
   const long tiles = tile_count<128, 128>(p), sms = multiprocessor_count();
   if (tiles * (aligned ? kMultiprocessorsPerTile : 1) >= sms) return false;
-  launch_split_tile<SmallTn, Arithmetic, kBlocksPerSm>(p, stream);
+  launch_split_tile<SmallMnMajorB, Arithmetic, kBlocksPerSm>(p, stream);
   return true;
 }
 

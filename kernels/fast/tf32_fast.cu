@@ -8,8 +8,8 @@
 // on the pipeline (wgmma_pipeline.cuh: step 9's idea with a slot ring, cluster split-K and a
 // misaligned path). Narrow outputs (at most 16 rows or columns) and short K (at most 32), which
 // wgmma's 64-row tiles serve badly, run on step 7's mma.sync kernel with the small tiles of
-// fast/mma_sync_tiles.cuh, as in tf32x3_fast; so do weight gradients (TN) on few tiles
-// (launch_small_weight_gradient). Elsewhere, step 7.
+// fast/mma_sync_tiles.cuh, as in tf32x3_fast; so do TN and NN on few tiles with K up to 512
+// (launch_small_mn_major_b). Elsewhere, step 7.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include "kernels/common.cuh"
 #include "kernels/fast/k_major_copies.h"
@@ -21,7 +21,7 @@ namespace gemm::detail {
 
 void launch_tf32_fast(const Problem& p, cudaStream_t stream) {
   if (launch_narrow_or_short_k<mma_ops::Tf32x1>(p, stream) ||
-      launch_small_weight_gradient<mma_ops::Tf32x1>(p, stream))
+      launch_small_mn_major_b<mma_ops::Tf32x1>(p, stream))
     return;
   if (wgmma_unavailable()) {
     launch_tf32_mma(p, stream);

@@ -2,7 +2,7 @@
 // runs 3×TF32 (steps 10 and 11) with the kernel and the tile that suit the shape:
 //   narrow outputs (at most 16 rows or columns) and short K (at most 32): step 10's mma.sync
 //     kernel on the small tiles of fast/mma_sync_tiles.cuh (launch_narrow_or_short_k); so do
-//     weight gradients (TN) on few tiles (launch_small_weight_gradient).
+//     TN and NN on few tiles with K up to 512 (launch_small_mn_major_b).
 //   on Hopper, the rest: step 11's 3×TF32 on the production warp-specialised pipeline
 //     (wgmma_pipeline.cuh). Where both operands are MN-major (TN, the weight gradients) and the
 //     GEMM does enough work per element to transpose (k_major_copies_pay), both are first copied
@@ -21,7 +21,7 @@ namespace gemm::detail {
 // C (M×N) = op(A) (M×K) · op(B) (K×N) to fp32 accuracy, on the kernel and tile for the shape.
 void launch_tf32x3_fast(const Problem& p, cudaStream_t stream) {
   if (launch_narrow_or_short_k<mma_ops::Tf32x3>(p, stream) ||
-      launch_small_weight_gradient<mma_ops::Tf32x3>(p, stream))
+      launch_small_mn_major_b<mma_ops::Tf32x3>(p, stream))
     return;
   if (wgmma_unavailable()) {
     launch_tf32x3(p, stream);

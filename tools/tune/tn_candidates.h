@@ -1,8 +1,9 @@
-// Candidate mma.sync split tiles for weight gradients (TN, K = the batch), for tune_tn_tiles: each
+// Candidate mma.sync split tiles for the gradients whose B is MN-major (weight gradients, TN, and
+// input gradients, NN), for tune_tn_tiles: each
 // a tile config as kernels/fast/mma_sync_tiles.cuh names them, kBlocksPerSm (the blocks per
 // multiprocessor its split-K plan aims at) and its arithmetic (x1: TF32, step 7's instructions;
 // x3: 3×TF32). mma.sync reads its fragments from M- and N-major tiles as they are, where the wgmma
-// pipeline transposes both tiles at every stage. Names: block M×N, s<stages>, b<blocks per SM>.
+// pipeline transposes each such tile at every stage. Names: block M×N, s<stages>, b<blocks per SM>.
 // tools/tune/CMakeLists.txt lists which to build, one translation unit each.
 #pragma once
 
