@@ -194,8 +194,7 @@ TEST(BatchLoaderHost, RejectsBadArguments) {
 }
 
 // The device loader gathers exactly what the host loader gathers for the same seed, by batch index
-// and by a step counter in device memory (batch_at), in float4 units (36 features) and in single
-// floats (37).
+// and by a step counter in device memory (batch_at), at row lengths 37 and 36.
 TEST(BatchLoaderDevice, MatchesHostLoader) {
   GPU_TEST_OR_SKIP();
   const int count = 1000, batch = 128;  // last batch 104 rows

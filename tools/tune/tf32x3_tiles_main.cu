@@ -65,14 +65,7 @@ int main() {
     auto sweep = [&](const bench::Shape& s, const std::vector<Entry>& entries) {
       tune::Case c(s, timer);
       const tune::Case::Baselines cublas = c.time_cublas();
-      for (const Entry& e : entries) {
-        const double ms = c.median_ms(e.launch);
-        std::printf(
-            "  %-16s %7.2f TF  %6.1f%% of cublas  %6.1f%% of cublas_tf32  %7.1f us  "
-            "maxerr %.2e\n",
-            e.name, c.tflops(ms), 100.0 * cublas.fp32_ms / ms, 100.0 * cublas.tf32_ms / ms,
-            1e3 * ms, c.max_error());
-      }
+      for (const Entry& e : entries) c.print_timed(e.name, e.launch, cublas);
     };
     for (const bench::Shape& s : narrow) sweep(s, all);
     for (const bench::Shape& s : weight_gradients) sweep(s, weight_gradient_entries);

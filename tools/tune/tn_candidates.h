@@ -16,51 +16,27 @@ using gemm::detail::MmaTileDefaults;
 using X1 = gemm::detail::mma_ops::Tf32x1;
 using X3 = gemm::detail::mma_ops::Tf32x3;
 
-// 4 warps of 32×32.
-template <class A, int Stages, int BlocksPerSm>
-struct Tile64x64 : MmaTileDefaults {
+// A block tile of BM×BN in warp tiles of WM×WN, K tiles of 32.
+template <class A, int BM, int BN, int WM, int WN, int Stages, int BlocksPerSm>
+struct Tile : MmaTileDefaults {
   using Arithmetic = A;
   static constexpr int kBlocksPerSm = BlocksPerSm;
-  static constexpr int kBlockM = 64, kBlockN = 64, kBlockK = 32, kWarpM = 32, kWarpN = 32,
-                       kStages = Stages;
-};
-// 4 warps of 64×32.
-template <class A, int Stages, int BlocksPerSm>
-struct Tile128x64 : MmaTileDefaults {
-  using Arithmetic = A;
-  static constexpr int kBlocksPerSm = BlocksPerSm;
-  static constexpr int kBlockM = 128, kBlockN = 64, kBlockK = 32, kWarpM = 64, kWarpN = 32,
-                       kStages = Stages;
-};
-// 4 warps of 32×64.
-template <class A, int Stages, int BlocksPerSm>
-struct Tile64x128 : MmaTileDefaults {
-  using Arithmetic = A;
-  static constexpr int kBlocksPerSm = BlocksPerSm;
-  static constexpr int kBlockM = 64, kBlockN = 128, kBlockK = 32, kWarpM = 32, kWarpN = 64,
-                       kStages = Stages;
-};
-// 8 warps of 64×32.
-template <class A, int Stages, int BlocksPerSm>
-struct Tile128x128 : MmaTileDefaults {
-  using Arithmetic = A;
-  static constexpr int kBlocksPerSm = BlocksPerSm;
-  static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 32, kWarpM = 64, kWarpN = 32,
+  static constexpr int kBlockM = BM, kBlockN = BN, kBlockK = 32, kWarpM = WM, kWarpN = WN,
                        kStages = Stages;
 };
 
-using x1_64x64s3b2 = Tile64x64<X1, 3, 2>;
-using x1_64x64s3b4 = Tile64x64<X1, 3, 4>;
-using x1_64x64s4b2 = Tile64x64<X1, 4, 2>;
-using x1_128x64s3b2 = Tile128x64<X1, 3, 2>;
-using x1_64x128s3b2 = Tile64x128<X1, 3, 2>;
-using x1_128x128s3b1 = Tile128x128<X1, 3, 1>;
-using x1_128x128s3b2 = Tile128x128<X1, 3, 2>;
-using x3_64x64s3b2 = Tile64x64<X3, 3, 2>;
-using x3_64x64s3b4 = Tile64x64<X3, 3, 4>;
-using x3_128x64s3b2 = Tile128x64<X3, 3, 2>;
-using x3_64x128s3b2 = Tile64x128<X3, 3, 2>;
-using x3_128x128s3b1 = Tile128x128<X3, 3, 1>;
+using x1_64x64s3b2 = Tile<X1, 64, 64, 32, 32, 3, 2>;  // 4 warps
+using x1_64x64s3b4 = Tile<X1, 64, 64, 32, 32, 3, 4>;
+using x1_64x64s4b2 = Tile<X1, 64, 64, 32, 32, 4, 2>;
+using x1_128x64s3b2 = Tile<X1, 128, 64, 64, 32, 3, 2>;    // 4 warps
+using x1_64x128s3b2 = Tile<X1, 64, 128, 32, 64, 3, 2>;    // 4 warps
+using x1_128x128s3b1 = Tile<X1, 128, 128, 64, 32, 3, 1>;  // 8 warps
+using x1_128x128s3b2 = Tile<X1, 128, 128, 64, 32, 3, 2>;
+using x3_64x64s3b2 = Tile<X3, 64, 64, 32, 32, 3, 2>;
+using x3_64x64s3b4 = Tile<X3, 64, 64, 32, 32, 3, 4>;
+using x3_128x64s3b2 = Tile<X3, 128, 64, 64, 32, 3, 2>;
+using x3_64x128s3b2 = Tile<X3, 64, 128, 32, 64, 3, 2>;
+using x3_128x128s3b1 = Tile<X3, 128, 128, 64, 32, 3, 1>;
 
 template <class Cfg>
 void launch(const gemm::Problem& p, cudaStream_t stream) {

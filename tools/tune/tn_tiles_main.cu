@@ -36,14 +36,7 @@ int main() {
     const auto sweep = [&](const int(&s)[3], Op op_a) {
       tune::Case c(bench::Shape{s[0], s[1], s[2], op_a, Op::N}, timer);
       const tune::Case::Baselines cublas = c.time_cublas();
-      for (const Entry& e : all) {
-        const double ms = c.median_ms(e.launch);
-        std::printf(
-            "  %-16s %7.2f TF  %6.1f%% of cublas  %6.1f%% of cublas_tf32  %7.1f us  "
-            "maxerr %.2e\n",
-            e.name, c.tflops(ms), 100.0 * cublas.fp32_ms / ms, 100.0 * cublas.tf32_ms / ms,
-            1e3 * ms, c.max_error());
-      }
+      for (const Entry& e : all) c.print_timed(e.name, e.launch, cublas);
     };
     for (const auto& s : weight_gradients) sweep(s, Op::T);
     for (const auto& s : input_gradients) sweep(s, Op::N);

@@ -71,6 +71,17 @@ class Case {
     return b;
   }
 
+  // Times launch on this problem and prints its row beside the baselines: TFLOP/s, % of cuBLAS
+  // fp32 and TF32, µs and the largest difference from cuBLAS fp32.
+  template <class Launch>
+  void print_timed(const char* label, Launch&& launch, const Baselines& cublas) {
+    const double ms = median_ms(launch);
+    std::printf(
+        "  %-16s %7.2f TF  %6.1f%% of cublas  %6.1f%% of cublas_tf32  %7.1f us  maxerr %.2e\n",
+        label, tflops(ms), 100.0 * cublas.fp32_ms / ms, 100.0 * cublas.tf32_ms / ms, 1e3 * ms,
+        max_error());
+  }
+
   // The largest |C − C_cuBLAS| after the latest launch; NaN when an element is NaN (a missed
   // element keeps its poison).
   double max_error() const {
