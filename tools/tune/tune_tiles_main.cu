@@ -2,8 +2,9 @@
 // through gemm_bench's timing harness, and reports each one's largest difference from cuBLAS fp32
 // (a sanity check; the test suite is the correctness proof). Run by scripts/tuning/tune_tiles.sh.
 //   Large (fast's large tile, unsplit): 2048³ and 4096³.
-//   Small (fast's small tile): the MLP's larger GEMMs, each candidate under every split-K policy
-//   of kPolicies (planner constants or fixed split counts).
+//   Small (fast's small tile): the MLP's larger GEMMs and the odd models' small-M ones, beside
+//   steps 5 and 6, each candidate under every split-K policy of kPolicies (planner constants or
+//   fixed split counts).
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
@@ -53,18 +54,25 @@ void small_section(bench::Timer& timer) {
       "policy = min K tiles per slice / split cap / blocks wanted per SM (shipped 4/8/3),\n"
       "  or split N: a fixed split count\n");
   // The GEMMs of a training step of the 784-1024-1024-10 MLP at batch 256 that are not tiny:
-  // forward (NT), input gradient (NN) and weight gradient (TN) of each layer.
+  // forward (NT), input gradient (NN) and weight gradient (TN) of each layer. Then the odd models'
+  // GEMMs where fast lost most to steps 5 and 6 (docs/NOTES.md, "Gradients on few tiles, and two
+  // ideas that did not pay"): 784-1500-100-10 at batch 96 and 784-777-333-10 at batch 200.
   const bench::Shape shapes[] = {{256, 1024, 784, Op::N, Op::T},  {256, 784, 1024, Op::N, Op::N},
                                  {1024, 784, 256, Op::T, Op::N},  {256, 1024, 1024, Op::N, Op::T},
                                  {256, 1024, 1024, Op::N, Op::N}, {1024, 1024, 256, Op::T, Op::N},
-                                 {256, 10, 1024, Op::N, Op::T}};
+                                 {256, 10, 1024, Op::N, Op::T},   {96, 100, 1500, Op::N, Op::T},
+                                 {96, 1500, 784, Op::N, Op::T},   {96, 1500, 100, Op::N, Op::N},
+                                 {200, 784, 777, Op::N, Op::N}};
   for (const bench::Shape& s : shapes) {
     tune::Case c(s, timer);
     const double cublas_ms = c.median_ms(gemm::detail::launch_cublas);
     const double shipped_ms = c.median_ms(gemm::detail::launch_fast);
-    std::printf("%s  cublas %.2f TF  fast as built %.2f TF (%.1f%%, maxerr %.2e)\n",
-                c.name().c_str(), c.tflops(cublas_ms), c.tflops(shipped_ms),
-                100.0 * cublas_ms / shipped_ms, c.max_error());
+    std::printf("%s  cublas %.2f TF  fast as built %.2f TF (%.1f%%, maxerr %.2e)", c.name().c_str(),
+                c.tflops(cublas_ms), c.tflops(shipped_ms), 100.0 * cublas_ms / shipped_ms,
+                c.max_error());
+    const double dbuf_ms = c.median_ms(gemm::detail::launch_double_buffer);
+    const double warptile_ms = c.median_ms(gemm::detail::launch_warptile);
+    std::printf("  step 5 %.1f us  step 6 %.1f us\n", 1e3 * dbuf_ms, 1e3 * warptile_ms);
     struct Row {
       std::string line;
       double ms;
