@@ -231,6 +231,10 @@ BatchLoader::Batch BatchLoader::batch(int i) {
 }
 
 BatchLoader::Batch BatchLoader::batch_at(const int64_t* step) {
+  return batch_at(step, impl_->stream);
+}
+
+BatchLoader::Batch BatchLoader::batch_at(const int64_t* step, cudaStream_t stream) {
   Impl& m = *impl_;
   if (!m.shuffled) throw Error("BatchLoader: batch_at() called before begin_epoch()");
   if (step == nullptr) throw Error("BatchLoader: batch_at() of a null step counter");
@@ -238,9 +242,9 @@ BatchLoader::Batch BatchLoader::batch_at(const int64_t* step) {
   const int rows = buffer().size;
   const int threads = 256;
   const dim3 grid((m.features + threads - 1) / threads, std::min(rows, 65535));
-  gather_rows_at<<<grid, threads, 0, m.stream>>>(m.d_images, m.d_labels, m.d_perm, step,
-                                                 num_batches(), m.batch_size, m.count, m.features,
-                                                 m.d_x, m.d_y);
+  gather_rows_at<<<grid, threads, 0, stream>>>(m.d_images, m.d_labels, m.d_perm, step,
+                                               num_batches(), m.batch_size, m.count, m.features,
+                                               m.d_x, m.d_y);
   CUDA_CHECK_LAUNCH();
   return {m.d_x, m.d_y, rows};
 }

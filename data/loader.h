@@ -58,8 +58,11 @@ class BatchLoader {
   // lives (device memory with Device::CUDA): so a CUDA graph that captured this call gathers the
   // next batch at each replay. step counts the steps taken since the first epoch, each epoch
   // having num_batches() of them. Returns the batch buffer, sized for a full batch: the last batch
-  // of an epoch fills only its first rows.
+  // of an epoch fills only its first rows. Queued on the loader's stream, or on `stream`, which
+  // must already follow the loader's stream's work (begin_epoch's upload), as a stream forked from
+  // it does (engine::Trainer::Fill). Neither overload waits.
   Batch batch_at(const int64_t* step);
+  Batch batch_at(const int64_t* step, cudaStream_t stream);
   // The batch buffer that batch() and batch_at() fill, sized for a full batch.
   Batch buffer() const;
 

@@ -90,20 +90,21 @@ void squared_error(const float* predictions, const float* targets, float* dpredi
                    cudaStream_t stream);
 
 // w, g, v are n (all parameters, flat: n % 4 == 0, 16-byte aligned arrays, or gemm_mlp::Error);
-// v is null without momentum; *step is the number of steps taken. PyTorch's SGD with
-// lr = schedule(*step):
+// v is null without momentum; *counted is the step counter, already advanced for this step
+// (Optimizer::count_step), so this step's 0-based index is s = *counted − 1. PyTorch's SGD with
+// lr = schedule(s):
 //   g' = g + wd·w;   v = μ·v + g';   w −= lr·v        (without momentum: w −= lr·g')
-void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
+void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* counted,
               LrSchedule schedule, float momentum, float weight_decay, cudaStream_t stream);
 
-// w, g, m, v are n (flat, as for sgd_step); t = *step + 1 ≥ 1, lr = schedule(*step), c1 = 1 − β1^t,
-// c2 = 1 − β2^t:
+// w, g, m, v are n (flat, as for sgd_step); t = *counted ≥ 1 (as for sgd_step), lr = schedule(t −
+// 1), c1 = 1 − β1^t, c2 = 1 − β2^t:
 //   g' = g + wd·w;  m = β1·m + (1−β1)·g';  v = β2·v + (1−β2)·g'²;  w −= lr·(m/c1) / (√(v/c2) + ε)
-void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,
+void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* counted,
                LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay,
                cudaStream_t stream);
 
-// *step += 1, after the step's update.
+// *step += 1: counts the step, before its update reads the counter (Optimizer::count_step).
 void advance_step(int64_t* step, cudaStream_t stream);
 
 // w is n, uniform in (0, 1] as cuRAND makes it:  w = bound·(2w − 1), uniform in (−bound, bound]
@@ -120,9 +121,9 @@ void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, in
                   float inv_batch, MetricCounters* counters);
 void squared_error(const float* predictions, const float* targets, float* dpredictions, int rows,
                    int cols, float grad_scale, MetricCounters* counters);
-void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
+void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* counted,
               LrSchedule schedule, float momentum, float weight_decay);
-void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,
+void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* counted,
                LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay);
 
 }  // namespace engine::host

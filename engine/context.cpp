@@ -161,6 +161,18 @@ int Context::fork() {
   return side + 1;
 }
 
+int Context::fork_after_all() {
+  const unsigned earlier = forked_;
+  const int side = fork();
+  if (side == 0) return 0;
+  for (int s = 0; s < kSideStreams; ++s) {
+    if (!(earlier & (1u << s)) || s == side - 1) continue;
+    CUDA_CHECK(cudaEventRecord(side_marks_[s], side_streams_[s]));
+    CUDA_CHECK(cudaStreamWaitEvent(side_streams_[side - 1], side_marks_[s], 0));
+  }
+  return side;
+}
+
 void Context::follow_main(int side) {
   if (side == 0) return;
   if (!forked(side))

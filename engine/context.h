@@ -136,6 +136,10 @@ class Context {
   // A side stream that first waits for the work queued so far on the current stream; side
   // streams are handed out in turn, the same ones in every step. 0 outside a Branches scope.
   int fork();
+  // The same, but the side stream also waits for the work queued so far on every side stream
+  // forked since the last join: for work that must follow everything queued so far without
+  // holding up what is queued after it. 0 outside a Branches scope.
+  int fork_after_all();
   // Side stream `side` also waits for the work queued so far on the main stream (no-op for 0).
   void follow_main(int side);
   // Whether side stream `side` was forked since the last join (true for 0, the main stream).

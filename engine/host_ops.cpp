@@ -72,9 +72,9 @@ void squared_error(const float* predictions, const float* targets, float* dpredi
   counters->seen += rows;
 }
 
-void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
+void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* counted,
               LrSchedule schedule, float momentum, float weight_decay) {
-  const float lr = lr_at(schedule, *step);
+  const float lr = lr_at(schedule, *counted - 1);
   for (int64_t i = 0; i < n; ++i) {
     float update = g[i] + weight_decay * w[i];
     if (v != nullptr) {
@@ -85,10 +85,10 @@ void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step
   }
 }
 
-void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,
+void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* counted,
                LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay) {
-  const float lr = lr_at(schedule, *step);
-  const double t = static_cast<double>(*step + 1);
+  const float lr = lr_at(schedule, *counted - 1);
+  const double t = static_cast<double>(*counted);
   const auto c1 = static_cast<float>(1.0 - std::pow(static_cast<double>(beta1), t));
   const auto c2 = static_cast<float>(1.0 - std::pow(static_cast<double>(beta2), t));
   for (int64_t i = 0; i < n; ++i) {

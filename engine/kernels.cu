@@ -271,11 +271,12 @@ __device__ __forceinline__ void store4(float* p, int64_t i, const Float4& x) {
   reinterpret_cast<float4*>(p)[i] = x.v;
 }
 
-// w, g, v are n; every thread reads the step counter, so it is advanced by a later kernel.
-__global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, const int64_t* step,
+// w, g, v are n; *counted already counts this step (advanced by an earlier kernel), so every
+// thread reads the same value.
+__global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, const int64_t* counted,
                            LrSchedule schedule, float momentum, float weight_decay) {
   await_prior_kernels();
-  const float lr = lr_at(schedule, *step);
+  const float lr = lr_at(schedule, *counted - 1);
   GRID_STRIDE_LOOP(i, n / kLanes) {
     Float4 wi = load4(w, i), vi = v != nullptr ? load4(v, i) : Float4{};
     const Float4 gi = load4(g, i);
@@ -295,11 +296,11 @@ __global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, const 
 
 // w, g, m, v are n. The bias corrections in double, so that a large t loses nothing.
 __global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_t n,
-                            const int64_t* step, LrSchedule schedule, float beta1, float beta2,
+                            const int64_t* counted, LrSchedule schedule, float beta1, float beta2,
                             float eps, float weight_decay) {
   await_prior_kernels();
-  const float lr = lr_at(schedule, *step);
-  const double t = static_cast<double>(*step + 1);
+  const float lr = lr_at(schedule, *counted - 1);
+  const double t = static_cast<double>(*counted);
   const auto c1 = static_cast<float>(1.0 - pow(static_cast<double>(beta1), t));
   const auto c2 = static_cast<float>(1.0 - pow(static_cast<double>(beta2), t));
   GRID_STRIDE_LOOP(i, n / kLanes) {
@@ -376,19 +377,19 @@ void require_flat(int64_t n, std::initializer_list<const float*> arrays) {
 
 }  // namespace
 
-void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* step,
+void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* counted,
               LrSchedule schedule, float momentum, float weight_decay, cudaStream_t stream) {
   require_flat(n, {w, g, v});
   launch_kernel(sgd_kernel, {dim3(blocks_for(n / kLanes)), dim3(kThreads), 0, stream}, w, g, v, n,
-                step, schedule, momentum, weight_decay);
+                counted, schedule, momentum, weight_decay);
 }
 
-void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* step,
+void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* counted,
                LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay,
                cudaStream_t stream) {
   require_flat(n, {w, g, m, v});
   launch_kernel(adam_kernel, {dim3(blocks_for(n / kLanes)), dim3(kThreads), 0, stream}, w, g, m, v,
-                n, step, schedule, beta1, beta2, eps, weight_decay);
+                n, counted, schedule, beta1, beta2, eps, weight_decay);
 }
 
 void advance_step(int64_t* step, cudaStream_t stream) {

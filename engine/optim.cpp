@@ -61,8 +61,23 @@ Optimizer::Optimizer(Context& ctx, std::vector<Parameter*> params, LrSchedule sc
 Optimizer::~Optimizer() = default;
 
 void Optimizer::step(Context& ctx) {
+  count_step(ctx);
+  apply(ctx);
+}
+
+void Optimizer::count_step(Context& ctx) {
   if (ctx.device() != step_.device())
-    throw Error("optimizer: step with a context on another device");
+    throw Error("optimizer: count_step with a context on another device");
+  if (ctx.is_cuda())
+    cuda::advance_step(step_.get(), ctx.stream());
+  else
+    ++*step_.get();
+  ++steps_;
+}
+
+void Optimizer::apply(Context& ctx) {
+  if (ctx.device() != step_.device())
+    throw Error("optimizer: apply with a context on another device");
   // Each run of parameters finished on one stream is updated there, once the main stream has
   // queued every read of the weights (the input-gradient GEMMs).
   const auto stream_of = [&](size_t i) {
@@ -75,11 +90,6 @@ void Optimizer::step(Context& ctx) {
     ctx.on(stream, [&] { update(ctx, offsets_[first], offsets_[last] - offsets_[first]); });
   }
   ctx.join();
-  if (ctx.is_cuda())
-    cuda::advance_step(step_.get(), ctx.stream());
-  else
-    ++*step_.get();
-  ++steps_;
 }
 
 int64_t Optimizer::read_steps(Context& ctx) const {

@@ -2,8 +2,8 @@
 //
 // The constructor moves every parameter it is given into one buffer, and every gradient into
 // another: each Parameter's value and grad become views into them (a 256-byte aligned slice
-// each, so the GEMMs keep their vector loads). step() is then one kernel for all parameters,
-// plus one that advances the step counter. Inside a Context::Branches scope, where backward left
+// each, so the GEMMs keep their vector loads). step() is then one kernel that advances the step
+// counter, plus one for all parameters. Inside a Context::Branches scope, where backward left
 // gradients on side streams (Parameter::grad_stream), it is one kernel per run of consecutive
 // parameters finished on one stream, queued there: a layer's update runs beside the rest of the
 // backward pass. That counter lives in the context's memory, and the
@@ -33,8 +33,15 @@ class Optimizer {
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
 
-  // w ← w − update(grad) for every parameter, then the step counter + 1; queued, no wait.
+  // The step counter + 1, then w ← w − update(grad) for every parameter; queued, no wait. The
+  // same as count_step(ctx) followed by apply(ctx).
   void step(Context& ctx);
+  // step()'s two halves, for a trainer that counts the step early, beside its forward pass, so
+  // that no kernel follows the last update. count_step queues the counter + 1 on the current
+  // stream. apply queues the updates, which read the counter as count_step left it: queue them
+  // after it in stream order, or behind a join of its stream.
+  void count_step(Context& ctx);
+  void apply(Context& ctx);
 
   // The host's count of the steps queued launch by launch. A step captured into a CUDA graph is
   // counted once, however often the graph replays: read_steps() is the true count.
@@ -42,8 +49,8 @@ class Optimizer {
   // The step counter as the device has it (waits for the stream): the steps actually taken.
   int64_t read_steps(Context& ctx) const;
   const LrSchedule& schedule() const { return schedule_; }
-  // The step counter in the context's memory, read by the update (and by a data loader that
-  // picks the batch of the step on the device).
+  // The step counter in the context's memory: the steps counted so far (count_step), read by the
+  // update (and by a data loader that picks the batch of a step on the device).
   const int64_t* device_step() const { return step_.get(); }
   int64_t parameter_count() const { return values_.size(); }
   // Every parameter, flat (with each slice's padding, which stays zero).

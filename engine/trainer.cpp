@@ -1,6 +1,7 @@
 #include "engine/trainer.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace engine {
 
@@ -74,31 +75,35 @@ const Tensor& Trainer::loss_gradient(const Tensor& output, const Targets& target
   return mean_squared_error_.forward_backward(ctx_, output, *targets.values, train_metrics_);
 }
 
-void Trainer::enqueue(const Tensor& x, const Targets& targets, const Fill& fill, bool branched) {
-  if (fill) fill(ctx_.stream(), optimizer_->device_step());
+void Trainer::enqueue(const Tensor& x, const Targets& targets, const Fill* first, const Fill* next,
+                      bool branched) {
+  if (first != nullptr) (*first)(ctx_.stream(), optimizer_->device_step());
+  std::optional<Context::Branches> branches;
+  if (branched) branches.emplace(ctx_);  // gradients and updates on side streams
+  // The step is counted beside the forward pass, so that no kernel follows the last update. The
+  // updates, and the next batch's gather, read the counter: they are queued after the join.
+  ctx_.on(ctx_.fork(), [&] { optimizer_->count_step(ctx_); });
   const Tensor& output = net_.forward(ctx_, x);
   const Tensor& gradient = loss_gradient(output, targets);
-  if (!branched) {
-    net_.backward(ctx_, gradient);
-    optimizer_->step(ctx_);
-    return;
-  }
-  const Context::Branches branches(ctx_);  // gradients and updates on side streams
+  ctx_.join();
   net_.backward(ctx_, gradient);
-  optimizer_->step(ctx_);
+  // The next step's batch, once every read of x is queued: beside the updates, not before them.
+  if (next != nullptr)
+    ctx_.on(ctx_.fork_after_all(), [&] { (*next)(ctx_.stream(), optimizer_->device_step()); });
+  optimizer_->apply(ctx_);
 }
 
-void Trainer::step(const Tensor& x, const LabelTensor& labels, const Fill& fill) {
+void Trainer::step(const Tensor& x, const LabelTensor& labels, const Fill& fill, Gather gather) {
   require_loss(TrainerOptions::Loss::CrossEntropy, "step(x, labels)");
   if (labels.size() < x.rows())
     throw Error("trainer: " + std::to_string(labels.size()) + " labels for a batch of " +
                 std::to_string(x.rows()));
   Targets targets;
   targets.labels = &labels;
-  run_step(x, targets, fill);
+  run_step(x, targets, fill, gather);
 }
 
-void Trainer::step(const Tensor& x, const Tensor& targets, const Fill& fill) {
+void Trainer::step(const Tensor& x, const Tensor& targets, const Fill& fill, Gather gather) {
   require_loss(TrainerOptions::Loss::MeanSquaredError, "step(x, targets)");
   // Checked here, not in the loss: a throw during a capture would read as a failed capture.
   if (targets.device() != ctx_.device())
@@ -111,40 +116,63 @@ void Trainer::step(const Tensor& x, const Tensor& targets, const Fill& fill) {
                 std::to_string(outputs_) + ")");
   Targets t;
   t.values = &targets;
-  run_step(x, t, fill);
+  run_step(x, t, fill, gather);
 }
 
-void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill) {
+void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill, Gather gather) {
   if (x.rows() < 1 || x.rows() > options_.max_batch)
     throw Error("trainer: a batch of " + std::to_string(x.rows()) + " rows, prepared for 1.." +
                 std::to_string(options_.max_batch));
+  const bool fill_next = gather == Gather::ThisAndNext;
+  if (fill_next && !fill) throw Error("trainer: Gather::ThisAndNext without a fill");
+  // The previous step gathered this one's batch already if it was told to, into these buffers.
+  const bool prefilled = x.data() == prefilled_x_ && targets.data() == prefilled_targets_;
+  const Fill* first = fill && !prefilled ? &fill : nullptr;
+  const Fill* next = fill_next ? &fill : nullptr;
+  prefilled_x_ = nullptr;
+  prefilled_targets_ = nullptr;
   const bool full = x.rows() == options_.max_batch;
   // Branches only where a graph will replay them: launched one by one, a fork and a join cost the
   // host more than the overlap gains. The step before a capture takes them too, so that it sizes
   // the side streams' workspaces.
   const bool branched = options_.parallel_step;
   if (!use_graph_ || !full) {
-    enqueue(x, targets, fill, branched && options_.branch_launch_by_launch);
-  } else if (graph_ && x.data() == graph_x_ && targets.data() == graph_targets_) {
-    graph_.launch(ctx_.stream());
+    enqueue(x, targets, first, next, branched && options_.branch_launch_by_launch);
   } else if (!warmed_up_) {
-    enqueue(x, targets, fill, branched);
+    enqueue(x, targets, first, next, branched);
     warmed_up_ = true;
   } else {
-    try {
-      graph_ = ctx_.capture([&] { enqueue(x, targets, fill, branched); });
-      graph_x_ = x.data();
-      graph_targets_ = targets.data();
-    } catch (const std::exception& e) {
-      use_graph_ = false;
-      graph_ = CudaGraph();
-      graph_note_ = std::string("the training step could not be captured as a CUDA graph (") +
-                    e.what() + "); running it launch by launch";
-      enqueue(x, targets, fill, false);
-      ++steps_;
-      return;
+    // The graph that gathers the next batch starts without a gather: a step that needs one
+    // queues it first. The other gathers first whenever there is a fill (again, if this step's
+    // batch is there already: the same rows).
+    StepGraph& graph = graphs_[fill_next ? 1 : 0];
+    const Fill* first_in_graph = fill_next ? nullptr : (fill ? &fill : nullptr);
+    if (fill_next && first != nullptr) (*first)(ctx_.stream(), optimizer_->device_step());
+    if (!graph.exec || x.data() != graph.x || targets.data() != graph.targets) {
+      try {
+        graph.exec = ctx_.capture([&] { enqueue(x, targets, first_in_graph, next, branched); });
+        graph.x = x.data();
+        graph.targets = targets.data();
+      } catch (const std::exception& e) {
+        use_graph_ = false;
+        graphs_[0] = StepGraph();
+        graphs_[1] = StepGraph();
+        graph_note_ = std::string("the training step could not be captured as a CUDA graph (") +
+                      e.what() + "); running it launch by launch";
+        enqueue(x, targets, first_in_graph, next, false);
+        finish_step(x, targets, fill_next);
+        return;
+      }
     }
-    graph_.launch(ctx_.stream());
+    graph.exec.launch(ctx_.stream());
+  }
+  finish_step(x, targets, fill_next);
+}
+
+void Trainer::finish_step(const Tensor& x, const Targets& targets, bool filled_next) {
+  if (filled_next) {
+    prefilled_x_ = x.data();
+    prefilled_targets_ = targets.data();
   }
   ++steps_;
 }

@@ -15,12 +15,15 @@
 // are the mean loss; accuracy does not apply (it reads 0). The output width is the network's
 // (what its prepare() returns), so the targets' width and the class count come from it.
 //
-// A step is: the optional fill (a data loader's gather) → forward → loss, its gradient and the
-// metrics (one kernel) → backward, which overwrites the gradients (no zeroing pass) → the
-// optimiser → the step counter + 1. On CUDA, with options.parallel_step, the independent parts
-// of a graph's step run on side streams (Context::Branches): each layer's weight and bias
-// gradients beside its input gradient, and each layer's update as soon as its gradients are done
-// and every input gradient that reads its weights is queued. A step launched one by one (without
+// A step is: the optional fill (a data loader's gather) → the step counter + 1, beside → forward →
+// loss, its gradient and the metrics (one kernel) → backward, which overwrites the gradients (no
+// zeroing pass) → the optimiser's updates, and with Gather::ThisAndNext the next step's fill
+// beside them. On CUDA, with options.parallel_step, the independent parts of a graph's step run
+// on side streams (Context::Branches): the counter beside the forward pass, each layer's weight
+// and bias gradients beside its input gradient, each layer's update as soon as its gradients are
+// done and every input gradient that reads its weights is queued, and the next fill once every
+// read of x is queued. So the chain of dependent kernels starts at the forward pass and ends at
+// the first layer's update. A step launched one by one (without
 // the graph, or a partial batch) runs on one stream: there each fork and join costs the host
 // more than the overlap gains (unless options.branch_launch_by_launch). The arithmetic is the
 // same either way, bit for bit.
@@ -30,10 +33,11 @@
 // later full-size step replays the graph with one launch. What changes between steps is read on
 // the device: the step counter (learning rate, Adam's bias correction, and the batch a `fill`
 // gathers). So x, the labels (or targets) and fill must be the same buffers and function at every
-// full-size step; if x's or the labels' pointers change, the step is captured again. A smaller
-// step (an epoch's last, partial batch) runs launch by launch. If the capture fails, the trainer
-// says why in graph_note() and runs every later step launch by launch. Both ways give the same
-// bits.
+// full-size step; if x's or the labels' pointers change, the step is captured again. Steps with
+// and without Gather::ThisAndNext replay two graphs, each captured at its first full-size step
+// after the first. A smaller step (an epoch's last, partial batch) runs launch by launch. If the
+// capture fails, the trainer says why in graph_note() and runs every later step launch by launch.
+// Both ways give the same bits.
 #pragma once
 
 #include <cstdint>
@@ -66,10 +70,19 @@ struct TrainerOptions {
 
 class Trainer {
  public:
-  // Queued before the step's forward pass: writes this step's input into the x and labels (or
-  // targets) given to step(). device_step is the number of steps taken, in the context's memory;
-  // read it there (not on the host), so that a captured step gathers a new batch at every replay.
+  // Writes the input of step *device_step (0-based) into the x and labels (or targets) given to
+  // step(), queued on `stream`. device_step is the step counter, in the context's memory: read it
+  // there (not on the host), so that a captured step gathers a new batch at every replay. Queued
+  // before the step's forward pass, where *device_step is this step's index; or, with
+  // Gather::ThisAndNext, also at the end of the step, where the counter already counts the step
+  // and so names the next one.
   using Fill = std::function<void(cudaStream_t stream, const int64_t* device_step)>;
+  // ThisAndNext: the step also gathers the next step's batch (its fill called again once every
+  // read of x is queued, beside the updates), so that the next step, given the same x and labels
+  // (or targets), starts without a gather, off its chain of dependent kernels. Use it only when
+  // the next step calls step() with the same fill, and while what fill gathers for it stays valid
+  // (not across a new epoch's order: the epoch's last step takes ThisStep).
+  enum class Gather { ThisStep, ThisAndNext };
 
   // Prepares net for max_batch, sets it to overwrite its gradients, builds the optimiser (which
   // moves the parameters into one flat buffer) and the loss for the network's output width.
@@ -83,8 +96,10 @@ class Trainer {
   // cross-entropy: labels (≥ B values), or mean squared error: targets (≥ B rows × outputs(),
   // the first B used). Each overload throws on a trainer built for the other loss. Queued; never
   // waits for the device.
-  void step(const Tensor& x, const LabelTensor& labels, const Fill& fill = nullptr);
-  void step(const Tensor& x, const Tensor& targets, const Fill& fill = nullptr);
+  void step(const Tensor& x, const LabelTensor& labels, const Fill& fill = nullptr,
+            Gather gather = Gather::ThisStep);
+  void step(const Tensor& x, const Tensor& targets, const Fill& fill = nullptr,
+            Gather gather = Gather::ThisStep);
 
   // The loss (and, for cross-entropy, accuracy) of the steps since the last call; waits for the
   // device once.
@@ -108,7 +123,9 @@ class Trainer {
   Module& net() { return net_; }
   // Whether full-size steps replay a CUDA graph now, and if not, why not ("" when they do, or
   // before the first capture).
-  bool graph_active() const { return static_cast<bool>(graph_); }
+  bool graph_active() const {
+    return use_graph_ && (static_cast<bool>(graphs_[0].exec) || static_cast<bool>(graphs_[1].exec));
+  }
   const std::string& graph_note() const { return graph_note_; }
 
  private:
@@ -120,9 +137,14 @@ class Trainer {
   };
 
   void require_loss(TrainerOptions::Loss wanted, const char* call) const;
-  void run_step(const Tensor& x, const Targets& targets, const Fill& fill);
-  // branched: the step's independent parts on side streams (Context::Branches).
-  void enqueue(const Tensor& x, const Targets& targets, const Fill& fill, bool branched);
+  void run_step(const Tensor& x, const Targets& targets, const Fill& fill, Gather gather);
+  // first: the fill queued before the step (null: none); next: the one queued at its end, for the
+  // next step (null: none). branched: the step's independent parts on side streams
+  // (Context::Branches).
+  void enqueue(const Tensor& x, const Targets& targets, const Fill* first, const Fill* next,
+               bool branched);
+  // Counts the step on the host and notes whether x and targets now hold the next step's batch.
+  void finish_step(const Tensor& x, const Targets& targets, bool filled_next);
   // The training loss (its metrics in train_metrics_) and its gradient.
   const Tensor& loss_gradient(const Tensor& output, const Targets& targets);
   MetricTotals evaluate_in_batches(const Tensor& x, int target_count, const Targets& targets);
@@ -139,10 +161,16 @@ class Trainer {
 
   bool use_graph_;
   bool warmed_up_ = false;  // a full-size step has run uncaptured
-  CudaGraph graph_;
-  const float* graph_x_ = nullptr;  // the buffers the graph was captured with
-  const void* graph_targets_ = nullptr;
+  struct StepGraph {
+    CudaGraph exec;
+    const float* x = nullptr;  // the buffers it was captured with
+    const void* targets = nullptr;
+  };
+  StepGraph graphs_[2];  // [0]: Gather::ThisStep, [1]: Gather::ThisAndNext
   std::string graph_note_;
+  // The buffers the last step gathered the next batch into (null: it did not).
+  const float* prefilled_x_ = nullptr;
+  const void* prefilled_targets_ = nullptr;
 };
 
 }  // namespace engine

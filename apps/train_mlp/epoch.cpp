@@ -8,15 +8,21 @@
 
 int run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine::Tensor& x,
               const engine::LabelTensor& y, Progress* progress, int first) {
-  const auto gather = [&loader](cudaStream_t, const int64_t* step) { loader.batch_at(step); };
+  const auto gather = [&loader](cudaStream_t stream, const int64_t* step) {
+    loader.batch_at(step, stream);
+  };
   const int batches = loader.num_batches(), b = loader.batch_size();
   for (int i = first; i < batches; ++i) {
     if (stop_signal() != 0) return i;
     const int size = std::min(b, loader.count() - i * b);
+    // Each step gathers the next one's batch at its end, off the next step's chain, but not across
+    // the epoch's end: the next epoch has a new order.
+    const auto plan =
+        i + 1 < batches ? engine::Trainer::Gather::ThisAndNext : engine::Trainer::Gather::ThisStep;
     if (size == x.rows())
-      trainer.step(x, y, gather);
+      trainer.step(x, y, gather, plan);
     else  // the epoch's last, partial batch: the first rows of the same buffers
-      trainer.step(x.first_rows(size), y.first(size), gather);
+      trainer.step(x.first_rows(size), y.first(size), gather, plan);
     if (progress) progress->update(i + 1);
   }
   return batches;
@@ -27,7 +33,9 @@ double profile_gemm_seconds(const Options& o, engine::Context& ctx, data::BatchL
                             int classes, int64_t total_steps, const char* variant) {
   const int gemms_per_step = 3 * static_cast<int>(o.hidden.size()) + 2;
   ctx.reserve_gemm_timers(gemms_per_step * loader.num_batches());
-  const auto gather = [&loader](cudaStream_t, const int64_t* step) { loader.batch_at(step); };
+  const auto gather = [&loader](cudaStream_t stream, const int64_t* step) {
+    loader.batch_at(step, stream);
+  };
   // The profiled steps run serially (one kernel at a time): the step's branches would overlap the
   // GEMMs, and their intervals would then add up to more than the time they took.
   const auto serial = [&](bool graph) {

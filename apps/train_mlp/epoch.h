@@ -11,7 +11,8 @@
 // Steps first .. num_batches()-1 of an epoch; returns the index after the last step taken (less
 // than num_batches() when a stop signal came). The loader gathers each step's batch from the
 // device-side step counter (BatchLoader::batch_at), so that a replayed graph gathers a new batch
-// each time, and a run resumed at step `first` of the epoch gathers that step's batch.
+// each time, and a run resumed at step `first` of the epoch gathers that step's batch. Every step
+// but the epoch's last also gathers the next step's batch at its end (Gather::ThisAndNext).
 int run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine::Tensor& x,
               const engine::LabelTensor& y, Progress* progress, int first = 0);
 
