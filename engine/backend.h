@@ -75,24 +75,26 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaSt
 // launch, not the bandwidth, is the floor); the metrics meet through `scratch` (see LossScratch),
 // summed in an order fixed by rows alone, so they are reproducible, launch by launch or replayed
 // in a graph. scratch is in device memory; its ticket must be 0 (as the kernel leaves it).
+// step_count: null, or a counter in device memory that the kernel adds 1 to once the metrics are
+// summed (a trainer counts its step there, with no kernel of its own).
 void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
                   float inv_batch, MetricCounters* counters, LossScratch* scratch,
-                  cudaStream_t stream);
+                  int64_t* step_count, cudaStream_t stream);
 
 // predictions, targets and dpredictions are rows×cols; cols ≥ 1. One kernel:
 //   dpredictions = (predictions − targets) · grad_scale; skipped when null
 //   counters += Σ_r (Σ_c (predictions[r][c] − targets[r][c])²) / cols, rows, and the targets
 //               that are NaN or infinite in bad_targets
 // grad_scale = 2 / (rows·cols) makes dpredictions the gradient of the batch's mean loss. Laid out
-// as softmax_xent, with the same scratch and the same reproducible sums.
+// as softmax_xent, with the same scratch, the same reproducible sums and the same step_count.
 void squared_error(const float* predictions, const float* targets, float* dpredictions, int rows,
                    int cols, float grad_scale, MetricCounters* counters, LossScratch* scratch,
-                   cudaStream_t stream);
+                   int64_t* step_count, cudaStream_t stream);
 
 // w, g, v are n (all parameters, flat: n % 4 == 0, 16-byte aligned arrays, or gemm_mlp::Error);
 // v is null without momentum; *counted is the step counter, already advanced for this step
-// (Optimizer::count_step), so this step's 0-based index is s = *counted − 1. PyTorch's SGD with
-// lr = schedule(s):
+// (Optimizer::count_step, or the trainer's loss kernel), so this step's 0-based index is s =
+// *counted − 1. PyTorch's SGD with lr = schedule(s):
 //   g' = g + wd·w;   v = μ·v + g';   w −= lr·v        (without momentum: w −= lr·g')
 void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* counted,
               LrSchedule schedule, float momentum, float weight_decay, cudaStream_t stream);

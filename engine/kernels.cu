@@ -110,10 +110,11 @@ __device__ __forceinline__ void for_lane_columns(int lane, int cols, F&& f) {
 // The loss kernels' end: warp w's lane 0 holds the sums of its rows. The block's warps are added
 // in warp order into its slot; the block that takes the last ticket adds the slots (thread t takes
 // slots t, t + kLossThreads, … in order, then butterflies and warp order combine the threads) into
-// *counters, with `rows` into seen and the bad count into *bad_total, and sets the ticket to 0.
+// *counters, with `rows` into seen and the bad count into *bad_total, adds 1 to *step_count
+// unless it is null, and sets the ticket to 0.
 __device__ void finish_loss(double loss, unsigned int correct, unsigned int bad, int rows,
                             MetricCounters* counters, unsigned long long* bad_total,
-                            LossScratch* scratch) {
+                            LossScratch* scratch, int64_t* step_count) {
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   __shared__ LossPartial warps[kLossWarps];
   __shared__ bool last;
@@ -156,6 +157,7 @@ __device__ void finish_loss(double loss, unsigned int correct, unsigned int bad,
     counters->correct += c;
     counters->seen += rows;
     *bad_total += b;
+    if (step_count != nullptr) *step_count += 1;
     scratch->ticket = 0;  // every block has taken its ticket: the next launch starts clean
   }
 }
@@ -168,7 +170,7 @@ template <bool kCached>
 __global__ void __launch_bounds__(kLossThreads)
     softmax_xent_kernel(const float* __restrict__ logits, const int32_t* __restrict__ labels,
                         float* __restrict__ dlogits, int rows, int classes, float inv_batch,
-                        MetricCounters* counters, LossScratch* scratch) {
+                        MetricCounters* counters, LossScratch* scratch, int64_t* step_count) {
   await_prior_kernels();
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   double warp_loss = 0.0;  // kept by lane 0
@@ -223,7 +225,8 @@ __global__ void __launch_bounds__(kLossThreads)
       ++warp_bad;
     }
   }
-  finish_loss(warp_loss, warp_correct, warp_bad, rows, counters, &counters->bad_labels, scratch);
+  finish_loss(warp_loss, warp_correct, warp_bad, rows, counters, &counters->bad_labels, scratch,
+              step_count);
 }
 
 // predictions, targets, dpredictions are rows×cols; grid loss_blocks(rows) × kLossThreads. Laid
@@ -231,7 +234,7 @@ __global__ void __launch_bounds__(kLossThreads)
 __global__ void __launch_bounds__(kLossThreads)
     squared_error_kernel(const float* __restrict__ predictions, const float* __restrict__ targets,
                          float* __restrict__ dpredictions, int rows, int cols, float grad_scale,
-                         MetricCounters* counters, LossScratch* scratch) {
+                         MetricCounters* counters, LossScratch* scratch, int64_t* step_count) {
   await_prior_kernels();
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   double warp_loss = 0.0;  // kept by lane 0
@@ -252,7 +255,7 @@ __global__ void __launch_bounds__(kLossThreads)
   }
   for (int offset = kWarp / 2; offset > 0; offset /= 2)
     lane_bad += __shfl_xor_sync(0xffffffffu, lane_bad, offset);
-  finish_loss(warp_loss, 0u, lane_bad, rows, counters, &counters->bad_targets, scratch);
+  finish_loss(warp_loss, 0u, lane_bad, rows, counters, &counters->bad_targets, scratch, step_count);
 }
 
 // The optimisers' arrays are the flat buffers of optim.h: n a multiple of 4 and 16-byte aligned,
@@ -349,19 +352,20 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaSt
 
 void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
                   float inv_batch, MetricCounters* counters, LossScratch* scratch,
-                  cudaStream_t stream) {
+                  int64_t* step_count, cudaStream_t stream) {
   const int blocks = loss_blocks(rows);
   const auto kernel =
       classes <= kWarp * kLossCache ? softmax_xent_kernel<true> : softmax_xent_kernel<false>;
   launch_kernel(kernel, {dim3(blocks), dim3(kLossThreads), 0, stream}, logits, labels, dlogits,
-                rows, classes, inv_batch, counters, scratch);
+                rows, classes, inv_batch, counters, scratch, step_count);
 }
 
 void squared_error(const float* predictions, const float* targets, float* dpredictions, int rows,
                    int cols, float grad_scale, MetricCounters* counters, LossScratch* scratch,
-                   cudaStream_t stream) {
+                   int64_t* step_count, cudaStream_t stream) {
   launch_kernel(squared_error_kernel, {dim3(loss_blocks(rows)), dim3(kLossThreads), 0, stream},
-                predictions, targets, dpredictions, rows, cols, grad_scale, counters, scratch);
+                predictions, targets, dpredictions, rows, cols, grad_scale, counters, scratch,
+                step_count);
 }
 
 namespace {

@@ -61,7 +61,7 @@ void SoftmaxCrossEntropy::prepare(Context& ctx, int max_batch, int classes) {
 }
 
 void SoftmaxCrossEntropy::run(Context& ctx, const Tensor& logits, const LabelTensor& labels,
-                              bool with_grad, Metrics& metrics) {
+                              bool with_grad, Metrics& metrics, int64_t* step_count) {
   if (max_batch_ == 0) throw Error("softmax_cross_entropy: used before prepare()");
   if (logits.cols() != classes_ || logits.rows() > max_batch_ || logits.rows() < 1)
     throw Error("softmax_cross_entropy: logits are " + logits.shape() + ", prepared for up to " +
@@ -70,18 +70,19 @@ void SoftmaxCrossEntropy::run(Context& ctx, const Tensor& logits, const LabelTen
   require_prepared_on(ctx, dlogits_buf_, "softmax_cross_entropy");
   if (with_grad) dlogits_ = dlogits_buf_.first_rows(logits.rows());
   softmax_cross_entropy(ctx, logits, labels, with_grad ? &dlogits_ : nullptr, metrics.counters(),
-                        scratch_ ? scratch_->get() : nullptr);
+                        scratch_ ? scratch_->get() : nullptr, step_count);
 }
 
 const Tensor& SoftmaxCrossEntropy::forward_backward(Context& ctx, const Tensor& logits,
-                                                    const LabelTensor& labels, Metrics& metrics) {
-  run(ctx, logits, labels, true, metrics);
+                                                    const LabelTensor& labels, Metrics& metrics,
+                                                    int64_t* step_count) {
+  run(ctx, logits, labels, true, metrics, step_count);
   return dlogits_;
 }
 
 void SoftmaxCrossEntropy::forward(Context& ctx, const Tensor& logits, const LabelTensor& labels,
                                   Metrics& metrics) {
-  run(ctx, logits, labels, false, metrics);
+  run(ctx, logits, labels, false, metrics, nullptr);
 }
 
 void MeanSquaredError::prepare(Context& ctx, int max_batch, int outputs) {
@@ -95,7 +96,7 @@ void MeanSquaredError::prepare(Context& ctx, int max_batch, int outputs) {
 }
 
 void MeanSquaredError::run(Context& ctx, const Tensor& predictions, const Tensor& targets,
-                           bool with_grad, Metrics& metrics) {
+                           bool with_grad, Metrics& metrics, int64_t* step_count) {
   if (max_batch_ == 0) throw Error("mean_squared_error: used before prepare()");
   if (predictions.cols() != outputs_ || predictions.rows() > max_batch_ || predictions.rows() < 1)
     throw Error("mean_squared_error: predictions are " + predictions.shape() +
@@ -105,18 +106,19 @@ void MeanSquaredError::run(Context& ctx, const Tensor& predictions, const Tensor
   require_prepared_on(ctx, dpredictions_buf_, "mean_squared_error");
   if (with_grad) dpredictions_ = dpredictions_buf_.first_rows(predictions.rows());
   mean_squared_error(ctx, predictions, targets, with_grad ? &dpredictions_ : nullptr,
-                     metrics.counters(), scratch_ ? scratch_->get() : nullptr);
+                     metrics.counters(), scratch_ ? scratch_->get() : nullptr, step_count);
 }
 
 const Tensor& MeanSquaredError::forward_backward(Context& ctx, const Tensor& predictions,
-                                                 const Tensor& targets, Metrics& metrics) {
-  run(ctx, predictions, targets, true, metrics);
+                                                 const Tensor& targets, Metrics& metrics,
+                                                 int64_t* step_count) {
+  run(ctx, predictions, targets, true, metrics, step_count);
   return dpredictions_;
 }
 
 void MeanSquaredError::forward(Context& ctx, const Tensor& predictions, const Tensor& targets,
                                Metrics& metrics) {
-  run(ctx, predictions, targets, false, metrics);
+  run(ctx, predictions, targets, false, metrics, nullptr);
 }
 
 }  // namespace engine

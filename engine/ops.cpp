@@ -139,7 +139,8 @@ void require_loss_scratch(const Context& ctx, const LossScratch* scratch, const 
 }  // namespace
 
 void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor& labels,
-                           Tensor* dlogits, MetricCounters* counters, LossScratch* scratch) {
+                           Tensor* dlogits, MetricCounters* counters, LossScratch* scratch,
+                           int64_t* step_count) {
   require_on(ctx, logits, "softmax_cross_entropy: logits");
   const int batch = logits.rows(), classes = logits.cols();
   if (labels.empty()) throw Error("softmax_cross_entropy: labels is empty");
@@ -160,13 +161,15 @@ void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor
   const float inv_batch = 1.0f / static_cast<float>(batch);
   if (ctx.is_cuda())
     cuda::softmax_xent(logits.data(), labels.data(), d, batch, classes, inv_batch, counters,
-                       scratch, ctx.stream());
+                       scratch, step_count, ctx.stream());
   else
     host::softmax_xent(logits.data(), labels.data(), d, batch, classes, inv_batch, counters);
+  if (!ctx.is_cuda() && step_count != nullptr) ++*step_count;
 }
 
 void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& targets,
-                        Tensor* dpredictions, MetricCounters* counters, LossScratch* scratch) {
+                        Tensor* dpredictions, MetricCounters* counters, LossScratch* scratch,
+                        int64_t* step_count) {
   require_on(ctx, predictions, "mean_squared_error: predictions");
   require_on(ctx, targets, "mean_squared_error: targets");
   const int batch = predictions.rows(), cols = predictions.cols();
@@ -185,9 +188,10 @@ void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& t
   const float grad_scale = 2.0f / (static_cast<float>(batch) * static_cast<float>(cols));
   if (ctx.is_cuda())
     cuda::squared_error(predictions.data(), targets.data(), d, batch, cols, grad_scale, counters,
-                        scratch, ctx.stream());
+                        scratch, step_count, ctx.stream());
   else
     host::squared_error(predictions.data(), targets.data(), d, batch, cols, grad_scale, counters);
+  if (!ctx.is_cuda() && step_count != nullptr) ++*step_count;
 }
 
 void uniform_init(Context& ctx, Tensor& t, float bound) {

@@ -63,8 +63,11 @@ void relu_backward(Context& ctx, const Tensor& y, const Tensor& dy, Tensor& dx);
 //   scratch: on the GPU, a LossScratch in device memory, zeroed once (ContextValue<LossScratch>;
 //   SoftmaxCrossEntropy::prepare makes one), through which the kernel's blocks combine the metrics;
 //   null there is an error. The CPU needs none and ignores it.
+//   step_count: null, or a counter in the context's memory that the same kernel adds 1 to after
+//   the metrics (Trainer counts its step so, with no kernel of its own).
 void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor& labels,
-                           Tensor* dlogits, MetricCounters* counters, LossScratch* scratch);
+                           Tensor* dlogits, MetricCounters* counters, LossScratch* scratch,
+                           int64_t* step_count = nullptr);
 
 // Mean squared error with its metrics, in one kernel, as PyTorch's MSELoss (mean over all
 // elements).
@@ -72,10 +75,11 @@ void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor
 //   dpredictions (B×N) receives 2·(predictions − targets)/(B·N), the gradient of the batch's mean
 //   loss, unless it is null (evaluation). Each row's mean squared error, summed over the rows in a
 //   fixed order, and the batch size are added to *counters (in the context's memory); a target
-//   that is NaN or infinite is counted in counters->bad_targets. scratch as for
+//   that is NaN or infinite is counted in counters->bad_targets. scratch and step_count as for
 //   softmax_cross_entropy.
 void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& targets,
-                        Tensor* dpredictions, MetricCounters* counters, LossScratch* scratch);
+                        Tensor* dpredictions, MetricCounters* counters, LossScratch* scratch,
+                        int64_t* step_count = nullptr);
 
 // Fills t uniformly in (−bound, bound] from the context's seeded generator: cuRAND Philox on the
 // GPU (curandGenerateUniform, then a scale kernel), std::mt19937_64 on the CPU.

@@ -75,6 +75,11 @@ void Optimizer::count_step(Context& ctx) {
   ++steps_;
 }
 
+int64_t* Optimizer::count_step_elsewhere() {
+  ++steps_;
+  return step_.get();
+}
+
 void Optimizer::apply(Context& ctx) {
   if (ctx.device() != step_.device())
     throw Error("optimizer: apply with a context on another device");

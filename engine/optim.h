@@ -36,12 +36,15 @@ class Optimizer {
   // The step counter + 1, then w ← w − update(grad) for every parameter; queued, no wait. The
   // same as count_step(ctx) followed by apply(ctx).
   void step(Context& ctx);
-  // step()'s two halves, for a trainer that counts the step early, beside its forward pass, so
-  // that no kernel follows the last update. count_step queues the counter + 1 on the current
-  // stream. apply queues the updates, which read the counter as count_step left it: queue them
-  // after it in stream order, or behind a join of its stream.
+  // step()'s two halves. count_step queues the counter + 1 on the current stream. apply queues
+  // the updates, which read the counter as count_step left it: queue them after it in stream
+  // order.
   void count_step(Context& ctx);
   void apply(Context& ctx);
+  // In place of count_step, for a caller whose own kernel adds 1 to the counter, queued before
+  // apply in stream order (Trainer's loss kernel, so that counting costs no launch): counts the
+  // step on the host and returns the counter, in the context's memory.
+  int64_t* count_step_elsewhere();
 
   // The host's count of the steps queued launch by launch. A step captured into a CUDA graph is
   // counted once, however often the graph replays: read_steps() is the true count.

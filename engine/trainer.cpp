@@ -69,10 +69,13 @@ void Trainer::require_loss(TrainerOptions::Loss wanted, const char* call) const 
                      : ", which takes float targets (a Tensor of B x outputs)"));
 }
 
-const Tensor& Trainer::loss_gradient(const Tensor& output, const Targets& targets) {
+const Tensor& Trainer::loss_gradient(const Tensor& output, const Targets& targets,
+                                     int64_t* step_count) {
   if (targets.labels != nullptr)
-    return cross_entropy_.forward_backward(ctx_, output, *targets.labels, train_metrics_);
-  return mean_squared_error_.forward_backward(ctx_, output, *targets.values, train_metrics_);
+    return cross_entropy_.forward_backward(ctx_, output, *targets.labels, train_metrics_,
+                                           step_count);
+  return mean_squared_error_.forward_backward(ctx_, output, *targets.values, train_metrics_,
+                                              step_count);
 }
 
 void Trainer::enqueue(const Tensor& x, const Targets& targets, const Fill* first, const Fill* next,
@@ -80,12 +83,9 @@ void Trainer::enqueue(const Tensor& x, const Targets& targets, const Fill* first
   if (first != nullptr) (*first)(ctx_.stream(), optimizer_->device_step());
   std::optional<Context::Branches> branches;
   if (branched) branches.emplace(ctx_);  // gradients and updates on side streams
-  // The step is counted beside the forward pass, so that no kernel follows the last update. The
-  // updates, and the next batch's gather, read the counter: they are queued after the join.
-  ctx_.on(ctx_.fork(), [&] { optimizer_->count_step(ctx_); });
   const Tensor& output = net_.forward(ctx_, x);
-  const Tensor& gradient = loss_gradient(output, targets);
-  ctx_.join();
+  // The loss kernel counts the step, before the updates and the next gather read the counter.
+  const Tensor& gradient = loss_gradient(output, targets, optimizer_->count_step_elsewhere());
   net_.backward(ctx_, gradient);
   // The next step's batch, once every read of x is queued: beside the updates, not before them.
   if (next != nullptr)

@@ -15,15 +15,15 @@
 // are the mean loss; accuracy does not apply (it reads 0). The output width is the network's
 // (what its prepare() returns), so the targets' width and the class count come from it.
 //
-// A step is: the optional fill (a data loader's gather) → the step counter + 1, beside → forward →
-// loss, its gradient and the metrics (one kernel) → backward, which overwrites the gradients (no
+// A step is: the optional fill (a data loader's gather) → forward → loss, its gradient, the
+// metrics and the step counter + 1 (one kernel) → backward, which overwrites the gradients (no
 // zeroing pass) → the optimiser's updates, and with Gather::ThisAndNext the next step's fill
 // beside them. On CUDA, with options.parallel_step, the independent parts of a graph's step run
-// on side streams (Context::Branches): the counter beside the forward pass, each layer's weight
-// and bias gradients beside its input gradient, each layer's update as soon as its gradients are
-// done and every input gradient that reads its weights is queued, and the next fill once every
-// read of x is queued. So the chain of dependent kernels starts at the forward pass and ends at
-// the first layer's update. A step launched one by one (without
+// on side streams (Context::Branches): each layer's weight and bias gradients beside its input
+// gradient, each layer's update as soon as its gradients are done and every input gradient that
+// reads its weights is queued, and the next fill once every read of x is queued. So the chain of
+// dependent kernels of a step that gathered ahead starts at the forward pass and ends at the
+// first layer's update. A step launched one by one (without
 // the graph, or a partial batch) runs on one stream: there each fork and join costs the host
 // more than the overlap gains (unless options.branch_launch_by_launch). The arithmetic is the
 // same either way, bit for bit.
@@ -145,8 +145,9 @@ class Trainer {
                bool branched);
   // Counts the step on the host and notes whether x and targets now hold the next step's batch.
   void finish_step(const Tensor& x, const Targets& targets, bool filled_next);
-  // The training loss (its metrics in train_metrics_) and its gradient.
-  const Tensor& loss_gradient(const Tensor& output, const Targets& targets);
+  // The training loss (its metrics in train_metrics_) and its gradient; the same kernel adds 1 to
+  // *step_count.
+  const Tensor& loss_gradient(const Tensor& output, const Targets& targets, int64_t* step_count);
   MetricTotals evaluate_in_batches(const Tensor& x, int target_count, const Targets& targets);
 
   Context& ctx_;

@@ -69,9 +69,11 @@ def run(cmd, what):
 
 
 def measure(args, variant, work):
-    """(graph JSON path, ncu CSV path) for one variant, made on the GPU."""
+    """(graph JSON path, ncu CSV path) for one variant, made on the GPU. The epoch ends with a
+    partial batch of one row (run launch by launch), so that every full step gathers the next
+    batch at its end, as in training, and the graph captured last is that step's."""
     train = [args.train_mlp, "--gemm", variant, "--hidden", args.hidden, "--batch",
-             str(args.batch), "--epochs", "1", "--train-limit", str(args.steps * args.batch),
+             str(args.batch), "--epochs", "1", "--train-limit", str(args.steps * args.batch + 1),
              "--seed", "1", "--data-dir", args.data_dir]
     graph = os.path.join(work, f"{variant}.graph.json")
     run(train + ["--step-graph", graph], f"train_mlp --step-graph ({variant})")
