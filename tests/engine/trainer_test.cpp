@@ -196,4 +196,18 @@ TEST(Trainer, NonFiniteTargetsAreReported) {
       gemm_mlp::Error, "1 targets were NaN or infinite");
 }
 
+// On the CPU too, each loss adds 1 to a step counter it is given (Trainer counts its steps so),
+// and nothing without one.
+TEST(Trainer, LossesCountTheStepWhenGivenACounter) {
+  Context ctx(Device::CPU, 1);
+  const Tensor z = Tensor::from_host(Device::CPU, 2, 3, {1, 2, 3, 4, 5, 6});
+  const engine::LabelTensor labels(Device::CPU, std::vector<int32_t>{0, 2});
+  engine::MetricCounters counters;
+  int64_t steps = 41;
+  engine::softmax_cross_entropy(ctx, z, labels, nullptr, &counters, nullptr, &steps);
+  engine::mean_squared_error(ctx, z, z, nullptr, &counters, nullptr, &steps);
+  engine::softmax_cross_entropy(ctx, z, labels, nullptr, &counters, nullptr);
+  EXPECT_EQ(steps, 43);
+}
+
 }  // namespace
