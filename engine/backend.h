@@ -93,7 +93,7 @@ void squared_error(const float* predictions, const float* targets, float* dpredi
 
 // w, g, v are n (all parameters, flat: n % 4 == 0, 16-byte aligned arrays, or gemm_mlp::Error);
 // v is null without momentum; *counted is the step counter, already advanced for this step
-// (Optimizer::count_step, or the trainer's loss kernel), so this step's 0-based index is s =
+// (Optimizer::step, or the trainer's loss kernel), so this step's 0-based index is s =
 // *counted − 1. PyTorch's SGD with lr = schedule(s):
 //   g' = g + wd·w;   v = μ·v + g';   w −= lr·v        (without momentum: w −= lr·g')
 void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* counted,
@@ -106,7 +106,7 @@ void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const in
                LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay,
                cudaStream_t stream);
 
-// *step += 1: counts the step, before its update reads the counter (Optimizer::count_step).
+// *step += 1: counts the step, before its update reads the counter (Optimizer::step).
 void advance_step(int64_t* step, cudaStream_t stream);
 
 // w is n, uniform in (0, 1] as cuRAND makes it:  w = bound·(2w − 1), uniform in (−bound, bound]

@@ -67,7 +67,7 @@ void Optimizer::step(Context& ctx) {
 
 void Optimizer::count_step(Context& ctx) {
   if (ctx.device() != step_.device())
-    throw Error("optimizer: count_step with a context on another device");
+    throw Error("optimizer: step with a context on another device");
   if (ctx.is_cuda())
     cuda::advance_step(step_.get(), ctx.stream());
   else

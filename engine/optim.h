@@ -33,18 +33,14 @@ class Optimizer {
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
 
-  // The step counter + 1, then w ← w − update(grad) for every parameter; queued, no wait. The
-  // same as count_step(ctx) followed by apply(ctx).
+  // The step counter + 1, then w ← w − update(grad) for every parameter; queued, no wait.
   void step(Context& ctx);
-  // step()'s two halves. count_step queues the counter + 1 on the current stream. apply queues
-  // the updates, which read the counter as count_step left it: queue them after it in stream
-  // order.
-  void count_step(Context& ctx);
-  void apply(Context& ctx);
-  // In place of count_step, for a caller whose own kernel adds 1 to the counter, queued before
-  // apply in stream order (Trainer's loss kernel, so that counting costs no launch): counts the
-  // step on the host and returns the counter, in the context's memory.
+  // step() for a caller whose own kernel adds 1 to the counter (Trainer's loss kernel, so that
+  // counting costs no launch). count_step_elsewhere counts the step on the host and returns the
+  // counter, in the context's memory; apply queues the updates, which read the counter as that
+  // kernel leaves it: queue them after it in stream order.
   int64_t* count_step_elsewhere();
+  void apply(Context& ctx);
 
   // The host's count of the steps queued launch by launch. A step captured into a CUDA graph is
   // counted once, however often the graph replays: read_steps() is the true count.
@@ -52,8 +48,8 @@ class Optimizer {
   // The step counter as the device has it (waits for the stream): the steps actually taken.
   int64_t read_steps(Context& ctx) const;
   const LrSchedule& schedule() const { return schedule_; }
-  // The step counter in the context's memory: the steps counted so far (count_step), read by the
-  // update (and by a data loader that picks the batch of a step on the device).
+  // The step counter in the context's memory: the steps counted so far, read by the update (and
+  // by a data loader that picks the batch of a step on the device).
   const int64_t* device_step() const { return step_.get(); }
   int64_t parameter_count() const { return values_.size(); }
   // Every parameter, flat (with each slice's padding, which stays zero).
@@ -74,6 +70,8 @@ class Optimizer {
   LrSchedule schedule_;
 
  private:
+  void count_step(Context& ctx);  // the counter + 1, queued on the current stream
+
   std::vector<Parameter*> params_;
   std::vector<int64_t> offsets_;  // params_[i]'s slice starts at offsets_[i]; one more: the end
   ContextValue<int64_t> step_;
