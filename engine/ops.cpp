@@ -159,12 +159,13 @@ void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor
     d = dlogits->data();
   }
   const float inv_batch = 1.0f / static_cast<float>(batch);
-  if (ctx.is_cuda())
+  if (ctx.is_cuda()) {
     cuda::softmax_xent(logits.data(), labels.data(), d, batch, classes, inv_batch, counters,
                        scratch, step_count, ctx.stream());
-  else
+  } else {
     host::softmax_xent(logits.data(), labels.data(), d, batch, classes, inv_batch, counters);
-  if (!ctx.is_cuda() && step_count != nullptr) ++*step_count;
+    if (step_count != nullptr) ++*step_count;
+  }
 }
 
 void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& targets,
@@ -186,12 +187,13 @@ void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& t
     d = dpredictions->data();
   }
   const float grad_scale = 2.0f / (static_cast<float>(batch) * static_cast<float>(cols));
-  if (ctx.is_cuda())
+  if (ctx.is_cuda()) {
     cuda::squared_error(predictions.data(), targets.data(), d, batch, cols, grad_scale, counters,
                         scratch, step_count, ctx.stream());
-  else
+  } else {
     host::squared_error(predictions.data(), targets.data(), d, batch, cols, grad_scale, counters);
-  if (!ctx.is_cuda() && step_count != nullptr) ++*step_count;
+    if (step_count != nullptr) ++*step_count;
+  }
 }
 
 void uniform_init(Context& ctx, Tensor& t, float bound) {

@@ -160,17 +160,11 @@ void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill
         graph_note_ = std::string("the training step could not be captured as a CUDA graph (") +
                       e.what() + "); running it launch by launch";
         enqueue(x, targets, first_in_graph, next, false);
-        finish_step(x, targets, fill_next);
-        return;
       }
     }
-    graph.exec.launch(ctx_.stream());
+    if (graph.exec) graph.exec.launch(ctx_.stream());  // empty after a failed capture
   }
-  finish_step(x, targets, fill_next);
-}
-
-void Trainer::finish_step(const Tensor& x, const Targets& targets, bool filled_next) {
-  if (filled_next) {
+  if (fill_next) {
     prefilled_x_ = x.data();
     prefilled_targets_ = targets.data();
   }

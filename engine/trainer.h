@@ -143,8 +143,6 @@ class Trainer {
   // (Context::Branches).
   void enqueue(const Tensor& x, const Targets& targets, const Fill* first, const Fill* next,
                bool branched);
-  // Counts the step on the host and notes whether x and targets now hold the next step's batch.
-  void finish_step(const Tensor& x, const Targets& targets, bool filled_next);
   // The training loss (its metrics in train_metrics_) and its gradient; the same kernel adds 1 to
   // *step_count.
   const Tensor& loss_gradient(const Tensor& output, const Targets& targets, int64_t* step_count);

@@ -6,11 +6,19 @@
 #include "apps/train_mlp/stop.h"
 #include "models/mlp.h"
 
+namespace {
+
+// The trainer's fill: the loader gathers the batch of the device's step counter, on the trainer's
+// stream.
+engine::Trainer::Fill gather_from(data::BatchLoader& loader) {
+  return [&loader](cudaStream_t stream, const int64_t* step) { loader.batch_at(step, stream); };
+}
+
+}  // namespace
+
 int run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine::Tensor& x,
               const engine::LabelTensor& y, Progress* progress, int first) {
-  const auto gather = [&loader](cudaStream_t stream, const int64_t* step) {
-    loader.batch_at(step, stream);
-  };
+  const engine::Trainer::Fill gather = gather_from(loader);
   const int batches = loader.num_batches(), b = loader.batch_size();
   for (int i = first; i < batches; ++i) {
     if (stop_signal() != 0) return i;
@@ -33,9 +41,7 @@ double profile_gemm_seconds(const Options& o, engine::Context& ctx, data::BatchL
                             int classes, int64_t total_steps, const char* variant) {
   const int gemms_per_step = 3 * static_cast<int>(o.hidden.size()) + 2;
   ctx.reserve_gemm_timers(gemms_per_step * loader.num_batches());
-  const auto gather = [&loader](cudaStream_t stream, const int64_t* step) {
-    loader.batch_at(step, stream);
-  };
+  const engine::Trainer::Fill gather = gather_from(loader);
   // The profiled steps run serially (one kernel at a time): the step's branches would overlap the
   // GEMMs, and their intervals would then add up to more than the time they took.
   const auto serial = [&](bool graph) {
