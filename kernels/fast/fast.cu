@@ -12,11 +12,13 @@ namespace {
 // The fastest on the H200 of the shapes scripts/tuning/tune_tiles.sh sweeps (docs/NOTES.md,
 // docs/results/tuning_h200.txt). Large: 4 stages of BK = 16, warp tiles of 64×32, K-major
 // tiles transposed one K tile ahead. Small: 3 stages of BK = 16 (2 buffers where the fragment
-// reads are pipelined), the K-major reads, K split for 3 blocks per multiprocessor in at most 8
-// slices (one cluster on sm_90). Narrow: for an output at most 32 wide (the MLP's output layer,
-// N = 10), where a 64-wide tile would compute mostly columns that are not there. Fine: the same
-// tile with its fragment reads pipelined, in place of short slices of the small tile
-// (finer_tile_beats_split); at N = 10 the pipelining loses (the sweep's pk against sk).
+// reads are pipelined), the K-major reads, K split for 3 blocks per multiprocessor in at most 16
+// slices: summed in one cluster on sm_90 where at most 8 (cluster_split), else through the
+// workspace, as step 6 splits (a small grid, such as M = 96, N = 100, needs more than 8). Narrow:
+// for an output at most 32 wide (the MLP's output layer, N = 10), where a 64-wide tile would
+// compute mostly columns that are not there. Fine: the same tile with its fragment reads pipelined,
+// in place of short slices of the small tile (finer_tile_beats_split); at N = 10 the pipelining
+// loses (the sweep's pk against sk).
 struct LargeTile : WarpTileDefaults {
   static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 16, kWarpM = 64, kWarpN = 32,
                        kThreadM = 8, kThreadN = 8, kStages = 4;
@@ -38,11 +40,10 @@ struct FineTile : NarrowTile {
 };
 
 // The tile's plan: K split across blocks until the grid gives 3 blocks per multiprocessor, in at
-// most one cluster of slices.
+// most 16 slices.
 template <class Cfg>
 SplitK split_plan(const Problem& p, int sms) {
-  return plan_split_k<Cfg::kBlockK>(p, tile_count<Cfg::kBlockM, Cfg::kBlockN>(p), sms, 3,
-                                    kMaxClusterSplits);
+  return plan_split_k<Cfg::kBlockK>(p, tile_count<Cfg::kBlockM, Cfg::kBlockN>(p), sms, 3, 16);
 }
 
 }  // namespace
