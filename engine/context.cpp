@@ -52,7 +52,6 @@ Context::Context(Device device, const gemm::Variant& variant, uint64_t seed)
     CUDA_CHECK(cudaEventCreate(&epoch_stop_));
     // Fork and join marks only order streams: no timing, so they cost less to record.
     CUDA_CHECK(cudaEventCreateWithFlags(&fork_mark_, cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventCreateWithFlags(&main_mark_, cudaEventDisableTiming));
     for (int s = 0; s < kSideStreams; ++s) {
       CUDA_CHECK(
           cudaStreamCreateWithPriority(&side_streams_[s], cudaStreamDefault, least_priority));
@@ -82,8 +81,7 @@ void Context::destroy() noexcept {
     side_streams_[s] = nullptr;
   }
   if (fork_mark_) cudaEventDestroy(fork_mark_);
-  if (main_mark_) cudaEventDestroy(main_mark_);
-  fork_mark_ = main_mark_ = nullptr;
+  fork_mark_ = nullptr;
   if (curand_) curandDestroyGenerator(curand_);
   curand_ = nullptr;
   if (stream_) cudaStreamDestroy(stream_);
@@ -175,19 +173,12 @@ int Context::fork_after_all() {
   return side;
 }
 
-void Context::mark_main() {
-  if (!branches_open_ || !is_cuda()) return;
-  CUDA_CHECK(cudaEventRecord(main_mark_, stream_));
-  main_marked_ = true;
-}
-
 void Context::follow_main(int side) {
   if (side == 0) return;
   if (!forked(side))
     throw Error("context: follow_main(" + std::to_string(side) + ") of a stream not forked");
-  if (!main_marked_) CUDA_CHECK(cudaEventRecord(fork_mark_, stream_));
-  CUDA_CHECK(
-      cudaStreamWaitEvent(side_streams_[side - 1], main_marked_ ? main_mark_ : fork_mark_, 0));
+  CUDA_CHECK(cudaEventRecord(fork_mark_, stream_));
+  CUDA_CHECK(cudaStreamWaitEvent(side_streams_[side - 1], fork_mark_, 0));
 }
 
 void Context::on(int side, const std::function<void()>& work) {
@@ -211,7 +202,6 @@ void Context::join() {
     CUDA_CHECK(cudaStreamWaitEvent(stream_, side_marks_[s], 0));
   }
   forked_ = 0;
-  main_marked_ = false;
 }
 
 void Context::begin_epoch() {

@@ -140,15 +140,8 @@ class Context {
   // forked since the last join: for work that must follow everything queued so far without
   // holding up what is queued after it. 0 outside a Branches scope.
   int fork_after_all();
-  // Marks where the main stream is now (no-op outside a Branches scope): what follow_main waits
-  // for. linear_backward marks it after each input gradient, the last reads of the weights, so
-  // that the updates need not wait for a weight gradient queued on the main stream after them.
-  void mark_main();
-  // Side stream `side` also waits for the main stream's work up to its last mark since the last
-  // join, or for all of it queued so far where there is none (no-op for 0).
+  // Side stream `side` also waits for the work queued so far on the main stream (no-op for 0).
   void follow_main(int side);
-  // The stream the ops queue on now (0: the main stream).
-  int current() const { return current_; }
   // Whether side stream `side` was forked since the last join (true for 0, the main stream).
   bool forked(int side) const {
     return side == 0 || (side > 0 && side <= kSideStreams && (forked_ & (1u << (side - 1))));
@@ -180,8 +173,6 @@ class Context {
   cudaStream_t side_streams_[kSideStreams] = {};
   cudaEvent_t fork_mark_ = nullptr;            // recorded where a side stream starts
   cudaEvent_t side_marks_[kSideStreams] = {};  // recorded on a side stream for a join
-  cudaEvent_t main_mark_ = nullptr;            // mark_main's mark
-  bool main_marked_ = false;                   // mark_main was called since the last join
   bool branches_open_ = false;                 // inside a Branches scope
   int current_ = 0;                            // the stream stream() returns
   int next_side_ = 0;                          // the side stream the next fork() takes

@@ -92,6 +92,8 @@ LinearGradStreams linear_backward(Context& ctx, const Tensor& x, const Tensor& w
   }
 
   LinearGradStreams streams;
+  streams.weight = ctx.fork();
+  ctx.on(streams.weight, [&] { ctx.gemm(weight_gradient_problem(dy, x, grad_beta, dw)); });
   streams.bias = ctx.fork();
   ctx.on(streams.bias, [&] {
     if (ctx.is_cuda())
@@ -99,14 +101,7 @@ LinearGradStreams linear_backward(Context& ctx, const Tensor& x, const Tensor& w
     else
       host::column_sums(dy.data(), db.data(), batch, out, grad_beta);
   });
-  // Without dx (the first layer) dw takes the current stream: on the main stream it follows dy's
-  // kernel by a dependent launch, where a fork would put an event edge on the step's chain.
-  streams.weight = dx != nullptr ? ctx.fork() : ctx.current();
-  ctx.on(streams.weight, [&] { ctx.gemm(weight_gradient_problem(dy, x, grad_beta, dw)); });
-  if (dx != nullptr) {
-    ctx.gemm(input_gradient_problem(dy, w, x, options.relu_before, *dx));
-    ctx.mark_main();  // the last read of w: its update may start here
-  }
+  if (dx != nullptr) ctx.gemm(input_gradient_problem(dy, w, x, options.relu_before, *dx));
   return streams;
 }
 

@@ -41,9 +41,7 @@ struct LinearBackwardOptions {
 //   dw (+)= dyᵀ·x   TN GEMM (out×in)
 //   db (+)= Σ_rows dy (1×out)
 // Inside a Context::Branches scope, dw and db are queued on side streams forked where dy is
-// ready (Context::fork), and dx on the current stream, so the three run side by side; then the
-// main stream is marked (Context::mark_main) as having read w. Without dx, dw takes the current
-// stream.
+// ready (Context::fork), and dx on the current stream, so the three run side by side.
 struct LinearGradStreams {
   int weight = 0, bias = 0;  // where dw and db are finished (Context stream indices; 0: main)
 };

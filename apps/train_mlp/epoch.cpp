@@ -29,8 +29,9 @@ int run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine:
       return next < batches ? engine::Trainer::Gather::ThisAndNext
                             : engine::Trainer::Gather::ThisStep;
     };
-    if (i < full_batches) {  // a run of full batches, as many as one graph replays
-      const int run = std::min(trainer.steps_per_graph(), full_batches - i);
+    if (i < full_batches) {  // a run of full batches: at most one graph's, up to the next log
+      int run = std::min(trainer.steps_per_graph(), full_batches - i);
+      if (progress) run = std::min(run, progress->steps_to_next_log(i));
       trainer.steps(x, y, gather, run, last_step(i + run));
       i += run;
     } else {  // the epoch's last, partial batch: the first rows of the same buffers

@@ -13,12 +13,11 @@ namespace {
 // docs/results/tuning_h200.txt). Large: 4 stages of BK = 16, warp tiles of 64×32, K-major
 // tiles transposed one K tile ahead. Small: 3 stages of BK = 16 (2 buffers where the fragment
 // reads are pipelined), the K-major reads, K split for 3 blocks per multiprocessor in at most 16
-// slices: summed in one cluster on sm_90 where at most 8 (cluster_split), else through the
-// workspace, as step 6 splits (a small grid, such as M = 96, N = 100, needs more than 8). Narrow:
-// for an output at most 32 wide (the MLP's output layer, N = 10), where a 64-wide tile would
-// compute mostly columns that are not there. Fine: the same tile with its fragment reads pipelined,
-// in place of short slices of the small tile (finer_tile_beats_split); at N = 10 the pipelining
-// loses (the sweep's pk against sk).
+// slices, summed through the workspace as step 6 sums them (warptile.cuh says why not in a
+// cluster). Narrow: for an output at most 32 wide (the MLP's output layer, N = 10), where a
+// 64-wide tile would compute mostly columns that are not there. Fine: the same tile with its
+// fragment reads pipelined, in place of short slices of the small tile (finer_tile_beats_split);
+// at N = 10 the pipelining loses (the sweep's pk against sk).
 struct LargeTile : WarpTileDefaults {
   static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 16, kWarpM = 64, kWarpN = 32,
                        kThreadM = 8, kThreadN = 8, kStages = 4;
@@ -56,19 +55,19 @@ void launch_fast(const Problem& p, cudaStream_t stream) {
   const int sms = multiprocessor_count();
   const long large_tiles = tile_count<LargeTile::kBlockM, LargeTile::kBlockN>(p);
   if (large_tiles >= sms) {
-    launch_warptile_config<LargeTile, false>(p, SplitK{1, p.k}, stream);
+    launch_warptile_config<LargeTile>(p, SplitK{1, p.k}, stream);
     return;
   }
   if (p.n <= NarrowTile::kBlockN) {
-    launch_warptile_config<NarrowTile, true>(p, split_plan<NarrowTile>(p, sms), stream);
+    launch_warptile_config<NarrowTile>(p, split_plan<NarrowTile>(p, sms), stream);
     return;
   }
   static_assert(SmallTile::kBlockK == FineTile::kBlockK, "both plans count K tiles of one size");
   const SplitK small = split_plan<SmallTile>(p, sms), fine = split_plan<FineTile>(p, sms);
   if (finer_tile_beats_split<SmallTile::kBlockK>(small, fine)) {
-    launch_warptile_config<FineTile, true>(p, fine, stream);
+    launch_warptile_config<FineTile>(p, fine, stream);
   } else {
-    launch_warptile_config<SmallTile, true>(p, small, stream);
+    launch_warptile_config<SmallTile>(p, small, stream);
   }
 }
 

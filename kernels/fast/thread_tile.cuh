@@ -87,16 +87,6 @@ struct ThreadTile {
         for (int j = 0; j < TN; ++j) acc[i][j] += f.a[i][s] * f.b[j][s];
   }
 
-  // Writes the tile into a shared BM×BN tile (row stride LD) at the thread's rows and columns,
-  // for a reduction across blocks (split_k.cuh).
-  template <int LD>
-  __device__ __forceinline__ void stage(float* tile, int row0, int col0) const {
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-      for (int j = 0; j < TN; ++j) tile[(row0 + row(i)) * LD + col0 + col(j)] = acc[i][j];
-  }
-
   // Writes the tile to C at the block's origin (m0, n0): a float4 per column group where the
   // columns are grouped and it fits, else one element at a time.
   __device__ __forceinline__ void store(const Epilogue& c, int m0, int n0, int row0,

@@ -8,8 +8,8 @@
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
 
-#include "kernels/fast/cluster_split_k.cuh"
 #include "kernels/fast/thread_tile.cuh"
+#include "kernels/launch.cuh"
 #include "kernels/pipeline.cuh"
 #include "kernels/split_k.cuh"
 
@@ -127,16 +127,15 @@ struct WarpTileShape : Cfg {
   };
 };
 
-// Shape is a WarpTileShape. kClusterSplit: the K slices of a tile form a cluster and sum their
-// partials in shared memory (split_k.cuh); otherwise each slice writes its own (the workspace, or C
-// when unsplit).
-template <class Shape, bool KMajorA, bool KMajorB, bool kClusterSplit>
+// Shape is a WarpTileShape. Each K slice writes its own partial product: to the workspace, or to
+// C when unsplit (split_k.cuh).
+template <class Shape, bool KMajorA, bool KMajorB>
 __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     warptile_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split) {
   using Layout = typename Shape::template For<KMajorA, KMajorB>;
   using Tile = typename Layout::Tile;
   await_prior_kernels();
-  enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
+  enter_k_slice(a, b, c, k_per_split);
   extern __shared__ __align__(16) float smem[];  // see Shape::For
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
@@ -203,40 +202,27 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     pipelined_k_loop_fragments<Layout::kBuffers, Shape::kBlockK / Tile::kStepK>(
         k_tiles, load, load_fragment, [&](int buffer) { tile.fma(fragment[buffer]); });
   }
-  if constexpr (kClusterSplit) {
-    // The block's partial product is staged over the pipeline's shared memory.
-    constexpr int kPartialLds = Shape::kBlockN + 4;
-    static_assert(Shape::kBlockM * kPartialLds * int(sizeof(float)) <= Layout::kSmemBytes,
-                  "the partial product must fit in the pipeline's shared memory");
-    __syncthreads();  // every thread is done with the pipeline's shared memory
-    tile.template stage<kPartialLds>(smem, row0, col0);
-    cluster_split_k_store<Shape::kBlockM, Shape::kBlockN, kPartialLds, Shape::kThreads>(c, smem, m0,
-                                                                                        n0, tid);
-  } else {
-    tile.store(c, m0, n0, row0, col0);
-  }
+  tile.store(c, m0, n0, row0, col0);
 }
 
-// kMaySplit: plan may have several K slices (the small tile), so the cluster kernel is built too.
-template <class Cfg, bool kMaySplit>
+// Runs config Cfg with split-K plan `plan` (one slice: straight into C). The slices sum through
+// the workspace and a reduction kernel, not in a cluster's shared memory: in a training step's
+// graph, beside the other branches' kernels, the cluster launches trained slower at every model
+// measured (docs/NOTES.md, "fast").
+template <class Cfg>
 void launch_warptile_config(const Problem& p, SplitK plan, cudaStream_t stream) {
   using Shape = WarpTileShape<Cfg>;
   with_layout(p, [&](auto a_k_major, auto b_k_major) {
     constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
     constexpr int smem_bytes = Shape::template For<KMajorA, KMajorB>::kSmemBytes;
-    const dim3 grid = tile_grid<Shape::kBlockM, Shape::kBlockN>(p);
-    const Operand<KMajorA> a = operand_a<KMajorA>(p);
-    const Operand<KMajorB> b = operand_b<KMajorB>(p);
-    constexpr auto kUnsplit = warptile_kernel<Shape, KMajorA, KMajorB, false>;
-    if constexpr (kMaySplit) {
-      launch_planned_split_k<Shape::kBlockK, warptile_kernel<Shape, KMajorA, KMajorB, true>,
-                             kUnsplit>(p, plan, grid, Shape::kThreads, smem_bytes, stream, a, b);
-    } else {
-      if (plan.splits != 1) throw Error("gemm: this warp tile config is built unsplit");
-      allow_dynamic_smem<kUnsplit>(smem_bytes);
-      launch_kernel(kUnsplit, {grid, dim3(Shape::kThreads), size_t(smem_bytes), stream}, a, b,
-                    epilogue(p), p.k);
-    }
+    constexpr auto kKernel = warptile_kernel<Shape, KMajorA, KMajorB>;
+    dim3 grid = tile_grid<Shape::kBlockM, Shape::kBlockN>(p);
+    grid.z = plan.splits;
+    allow_dynamic_smem<kKernel>(smem_bytes);
+    run_split_k(p, plan, stream, [&](const Epilogue& c, int k_per_split) {
+      launch_kernel(kKernel, {grid, dim3(Shape::kThreads), size_t(smem_bytes), stream},
+                    operand_a<KMajorA>(p), operand_b<KMajorB>(p), c, k_per_split);
+    });
   });
 }
 

@@ -630,8 +630,7 @@ TEST(TrainMlp, StepModeFlagsAreChecked) {
                     "--branched-no-graph runs the step's branches, which --serial-step turns off");
   const Result ok = run(train + " --no-dependent-launch --no-graph --branched-no-graph");
   EXPECT_EQ(ok.status, 0) << ok.output;
-  EXPECT_FAILS_WITH(train + " --steps-per-graph 0",
-                    "--steps-per-graph: Value 0 not in range 1 to 64");
+  EXPECT_FAILS_WITH(train + " --steps-per-graph 0", "--steps-per-graph: Value 0 not in range");
   EXPECT_FAILS_WITH(train + " --steps-per-graph 2 --step-graph " + test_file("_step.json"),
                     "--step-graph writes the graph of one step: give --steps-per-graph 1");
   // 8 examples in batches of 4 and runs of 3: the epoch's two steps as one run of 2.

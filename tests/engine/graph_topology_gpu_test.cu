@@ -1,6 +1,5 @@
 // engine/graph_topology.h on the GPU: a capture that forks onto a side stream and joins it again
 // with events, read back through Context::set_capture_hook; a hook that throws fails the capture.
-// And the Branches edges it reads: follow_main waits for the main stream's mark, not past it.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -83,41 +82,6 @@ TEST(GraphTopologyGpu, ForkedBranchesAreEdgesOfTheKernels) {
   CUDA_CHECK(cudaEventDestroy(fork));
   CUDA_CHECK(cudaEventDestroy(join));
   CUDA_CHECK(cudaStreamDestroy(side));
-  CUDA_CHECK(cudaFree(buf));
-}
-
-// An update on a side stream (follow_main) waits for the main stream's work up to its mark (the
-// last input gradient), not for a weight gradient queued on the main stream after it; without a
-// mark it waits for all of it.
-TEST(GraphTopologyGpu, FollowMainWaitsForTheMarkNotPastIt) {
-  GPU_TEST_OR_SKIP();
-  engine::Context ctx(engine::Device::CUDA, 1);
-  float* buf = nullptr;
-  CUDA_CHECK(cudaMalloc(&buf, 1024 * sizeof(float)));
-  CUDA_CHECK(cudaMemset(buf, 0, 1024 * sizeof(float)));
-  std::optional<engine::GraphTopology> seen;
-  ctx.set_capture_hook([&](cudaGraph_t graph) { seen = engine::graph_topology(graph); });
-  for (const bool marked : {true, false}) {
-    SCOPED_TRACE(marked ? "marked" : "not marked");
-    seen.reset();
-    engine::CudaGraph graph = ctx.capture([&] {
-      engine::Context::Branches branches(ctx);
-      const int side = ctx.fork();
-      topology_first<<<1, 32, 0, ctx.stream()>>>(buf);  // 0: the input gradient
-      if (marked) ctx.mark_main();
-      topology_main<<<1, 32, 0, ctx.stream()>>>(buf + 512);  // 1: a weight gradient after it
-      ctx.follow_main(side);
-      ctx.on(side, [&] { topology_side<<<1, 32, 0, ctx.stream()>>>(buf + 256); });  // 2
-    });  // the join: no kernel after it
-    graph.launch(ctx.stream());
-    ctx.synchronize();
-    ASSERT_TRUE(seen.has_value());
-    ASSERT_EQ(seen->kernels.size(), 3u);
-    const std::vector<std::pair<int, int>> edges =
-        marked ? std::vector<std::pair<int, int>>{{0, 1}, {0, 2}}
-               : std::vector<std::pair<int, int>>{{0, 1}, {1, 2}};
-    EXPECT_EQ(seen->edges, edges);
-  }
   CUDA_CHECK(cudaFree(buf));
 }
 

@@ -294,13 +294,13 @@ gemm::detail::SplitK plan_for(const gemm::Problem& p, const SplitPolicy& policy)
 
 template <class Cfg>
 void launch_unsplit(const gemm::Problem& p, cudaStream_t stream) {
-  gemm::detail::launch_warptile_config<Cfg, false>(p, gemm::detail::SplitK{1, p.k}, stream);
+  gemm::detail::launch_warptile_config<Cfg>(p, gemm::detail::SplitK{1, p.k}, stream);
 }
 
 template <class Cfg>
 int launch_split(const gemm::Problem& p, const SplitPolicy& policy, cudaStream_t stream) {
   const gemm::detail::SplitK plan = plan_for<Cfg>(p, policy);
-  gemm::detail::launch_warptile_config<Cfg, true>(p, plan, stream);
+  gemm::detail::launch_warptile_config<Cfg>(p, plan, stream);
   return plan.splits;
 }
 
