@@ -25,8 +25,6 @@ int prepare_network(Context& ctx, Module& net, const TrainerOptions& o) {
   if (o.loss != TrainerOptions::Loss::CrossEntropy &&
       o.loss != TrainerOptions::Loss::MeanSquaredError)
     throw Error("trainer: unknown loss " + std::to_string(static_cast<int>(o.loss)));
-  if (o.steps_per_graph < 1)
-    throw Error("trainer: steps_per_graph must be >= 1, got " + std::to_string(o.steps_per_graph));
   const int in = net.in_features();
   if (in == 0) throw Error("trainer: the network's first module must fix the input width");
   net.set_accumulate_grads(false);
@@ -95,20 +93,18 @@ void Trainer::enqueue(const Tensor& x, const Targets& targets, const Fill* first
   optimizer_->apply(ctx_);
 }
 
-Trainer::Targets Trainer::label_targets(const Tensor& x, const LabelTensor& labels,
-                                        const char* call) const {
-  require_loss(TrainerOptions::Loss::CrossEntropy, call);
+void Trainer::step(const Tensor& x, const LabelTensor& labels, const Fill& fill, Gather gather) {
+  require_loss(TrainerOptions::Loss::CrossEntropy, "step(x, labels)");
   if (labels.size() < x.rows())
     throw Error("trainer: " + std::to_string(labels.size()) + " labels for a batch of " +
                 std::to_string(x.rows()));
-  Targets t;
-  t.labels = &labels;
-  return t;
+  Targets targets;
+  targets.labels = &labels;
+  run_step(x, targets, fill, gather);
 }
 
-Trainer::Targets Trainer::value_targets(const Tensor& x, const Tensor& targets,
-                                        const char* call) const {
-  require_loss(TrainerOptions::Loss::MeanSquaredError, call);
+void Trainer::step(const Tensor& x, const Tensor& targets, const Fill& fill, Gather gather) {
+  require_loss(TrainerOptions::Loss::MeanSquaredError, "step(x, targets)");
   // Checked here, not in the loss: a throw during a capture would read as a failed capture.
   if (targets.device() != ctx_.device())
     throw Error(std::string("trainer: the targets live on ") + device_name(targets.device()) +
@@ -120,71 +116,7 @@ Trainer::Targets Trainer::value_targets(const Tensor& x, const Tensor& targets,
                 std::to_string(outputs_) + ")");
   Targets t;
   t.values = &targets;
-  return t;
-}
-
-void Trainer::step(const Tensor& x, const LabelTensor& labels, const Fill& fill, Gather gather) {
-  run_step(x, label_targets(x, labels, "step(x, labels)"), fill, gather);
-}
-
-void Trainer::step(const Tensor& x, const Tensor& targets, const Fill& fill, Gather gather) {
-  run_step(x, value_targets(x, targets, "step(x, targets)"), fill, gather);
-}
-
-void Trainer::steps(const Tensor& x, const LabelTensor& labels, const Fill& fill, int count,
-                    Gather last) {
-  run_steps(x, label_targets(x, labels, "steps(x, labels, ...)"), fill, count, last);
-}
-
-void Trainer::steps(const Tensor& x, const Tensor& targets, const Fill& fill, int count,
-                    Gather last) {
-  run_steps(x, value_targets(x, targets, "steps(x, targets, ...)"), fill, count, last);
-}
-
-void Trainer::run_steps(const Tensor& x, const Targets& targets, const Fill& fill, int count,
-                        Gather last) {
-  if (count < 1) throw Error("trainer: steps() of " + std::to_string(count) + " steps");
-  if (!fill) throw Error("trainer: steps() without a fill");
-  if (x.rows() != options_.max_batch)
-    throw Error("trainer: steps() runs full batches of " + std::to_string(options_.max_batch) +
-                " rows, got " + std::to_string(x.rows()));
-  const int run = options_.steps_per_graph;
-  for (int done = 0; done < count;) {
-    const int left = count - done;
-    // A run's graph starts without a gather and ends gathering the next batch, as each of its
-    // steps does: it needs the batch gathered already, and a step after it that takes the batch.
-    const bool whole_run = left > run || (left == run && last == Gather::ThisAndNext);
-    const bool prefilled = x.data() == prefilled_x_ && targets.data() == prefilled_targets_;
-    if (run > 1 && use_graph_ && warmed_up_ && whole_run && prefilled) {
-      replay(run_graph_, run, x, targets, nullptr, &fill);
-      steps_ += run;
-      done += run;
-    } else {
-      run_step(x, targets, fill, left > 1 ? Gather::ThisAndNext : last);
-      ++done;
-    }
-  }
-}
-
-void Trainer::replay(StepGraph& graph, int steps, const Tensor& x, const Targets& targets,
-                     const Fill* first, const Fill* next) {
-  const bool branched = options_.parallel_step;
-  if (!graph.exec || x.data() != graph.x || targets.data() != graph.targets) {
-    try {
-      graph.exec = ctx_.capture([&] {
-        for (int i = 0; i < steps; ++i) enqueue(x, targets, first, next, branched);
-      });
-      graph.x = x.data();
-      graph.targets = targets.data();
-    } catch (const std::exception& e) {
-      use_graph_ = false;
-      for (StepGraph* g : {&graphs_[0], &graphs_[1], &run_graph_}) *g = StepGraph();
-      graph_note_ = std::string("the training step could not be captured as a CUDA graph (") +
-                    e.what() + "); running it launch by launch";
-      for (int i = 0; i < steps; ++i) enqueue(x, targets, first, next, false);
-    }
-  }
-  if (graph.exec) graph.exec.launch(ctx_.stream());  // empty after a failed capture
+  run_step(x, t, fill, gather);
 }
 
 void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill, Gather gather) {
@@ -213,9 +145,24 @@ void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill
     // The graph that gathers the next batch starts without a gather: a step that needs one
     // queues it first. The other gathers first whenever there is a fill (again, if this step's
     // batch is there already: the same rows).
+    StepGraph& graph = graphs_[fill_next ? 1 : 0];
     const Fill* first_in_graph = fill_next ? nullptr : (fill ? &fill : nullptr);
     if (fill_next && first != nullptr) (*first)(ctx_.stream(), optimizer_->device_step());
-    replay(graphs_[fill_next ? 1 : 0], 1, x, targets, first_in_graph, next);
+    if (!graph.exec || x.data() != graph.x || targets.data() != graph.targets) {
+      try {
+        graph.exec = ctx_.capture([&] { enqueue(x, targets, first_in_graph, next, branched); });
+        graph.x = x.data();
+        graph.targets = targets.data();
+      } catch (const std::exception& e) {
+        use_graph_ = false;
+        graphs_[0] = StepGraph();
+        graphs_[1] = StepGraph();
+        graph_note_ = std::string("the training step could not be captured as a CUDA graph (") +
+                      e.what() + "); running it launch by launch";
+        enqueue(x, targets, first_in_graph, next, false);
+      }
+    }
+    if (graph.exec) graph.exec.launch(ctx_.stream());  // empty after a failed capture
   }
   if (fill_next) {
     prefilled_x_ = x.data();

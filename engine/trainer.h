@@ -66,9 +66,6 @@ struct TrainerOptions {
   // With parallel_step, steps launched one by one branch too: slower on the host, but the kernels
   // run in the graph's order (scripts/check/critical_path.py profiles them so).
   bool branch_launch_by_launch = false;
-  // CUDA graph only: steps() replays runs of this many steps as one graph, one launch for them
-  // all, so that the steps follow each other inside the graph rather than across graph launches.
-  int steps_per_graph = 1;
 };
 
 class Trainer {
@@ -103,13 +100,6 @@ class Trainer {
             Gather gather = Gather::ThisStep);
   void step(const Tensor& x, const Tensor& targets, const Fill& fill = nullptr,
             Gather gather = Gather::ThisStep);
-  // `count` full-size steps in a row (x: max_batch×features) on the batches fill gathers into x
-  // and the labels (or targets): each but the last gathers the next one's batch
-  // (Gather::ThisAndNext), the last as `last` says. The same bits as count calls of step(); with
-  // the graph, each run of options.steps_per_graph steps whose last gathers ahead replays one
-  // graph of that many steps. Queued; never waits for the device.
-  void steps(const Tensor& x, const LabelTensor& labels, const Fill& fill, int count, Gather last);
-  void steps(const Tensor& x, const Tensor& targets, const Fill& fill, int count, Gather last);
 
   // The loss (and, for cross-entropy, accuracy) of the steps since the last call; waits for the
   // device once.
@@ -123,7 +113,6 @@ class Trainer {
 
   TrainerOptions::Loss loss() const { return options_.loss; }
   int outputs() const { return outputs_; }  // the network's output width
-  int steps_per_graph() const { return options_.steps_per_graph; }
 
   int64_t steps() const { return steps_; }  // steps taken
   // Resuming: the optimiser's step count (load_optimizer_state sets it) becomes the trainer's.
@@ -135,8 +124,7 @@ class Trainer {
   // Whether full-size steps replay a CUDA graph now, and if not, why not ("" when they do, or
   // before the first capture).
   bool graph_active() const {
-    return use_graph_ && (static_cast<bool>(graphs_[0].exec) ||
-                          static_cast<bool>(graphs_[1].exec) || static_cast<bool>(run_graph_.exec));
+    return use_graph_ && (static_cast<bool>(graphs_[0].exec) || static_cast<bool>(graphs_[1].exec));
   }
   const std::string& graph_note() const { return graph_note_; }
 
@@ -149,10 +137,7 @@ class Trainer {
   };
 
   void require_loss(TrainerOptions::Loss wanted, const char* call) const;
-  Targets label_targets(const Tensor& x, const LabelTensor& labels, const char* call) const;
-  Targets value_targets(const Tensor& x, const Tensor& targets, const char* call) const;
   void run_step(const Tensor& x, const Targets& targets, const Fill& fill, Gather gather);
-  void run_steps(const Tensor& x, const Targets& targets, const Fill& fill, int count, Gather last);
   // first: the fill queued before the step (null: none); next: the one queued at its end, for the
   // next step (null: none). branched: the step's independent parts on side streams
   // (Context::Branches).
@@ -180,13 +165,7 @@ class Trainer {
     const float* x = nullptr;  // the buffers it was captured with
     const void* targets = nullptr;
   };
-  // Captures `steps` steps (each queued as enqueue(x, targets, first, next)) into graph unless it
-  // holds them already for these buffers, then replays it; after a failed capture, runs them
-  // launch by launch and replays nothing from then on.
-  void replay(StepGraph& graph, int steps, const Tensor& x, const Targets& targets,
-              const Fill* first, const Fill* next);
   StepGraph graphs_[2];  // [0]: Gather::ThisStep, [1]: Gather::ThisAndNext
-  StepGraph run_graph_;  // steps_per_graph steps, each Gather::ThisAndNext
   std::string graph_note_;
   // The buffers the last step gathered the next batch into (null: it did not).
   const float* prefilled_x_ = nullptr;

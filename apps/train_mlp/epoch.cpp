@@ -20,26 +20,18 @@ int run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine:
               const engine::LabelTensor& y, Progress* progress, int first) {
   const engine::Trainer::Fill gather = gather_from(loader);
   const int batches = loader.num_batches(), b = loader.batch_size();
-  const int full_batches = std::min(loader.count() / b, batches);
-  for (int i = first; i < batches;) {
+  for (int i = first; i < batches; ++i) {
     if (stop_signal() != 0) return i;
+    const int size = std::min(b, loader.count() - i * b);
     // Each step gathers the next one's batch at its end, off the next step's chain, but not across
     // the epoch's end: the next epoch has a new order.
-    const auto last_step = [&](int next) {
-      return next < batches ? engine::Trainer::Gather::ThisAndNext
-                            : engine::Trainer::Gather::ThisStep;
-    };
-    if (i < full_batches) {  // a run of full batches: at most one graph's, up to the next log
-      int run = std::min(trainer.steps_per_graph(), full_batches - i);
-      if (progress) run = std::min(run, progress->steps_to_next_log(i));
-      trainer.steps(x, y, gather, run, last_step(i + run));
-      i += run;
-    } else {  // the epoch's last, partial batch: the first rows of the same buffers
-      const int size = loader.count() - i * b;
-      trainer.step(x.first_rows(size), y.first(size), gather, last_step(i + 1));
-      ++i;
-    }
-    if (progress) progress->update(i);
+    const auto plan =
+        i + 1 < batches ? engine::Trainer::Gather::ThisAndNext : engine::Trainer::Gather::ThisStep;
+    if (size == x.rows())
+      trainer.step(x, y, gather, plan);
+    else  // the epoch's last, partial batch: the first rows of the same buffers
+      trainer.step(x.first_rows(size), y.first(size), gather, plan);
+    if (progress) progress->update(i + 1);
   }
   return batches;
 }

@@ -241,12 +241,6 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                "Launch each kernel after the one before it has finished, instead of letting the "
                "production and engine kernels start while it finishes (Hopper's programmatic "
                "dependent launch; same results, bit for bit; for measuring the difference)");
-  app.add_option("--steps-per-graph", o.steps_per_graph,
-                 "Replay this many training steps with one CUDA graph launch, so that steps follow "
-                 "each other inside the graph (same results, bit for bit; default 4, and 1 with "
-                 "--step-graph)")
-      ->check(CLI::Range(1, 64))
-      ->type_name("N");
   app.add_option("--step-graph", o.step_graph,
                  "Write the captured training step's CUDA graph to this JSON file: its kernels in "
                  "launch order and which ones each waits for (scripts/check/critical_path.py "
@@ -324,10 +318,6 @@ void complete_options(Options& o) {
       throw std::runtime_error(
           "--step-graph writes one variant's step; it cannot be combined with --compare");
     if (!o.eval.empty()) throw std::runtime_error("--step-graph needs a training run, not --eval");
-    if (o.given.count("--steps-per-graph") && o.steps_per_graph != 1)
-      throw std::runtime_error(
-          "--step-graph writes the graph of one step: give --steps-per-graph 1");
-    o.steps_per_graph = 1;
     require_writable("--step-graph", o.step_graph);
   }
   if (o.given.count("--history")) require_writable("--history", o.history);
@@ -355,7 +345,6 @@ engine::TrainerOptions trainer_options(const Options& o, int64_t total_steps, bo
   t.cuda_graph = cuda_graph;
   t.parallel_step = !o.serial_step;
   t.branch_launch_by_launch = o.branched_no_graph;
-  t.steps_per_graph = o.steps_per_graph;
   if (o.optimizer == "sgd") {
     t.optimizer = engine::TrainerOptions::Optimizer::Sgd;
     t.sgd = {learning_rate(o), o.momentum, o.weight_decay, total_steps};

@@ -36,8 +36,6 @@ struct Options {
   bool no_dependent_launch = false;
   bool branched_no_graph = false;
   std::string step_graph;  // --step-graph: the captured step's topology, as JSON
-  int steps_per_graph =
-      4;  // --steps-per-graph: steps replayed by one graph launch (1 with --step-graph)
   std::string schedule = "cosine";
   std::string history;
   int log_interval = 0;

@@ -64,11 +64,6 @@ class Progress {
     if (drawn_) std::fprintf(stderr, "\r%78s\r", "");  // clear the line for the epoch's summary
   }
 
-  // How many steps from `done` to the next logged one (a run of steps must not pass it).
-  int steps_to_next_log(int done) const {
-    return log_interval_ > 0 ? log_interval_ - done % log_interval_ : total_ - done;
-  }
-
   void update(int done) {
     const Clock::time_point now = Clock::now();
     const bool log = log_interval_ > 0 && done % log_interval_ == 0;

@@ -1,7 +1,6 @@
 // The trainer fed by a data loader's gather (Trainer::Fill): a step that gathers the next step's
 // batch at its end (Gather::ThisAndNext) trains exactly as one that gathers its own batch first,
-// on the CPU and in every way the GPU runs a step; and so do runs of steps (Trainer::steps), one
-// graph for several steps.
+// on the CPU and in every way the GPU runs a step.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,15 +23,15 @@ using Gather = engine::Trainer::Gather;
 
 constexpr int kCount = 100, kBatch = 32, kFeatures = 20, kClasses = 10, kEpochs = 3;
 
-data::Dataset random_dataset(int count) {
+data::Dataset random_dataset() {
   std::mt19937_64 rng(17);
   data::Dataset ds;
-  ds.count = count;
+  ds.count = kCount;
   ds.rows = 1;
   ds.cols = kFeatures;
   ds.classes = kClasses;
-  ds.images = random_values(rng, count * kFeatures);
-  for (int i = 0; i < count; ++i) ds.labels.push_back(static_cast<int32_t>(rng() % kClasses));
+  ds.images = random_values(rng, kCount * kFeatures);
+  for (int i = 0; i < kCount; ++i) ds.labels.push_back(static_cast<int32_t>(rng() % kClasses));
   return ds;
 }
 
@@ -45,11 +44,9 @@ struct Trained {
 };
 
 // kEpochs epochs as train_mlp runs them: with `ahead`, every step but the epoch's last gathers
-// the next one's batch. Without drop_last each epoch of kCount samples ends with a partial batch
-// of 4 rows; with it, with a full one, so the graph of steps that gather only their own batch
-// runs too. run > 0: the full batches go to Trainer::steps in runs of `run` (its
-// steps_per_graph), which gathers ahead; the losses are then per run, else per step.
-Trained train(Device device, Way way, bool ahead, bool drop_last, int run = 0, int count = kCount) {
+// the next one's batch. Without drop_last each epoch ends with a partial batch of 4 rows; with it,
+// with a full one, so the graph of steps that gather only their own batch runs too.
+Trained train(Device device, Way way, bool ahead, bool drop_last) {
   Context ctx(device, 3);
   engine::Sequential net;
   net.add<engine::Linear>(ctx, kFeatures, 48);
@@ -63,38 +60,31 @@ Trained train(Device device, Way way, bool ahead, bool drop_last, int run = 0, i
   o.cuda_graph = way == Way::SerialGraph || way == Way::BranchedGraph;
   o.parallel_step = way != Way::OneStream && way != Way::SerialGraph;
   o.branch_launch_by_launch = way == Way::BranchedOneByOne;
-  o.steps_per_graph = std::max(run, 1);
   engine::Trainer trainer(ctx, net, o);
-  data::BatchLoader loader(random_dataset(count), kBatch, 9, device, drop_last, ctx.stream());
+  data::BatchLoader loader(random_dataset(), kBatch, 9, device, drop_last, ctx.stream());
   const data::BatchLoader::Batch buffer = loader.buffer();
   const Tensor x = Tensor::view(device, buffer.x, kBatch, kFeatures);
   const engine::LabelTensor y = engine::LabelTensor::view(device, buffer.y, kBatch);
   const auto gather = [&loader](cudaStream_t stream, const int64_t* step) {
     loader.batch_at(step, stream);
   };
-  Trained run_losses;
+  Trained run;
   for (int epoch = 0; epoch < kEpochs; ++epoch) {
     loader.begin_epoch(epoch);
-    const int batches = loader.num_batches(), full = count / kBatch;
-    for (int i = 0; i < batches;) {
-      const int size = std::min(kBatch, count - i * kBatch);
-      const int steps = run > 0 && size == kBatch ? std::min(run, full - i) : 1;
-      const Gather plan = ahead && i + steps < batches ? Gather::ThisAndNext : Gather::ThisStep;
-      if (run > 0 && size == kBatch)
-        trainer.steps(x, y, gather, steps, plan);
-      else
-        trainer.step(x.first_rows(size), y.first(size), gather, plan);
-      i += steps;
-      run_losses.losses.push_back(trainer.take_metrics().loss_sum);
+    const int batches = loader.num_batches();
+    for (int i = 0; i < batches; ++i) {
+      const int size = std::min(kBatch, kCount - i * kBatch);
+      const Gather plan = ahead && i + 1 < batches ? Gather::ThisAndNext : Gather::ThisStep;
+      trainer.step(x.first_rows(size), y.first(size), gather, plan);
+      run.losses.push_back(trainer.take_metrics().loss_sum);
     }
   }
   EXPECT_EQ(trainer.graph_active(), o.cuda_graph && device == Device::CUDA) << trainer.graph_note();
-  EXPECT_EQ(trainer.steps(), static_cast<int64_t>(kEpochs) * loader.num_batches());
   for (engine::Parameter* p : net.parameters()) {
     const std::vector<float> values = p->value.download(ctx.stream());
-    run_losses.weights.insert(run_losses.weights.end(), values.begin(), values.end());
+    run.weights.insert(run.weights.end(), values.begin(), values.end());
   }
-  return run_losses;
+  return run;
 }
 
 void expect_same(const Trained& expected, const Trained& got) {
@@ -123,62 +113,6 @@ TEST(TrainerGather, NextBatchAheadMatchesEachStepsOwnOnTheGpu) {
         expect_same(own, train(Device::CUDA, way, ahead, drop_last));
       }
   }
-}
-
-// The weights after runs of 1, 2, 3 and 5 steps (steps_per_graph) match those of one step at a
-// time; so do the runs' losses, summed on the device in the same order. 300 samples: 9 full
-// batches and one of 12 rows.
-constexpr int kRunCount = 300;
-
-void expect_runs_match(Device device, Way way) {
-  for (bool drop_last : {false, true}) {
-    const Trained one = train(device, way, true, drop_last, 1, kRunCount);
-    for (int run : {2, 3, 5}) {
-      SCOPED_TRACE("runs of " + std::to_string(run) + (drop_last ? ", drop_last" : ""));
-      const Trained runs = train(device, way, true, drop_last, run, kRunCount);
-      EXPECT_EQ(one.weights, runs.weights);
-      double one_sum = 0.0, runs_sum = 0.0;
-      for (double l : one.losses) one_sum += l;
-      for (double l : runs.losses) runs_sum += l;
-      EXPECT_NEAR(one_sum, runs_sum, 1e-9 * one_sum);
-      EXPECT_LT(runs.losses.size(), one.losses.size());
-    }
-  }
-}
-
-TEST(TrainerGather, RunsOfStepsMatchOneStepAtATimeOnTheCpu) {
-  expect_runs_match(Device::CPU, Way::OneStream);
-}
-
-TEST(TrainerGather, RunsOfStepsMatchOneStepAtATimeOnTheGpu) {
-  GPU_TEST_OR_SKIP();
-  expect_runs_match(Device::CUDA, Way::BranchedGraph);
-  expect_runs_match(Device::CUDA, Way::SerialGraph);
-  expect_runs_match(Device::CUDA, Way::OneStream);
-}
-
-TEST(TrainerGather, RunsOfStepsAreCheckedBeforeTheyRun) {
-  Context ctx(Device::CPU, 1);
-  engine::Linear layer(ctx, 4, 3);
-  engine::TrainerOptions o;
-  o.max_batch = 2;
-  o.steps_per_graph = 0;
-  EXPECT_THROW_WITH(engine::Trainer(ctx, layer, o), gemm_mlp::Error,
-                    "steps_per_graph must be >= 1, got 0");
-  o.steps_per_graph = 2;
-  engine::Trainer trainer(ctx, layer, o);
-  const Tensor x = Tensor::from_host(Device::CPU, 2, 4, {1, 2, 3, 4, 5, 6, 7, 8});
-  const engine::LabelTensor y(Device::CPU, std::vector<int32_t>{0, 2});
-  const engine::Trainer::Fill fill = [](cudaStream_t, const int64_t*) {};
-  EXPECT_THROW_WITH(trainer.steps(x, y, nullptr, 2, Gather::ThisStep), gemm_mlp::Error,
-                    "steps() without a fill");
-  EXPECT_THROW_WITH(trainer.steps(x, y, fill, 0, Gather::ThisStep), gemm_mlp::Error,
-                    "steps() of 0 steps");
-  EXPECT_THROW_WITH(trainer.steps(x.first_rows(1), y, fill, 2, Gather::ThisStep), gemm_mlp::Error,
-                    "steps() runs full batches of 2 rows, got 1");
-  EXPECT_EQ(trainer.steps(), 0);
-  trainer.steps(x, y, fill, 3, Gather::ThisStep);
-  EXPECT_EQ(trainer.steps(), 3);
 }
 
 TEST(TrainerGather, GatheringAheadNeedsAFill) {

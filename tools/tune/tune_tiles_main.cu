@@ -19,8 +19,8 @@ namespace {
 using gemm::Op;
 using tune::Kind;
 
-// The first is fast's as shipped (kernels/fast/fast.cu); the second, its cap while it summed the
-// slices in a cluster (until 619f214). The slices go through the workspace and a second kernel.
+// The first is fast's as shipped (kernels/fast/fast.cu); the second, its cap of 8 while it summed
+// the slices in a cluster. The slices go through the workspace and a second kernel.
 constexpr tune::SplitPolicy kPolicies[] = {{4, 16, 3, 0}, {4, 8, 3, 0}, {2, 8, 4, 0}, {4, 16, 2, 0},
                                            {0, 0, 0, 1},  {0, 0, 0, 2}, {0, 0, 0, 3}, {0, 0, 0, 4},
                                            {0, 0, 0, 5},  {0, 0, 0, 6}, {0, 0, 0, 7}, {0, 0, 0, 8},
