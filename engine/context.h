@@ -77,7 +77,7 @@ class CudaGraph {
 class Context {
  public:
   // The device resolve_device("auto") picks (the GPU when one is usable), with `auto` there (per
-  // shape, the faster production fp32 kernel measured there); else the CPU with `cpu`
+  // shape, the fastest fp32 kernel of this project measured there); else the CPU with `cpu`
   // (OpenBLAS).
   explicit Context(uint64_t seed);
   // That device's default variant: `auto` on CUDA, `cpu` on the CPU.

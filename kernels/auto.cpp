@@ -1,11 +1,11 @@
-// The `auto` variant: for each call, the faster of the production fp32 kernels (fast,
-// tf32x3_fast) at the nearest measured shape of the same layout on this GPU (auto_table.h says how
-// "nearest" is measured), from auto_table.inc. That table is written by gemm_bench --from-json
-// --auto-table from the GPU runs its "// From:" line names (scripts/check/gpu_check.sh measures its
-// shapes: the GEMMs of the three standard models' steps and squares in NN, NT and TN), which are
-// committed in docs/results/ beside it, and shipped in the repository. On a GPU the table does not
-// list, or a layout it lacks, auto takes fast, the production fp32 kernel, which adapts its tile to
-// the problem.
+// The `auto` variant: for each call, the fastest correct fp32 kernel of this project for the
+// nearest measured shape of the same layout on this GPU (auto_table.h says how "nearest" is
+// measured), from auto_table.inc. That table is written by gemm_bench --from-json --auto-table from
+// the GPU runs its "// From:" line names (scripts/check/gpu_check.sh measures its shapes: the
+// GEMMs of the three standard models' steps and squares in NN, NT and TN), which are committed in
+// docs/results/ beside it, and shipped in the repository. On a GPU the table does not list,
+// or a layout it lacks, auto takes fast, the production fp32 kernel, which adapts its tile to the
+// problem.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include <cmath>
 #include <mutex>

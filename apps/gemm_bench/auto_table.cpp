@@ -49,8 +49,8 @@ Status parse_status(const std::string& text, const std::string& what) {
 
 bool auto_candidate(const gemm::Variant& v) {
   const std::string name = v.name;
-  return v.device == gemm::Device::CUDA && v.precision == gemm::Precision::FP32 &&
-         (name == "fast" || name == "tf32x3_fast");
+  return v.device == gemm::Device::CUDA && v.precision == gemm::Precision::FP32 && name != "auto" &&
+         name.rfind("cublas", 0) != 0;
 }
 
 MeasuredRun read_results_json(const std::string& path) {
@@ -129,7 +129,7 @@ std::vector<std::string> write_auto_table(const std::string& path, const std::st
   std::ofstream f(path);
   if (!f) throw UsageError("cannot write --auto-table file '" + path + "'");
   f << "// Written by gemm_bench --auto-table; one line per measured shape and layout:\n"
-    << "// {device, layout, M, N, K, fastest correct production fp32 variant}.\n";
+    << "// {device, layout, M, N, K, fastest correct fp32 variant of this project}.\n";
   if (!sources.empty()) {
     f << "// From:";
     for (const std::string& s : sources) f << " " << std::filesystem::path(s).filename().string();

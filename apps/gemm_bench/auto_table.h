@@ -1,11 +1,8 @@
 // --auto-table: writes the table the `auto` variant chooses from (kernels/auto_table.inc, C++
 // source read by kernels/auto.cpp through kernels/auto_table.h): for each measured shape and
-// layout, the faster of the production fp32 kernels (fast, tf32x3_fast) where it passed
-// validation and was timed. The ladder's steps, cuBLAS, TF32 kernels and auto itself are not
-// candidates: a ladder step launches plainly, and in a training step's graph, where the
-// production kernels each start while the one before finishes (dependent launch), a step that
-// wins a GEMM alone trains slower (docs/NOTES.md, "auto"). The results are this run's, or
-// (--from-json) those of earlier runs on one GPU, read back from their --json files.
+// layout, the fastest of this project's fp32 kernels that passed validation and was timed. cuBLAS,
+// TF32 kernels and auto itself are not candidates. The results are this run's, or (--from-json)
+// those of earlier runs on one GPU, read back from their --json files.
 #pragma once
 
 #include <string>
@@ -15,7 +12,7 @@
 
 namespace bench {
 
-// Whether `auto` may choose v: fast or tf32x3_fast.
+// Whether `auto` may choose v: a device fp32 kernel of this project (not cuBLAS, not auto).
 bool auto_candidate(const gemm::Variant& v);
 
 // One earlier run, as its --json file records it.

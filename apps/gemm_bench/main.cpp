@@ -18,8 +18,7 @@
 // reps, at least 3, and says so in the table and files. --skip-slow skips such a case instead.
 //
 // --auto-table writes the table of the `auto` variant (auto_table.h): per shape and layout, the
-// faster correct production fp32 kernel (fast, tf32x3_fast), from this run or (--from-json) from
-// earlier runs.
+// fastest correct fp32 kernel of this project, from this run or (--from-json) from earlier runs.
 // A shape where no such kernel was timed gets no line, is named, and makes the exit status 1.
 //
 // Numeric flags are decimal, finite and in range; the output files' folders, and every shape's
@@ -160,8 +159,8 @@ bool write_auto_table_file(const std::string& path, const std::string& device,
   std::fprintf(stderr, "gemm_bench: --auto-table %s has no line for", path.c_str());
   for (const std::string& s : without) std::fprintf(stderr, " %s", s.c_str());
   std::fprintf(stderr,
-               ": neither fast nor tf32x3_fast was timed there (each failed, was skipped or was "
-               "not run)\n");
+               ": no fp32 kernel of this project was timed there (each failed, was skipped or "
+               "was not run)\n");
   return false;
 }
 
@@ -207,8 +206,8 @@ int run_bench(const Options& o) {
         return bench::auto_candidate(*v);
       }))
     throw UsageError(
-        "--auto-table records the faster of fast and tf32x3_fast per shape, but --variants "
-        "names neither");
+        "--auto-table records the fastest fp32 kernel of this project per shape, but --variants "
+        "names none (cuBLAS, TF32 kernels and auto are not candidates)");
   const std::vector<bench::Shape> shapes = bench::parse_shapes(o.shapes, bench::default_shapes());
 
   const bench::DeviceInfo info = bench::select_device(o.device);
@@ -318,8 +317,8 @@ int main(int argc, char** argv) {
   app.add_option("--json", o.json, "Write the results, device and method as JSON to this file");
   app.add_option("--auto-table", o.auto_table,
                  "Write the table the `auto` variant chooses from (kernels/auto_table.inc): the "
-                 "faster correct production fp32 kernel (fast or tf32x3_fast) per measured shape "
-                 "and layout");
+                 "fastest correct fp32 kernel of this project per measured shape and layout "
+                 "(device variants only)");
   app.add_option("--from-json", o.from_json,
                  "Comma-separated --json files of earlier runs on one GPU: time nothing, write "
                  "--auto-table from their results (a shape measured again in a later file takes "

@@ -214,25 +214,24 @@ std::string file_name(const std::string& path) {
 
 const std::string kTableHeader =
     "// Written by gemm_bench --auto-table; one line per measured shape and layout:\n"
-    "// {device, layout, M, N, K, fastest correct production fp32 variant}.\n";
+    "// {device, layout, M, N, K, fastest correct fp32 variant of this project}.\n";
 
-// Per shape, the faster timed production fp32 kernel (fast or tf32x3_fast): not a faster one
-// that failed, nor a ladder step (warptile, dbuf), TF32, cuBLAS or auto. A capped result counts.
-// A shape measured again in a later file takes that file's results (4096³: b's tf32x3_fast,
-// though a's fast was faster). Lines by layout, then M, N, K.
+// Per shape, the fastest timed fp32 kernel of this project: not a faster one that failed, was
+// skipped, is TF32, cuBLAS or auto. A shape measured again in a later file takes that file's
+// results (4096³: b's tf32x3_fast, though a's fast was faster). Lines by layout, then M, N, K.
 TEST(GemmBench, AutoTableFromJsonTakesTheFastestCorrectFp32KernelPerShape) {
   const std::string a = test_file("_a.json"), b = test_file("_b.json"), table = test_file(".inc");
   write_results(a, "GPU X",
                 {{256, 1024, 784, "NT", "fast", "ok", "1.0"},
                  {256, 1024, 784, "NT", "tf32x3_fast", "ok", "0.8"},
                  {256, 1024, 784, "NT", "tf32x3", "FAILED", "0.7"},
-                 {256, 1024, 784, "NT", "warptile", "ok", "0.6"},
+                 {256, 1024, 784, "NT", "warptile", "skipped", "null"},
                  {256, 1024, 784, "NT", "tf32_fast", "ok", "0.1"},
                  {256, 1024, 784, "NT", "cublas", "ok", "0.5"},
                  {256, 1024, 784, "NT", "auto", "ok", "0.2"},
                  {4096, 4096, 4096, "NN", "fast", "ok", "8.0"},
-                 {64, 64, 64, "NN", "dbuf", "ok", "0.01"},
-                 {64, 64, 64, "NN", "fast", "capped", "0.02"}});
+                 {64, 64, 64, "NN", "naive", "ok", "0.03"},
+                 {64, 64, 64, "NN", "vec", "capped", "0.02"}});
   write_results(b, "GPU X",
                 {{4096, 4096, 4096, "NN", "regtile", "ok", "12.0"},
                  {4096, 4096, 4096, "NN", "tf32x3_fast", "ok", "9.0"}});
@@ -240,12 +239,12 @@ TEST(GemmBench, AutoTableFromJsonTakesTheFastestCorrectFp32KernelPerShape) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("from 11 results of 2 runs on GPU X"), std::string::npos) << r.output;
   EXPECT_EQ(contents(table), kTableHeader + "// From: " + file_name(a) + " " + file_name(b) + "\n" +
-                                 "{\"GPU X\", \"NN\", 64, 64, 64, \"fast\"},\n"
+                                 "{\"GPU X\", \"NN\", 64, 64, 64, \"vec\"},\n"
                                  "{\"GPU X\", \"NN\", 4096, 4096, 4096, \"tf32x3_fast\"},\n"
                                  "{\"GPU X\", \"NT\", 256, 1024, 784, \"tf32x3_fast\"},\n");
 }
 
-// A shape where neither production fp32 kernel was timed gets no line, is named, and fails the
+// A shape where no fp32 kernel of this project was timed gets no line, is named, and fails the
 // run; the other shapes are written.
 TEST(GemmBench, AutoTableNamesAShapeWithoutACandidate) {
   const std::string a = test_file(".json"), table = test_file(".inc");
@@ -255,7 +254,7 @@ TEST(GemmBench, AutoTableNamesAShapeWithoutACandidate) {
                  {64, 64, 64, "NN", "fast", "ok", "0.03"}});
   const Result r = run(kBench + " --from-json " + a + " --auto-table " + table);
   EXPECT_EQ(r.status, 1) << r.output;
-  EXPECT_NE(r.output.find("has no line for 32x32x32:TN: neither fast nor tf32x3_fast was timed"),
+  EXPECT_NE(r.output.find("has no line for 32x32x32:TN: no fp32 kernel of this project was timed"),
             std::string::npos)
       << r.output;
   EXPECT_EQ(contents(table), kTableHeader + "// From: " + file_name(a) + "\n" +
@@ -317,14 +316,11 @@ TEST(GemmBench, ShippedAutoTableIsWhatTheCommittedRunsMake) {
       << "kernels/auto_table.inc differs from what gemm_bench --from-json " << runs << " writes";
 }
 
-// A live run's --auto-table needs a kernel that can be in it (fast or tf32x3_fast); refused
-// before any GPU is needed.
-TEST(GemmBench, AutoTableNeedsAProductionFp32Kernel) {
+// A live run's --auto-table needs a kernel that can be in it; refused before any GPU is needed.
+TEST(GemmBench, AutoTableNeedsAnFp32KernelOfThisProject) {
   EXPECT_FAILS_WITH(
-      kBench + " --variants warptile,tf32,cublas,auto --shapes 64 --auto-table " +
-          test_file(".inc"),
-      "--auto-table records the faster of fast and tf32x3_fast per shape, but --variants names "
-      "neither");
+      kBench + " --variants tf32,cublas,auto --shapes 64 --auto-table " + test_file(".inc"),
+      "--variants names none (cuBLAS, TF32 kernels and auto are not candidates)");
 }
 
 }  // namespace
