@@ -67,7 +67,7 @@ def parse_args(argv):
                     help="MNIST IDX files, raw or .gz")
     ap.add_argument("--train-mlp", help="train_mlp binary",
                     default=os.path.join(ROOT, "build-gpu", "apps", "train_mlp", "train_mlp"))
-    ap.add_argument("--fp32-variants", default="fast,tf32x3_ws,tf32x3_fast",
+    ap.add_argument("--fp32-variants", default="fast,tf32x3_ws,tf32x3_fast,auto",
                     help="train_mlp --gemm variants for fp32 (cublas is always added)")
     ap.add_argument("--tf32-variants", default="tf32,wgmma_ws,tf32_fast,cublas_tf32",
                     help="train_mlp --gemm variants for tf32")
