@@ -56,13 +56,18 @@ void small_section(bench::Timer& timer) {
   // The GEMMs of a training step of the 784-1024-1024-10 MLP at batch 256 that are not tiny:
   // forward (NT), input gradient (NN) and weight gradient (TN) of each layer. Then the odd models'
   // GEMMs where fast lost most to steps 5 and 6 (docs/NOTES.md, "Gradients on few tiles, and two
-  // ideas that did not pay"): 784-1500-100-10 at batch 96 and 784-777-333-10 at batch 200.
+  // ideas that did not pay"): 784-1500-100-10 at batch 96 and 784-777-333-10 at batch 200; and
+  // those where it still loses to step 5 at 784-2000-2000-10, batch 384 (docs/NOTES.md, "Runs of
+  // steps, the first layer's gradient, `fast` without clusters"). Last, the forward GEMMs of
+  // 784-512-512-10 at batch 128, where auto's table takes steps 5 and 6 over fast.
   const bench::Shape shapes[] = {{256, 1024, 784, Op::N, Op::T},  {256, 784, 1024, Op::N, Op::N},
                                  {1024, 784, 256, Op::T, Op::N},  {256, 1024, 1024, Op::N, Op::T},
                                  {256, 1024, 1024, Op::N, Op::N}, {1024, 1024, 256, Op::T, Op::N},
                                  {256, 10, 1024, Op::N, Op::T},   {96, 100, 1500, Op::N, Op::T},
                                  {96, 1500, 784, Op::N, Op::T},   {96, 1500, 100, Op::N, Op::N},
-                                 {200, 784, 777, Op::N, Op::N}};
+                                 {200, 784, 777, Op::N, Op::N},   {384, 2000, 2000, Op::N, Op::T},
+                                 {2000, 2000, 384, Op::T, Op::N}, {128, 512, 784, Op::N, Op::T},
+                                 {128, 512, 512, Op::N, Op::T}};
   for (const bench::Shape& s : shapes) {
     tune::Case c(s, timer);
     const double cublas_ms = c.median_ms(gemm::detail::launch_cublas);
