@@ -207,8 +207,8 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
 
 // Runs config Cfg with split-K plan `plan` (one slice: straight into C). The slices sum through
 // the workspace and a reduction kernel, not in a cluster's shared memory: in a training step's
-// graph, beside the other branches' kernels, the cluster launches trained slower at every model
-// measured (docs/NOTES.md, "fast").
+// graph, beside the other branches' kernels, the cluster launches trained 2–11% slower at four of
+// five odd-width models and 1% faster at the fifth (docs/NOTES.md, "fast").
 template <class Cfg>
 void launch_warptile_config(const Problem& p, SplitK plan, cudaStream_t stream) {
   using Shape = WarpTileShape<Cfg>;
