@@ -148,8 +148,8 @@ __global__ void __launch_bounds__(WsShape<Tile, KMajorA, KMajorB>::kThreads, 1)
       Arithmetic::prepare<S::kPartFloats, 128 * S::kConsumers>(a_tile(stage), tid);
       fence_proxy_async();
       consumer_barrier(128 * S::kConsumers);
-      wgmma_k_tile<S::kBm, S::kBn, S::kBk, S::kWm, Arithmetic, S::kPartFloats>(
-          acc, a_tile(stage) + warpgroup * S::kWm * kPanelK, b_tile(stage));
+      wgmma_k_tile<S::kBm, S::kBn, S::kBk, S::kWm, Arithmetic>(
+          acc, a_tile(stage) + warpgroup * S::kWm * kPanelK, b_tile(stage), S::kPartFloats);
       wgmma_wait<1>();  // the batch of tile kt − 1 has completed
       if (kt > 0) mbarrier_arrive(&empty[(kt - 1) % S::kStages]);
     }

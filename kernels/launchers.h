@@ -39,6 +39,8 @@ bool wgmma_register_a_serves(const Problem& p);
 // (docs/NOTES.md, "tf32_fast").
 bool wgmma_register_a_fills_half(const Problem& p, int sms);
 void launch_wgmma_register_a(const Problem& p, cudaStream_t stream);
+// The same kernel and plan in 3×TF32: tf32x3_fast's NN.
+void launch_wgmma_register_a_tf32x3(const Problem& p, cudaStream_t stream);
 void launch_auto(const Problem& p, cudaStream_t stream);         // auto.cpp
 void launch_cublas(const Problem& p, cudaStream_t stream);       // cublas.cu, TF32 off
 void launch_cublas_tf32(const Problem& p, cudaStream_t stream);  // cublas.cu, TF32 tensor cores

@@ -198,9 +198,9 @@ namespace wgmma_ops {
 // the top 19 bits of each value (TF32 truncation). A stage holds one part, the tiles as loaded.
 struct Tf32x1 {
   static constexpr int kParts = 1;  // nothing derived from the landed tiles (no prepare step)
-  // d[64×128] += a[64×8] · b[8×128]; a and b point into the stage's first part.
-  template <int kPartFloats>
-  __device__ __forceinline__ static void mma(float (&d)[64], const float* a, const float* b) {
+  // d[64×128] += a[64×8] · b[8×128]; a and b point into the stage's tiles (no remainders).
+  __device__ __forceinline__ static void mma(float (&d)[64], const float* a, const float* b,
+                                             int /*lo_offset*/) {
     wgmma_m64n128k8_ss(d, sw128_descriptor(a), sw128_descriptor(b));
   }
 };
@@ -218,23 +218,29 @@ struct Tf32x3 {
     const float hi = __uint_as_float(__float_as_uint(x) & 0xFFFFE000u);  // top 19 bits
     return __uint_as_float(to_tf32(x - hi));
   }
-  // The stage's first part (A and B tiles, kPartFloats floats) → its second part, right after it;
-  // this thread's share of kThreads, in float4s (the remainders keep the tiles' swizzle).
+  // The remainders of a stage's tiles (A and B, kPartFloats floats at `part`) into `lo`, in the
+  // same layout; this thread's share of kThreads, in float4s (the remainders keep the swizzle).
   template <int kPartFloats, int kThreads>
-  __device__ __forceinline__ static void prepare(float* part, int tid) {
+  __device__ __forceinline__ static void prepare(const float* part, float* lo, int tid) {
     static_assert(kPartFloats % (4 * kThreads) == 0, "every thread takes the same float4 count");
 #pragma unroll
     for (int i = 4 * tid; i < kPartFloats; i += 4 * kThreads) {
       const float4 x = *reinterpret_cast<const float4*>(part + i);
-      *reinterpret_cast<float4*>(part + kPartFloats + i) =
+      *reinterpret_cast<float4*>(lo + i) =
           make_float4(remainder(x.x), remainder(x.y), remainder(x.z), remainder(x.w));
     }
   }
-  // The small products first, so that they are not rounded away against the large one.
-  template <int kPartFloats>
-  __device__ __forceinline__ static void mma(float (&d)[64], const float* a, const float* b) {
-    wgmma_m64n128k8_ss(d, sw128_descriptor(a + kPartFloats), sw128_descriptor(b));
-    wgmma_m64n128k8_ss(d, sw128_descriptor(a), sw128_descriptor(b + kPartFloats));
+  // The stage's second part, right after its first.
+  template <int kPartFloats, int kThreads>
+  __device__ __forceinline__ static void prepare(float* part, int tid) {
+    prepare<kPartFloats, kThreads>(part, part + kPartFloats, tid);
+  }
+  // The remainders of a and b lie lo_offset floats further on. The small products first, so that
+  // they are not rounded away against the large one.
+  __device__ __forceinline__ static void mma(float (&d)[64], const float* a, const float* b,
+                                             int lo_offset) {
+    wgmma_m64n128k8_ss(d, sw128_descriptor(a + lo_offset), sw128_descriptor(b));
+    wgmma_m64n128k8_ss(d, sw128_descriptor(a), sw128_descriptor(b + lo_offset));
     wgmma_m64n128k8_ss(d, sw128_descriptor(a), sw128_descriptor(b));
   }
 };
@@ -244,11 +250,12 @@ struct Tf32x3 {
 // One K tile of a warpgroup's product: acc[WM×BN] += A[WM×BK] · B[BK×BN], issued asynchronously
 // and committed as one wgmma group; acc[i][j] is the 64×128 wgmma tile at rows 64i, columns 128j.
 // a_rows: the warpgroup's WM rows of a BM×BK swizzled A tile; b_tile: a BN×BK swizzled B tile.
-// Arithmetic issues the products of each 64×128×8 step; where it keeps a second part of the
-// stage (Tf32x3), that part lies kPartFloats further on than the tiles.
-template <int BM, int BN, int BK, int WM, class Arithmetic = wgmma_ops::Tf32x1, int kPartFloats = 0>
+// Arithmetic issues the products of each 64×128×8 step; where it reads the tiles' remainders
+// too (Tf32x3), they lie lo_offset floats further on than the tiles.
+template <int BM, int BN, int BK, int WM, class Arithmetic = wgmma_ops::Tf32x1>
 __device__ __forceinline__ void wgmma_k_tile(float (&acc)[WM / kWgmmaM][BN / kWgmmaN][64],
-                                             const float* a_rows, const float* b_tile) {
+                                             const float* a_rows, const float* b_tile,
+                                             int lo_offset = 0) {
   static_assert(WM % kWgmmaM == 0, "a warpgroup's rows are split into 64-row wgmma tiles");
   static_assert(BN % kWgmmaN == 0, "B's columns are split into 128-column wgmma tiles");
   static_assert(BK % kPanelK == 0, "the K tile is a whole number of 32-float swizzled panels");
@@ -262,8 +269,7 @@ __device__ __forceinline__ void wgmma_k_tile(float (&acc)[WM / kWgmmaM][BN / kWg
     for (int i = 0; i < WM / kWgmmaM; ++i)  // 64 rows further on: 8 whole atoms
 #pragma unroll
       for (int j = 0; j < BN / kWgmmaN; ++j)  // 128 rows of B further on: 16 whole atoms
-        Arithmetic::template mma<kPartFloats>(acc[i][j], a + i * kWgmmaM * kPanelK,
-                                              b + j * kWgmmaN * kPanelK);
+        Arithmetic::mma(acc[i][j], a + i * kWgmmaM * kPanelK, b + j * kWgmmaN * kPanelK, lo_offset);
   }
   wgmma_commit();
 }

@@ -20,7 +20,7 @@ struct Tf32SmallTile {
   using Arithmetic = wgmma_ops::Tf32x1;
 };
 struct Tf32x3Tile {  // for full grids and, with split-K, for small ones
-  static constexpr int kBlockM = 128, kBlockN = 128, kStages = 3, kConsumers = 2;
+  static constexpr int kBlockM = 128, kBlockN = 128, kStages = 4, kConsumers = 2;
   using Arithmetic = wgmma_ops::Tf32x3;
 };
 

@@ -8,7 +8,10 @@
 //     producer's threads, cp.async or through registers, instead of handed to another kernel;
 //   - on small grids, the K slices of a tile summed in the cluster's shared memory
 //     (cluster_split_k.cuh) where the clusters fit at once, else through the workspace;
-//   - an Arithmetic parameter: wgmma_ops::Tf32x1 (tf32_fast) or Tf32x3 (tf32x3_fast).
+//   - an Arithmetic parameter: wgmma_ops::Tf32x1 (tf32_fast) or Tf32x3 (tf32x3_fast). Tf32x3's
+//     remainders go to a ring of two parts of their own, not to a second part of every stage
+//     (step 11): a batch reads one while the consumers prepare the next, so every stage is the
+//     size of a TF32 one and more of them fit (docs/NOTES.md, "tf32x3_fast").
 // Also the swizzled MN-major tile map of the register-A kernel (wgmma_register_a.cu). sm_90a only:
 // include from files that kernels/CMakeLists.txt compiles for sm_90a.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
@@ -36,37 +39,45 @@ struct WsPipeline {
   static constexpr int kConsumers = Tile::kConsumers;
   static constexpr int kWm = kBm / kConsumers;             // rows per consumer warpgroup
   static constexpr int kThreads = 128 * (kConsumers + 1);  // + one producer warpgroup
-  // A stage: the A and B tiles as loaded (one part), then whatever else the arithmetic derives
-  // from them, laid out the same way (a second part).
+  // A stage: the A and B tiles as loaded (one part). Where the arithmetic derives a second part
+  // from them (kPrepared), the consumers write it into a ring of two such parts: the one that the
+  // batch of K tile kt − 1 reads, and the one they prepare for tile kt meanwhile.
   static constexpr int kPartFloats = (kBm + kBn) * kBk;
-  static constexpr int kStageFloats = Arithmetic::kParts * kPartFloats;
-  static constexpr bool kPrepared = Arithmetic::kParts > 1;  // the consumers write a second part
+  static constexpr int kStageFloats = kPartFloats;
+  static constexpr bool kPrepared = Arithmetic::kParts > 1;
+  static constexpr int kDerivedFloats = kPrepared ? 2 * kPartFloats : 0;
   static_assert(kBm % kConsumers == 0 && kWm % kWgmmaM == 0,
                 "each consumer owns a whole number of 64-row wgmma tiles");
   static_assert(kBn % kWgmmaN == 0, "the block's columns are split into 128-column wgmma tiles");
   static_assert(kBm <= 256 && kBn <= 256, "a TMA box spans at most 256 rows");
 
-  // Shared memory for one layout (A, B K-major or not): stages, the staging slots of the
-  // MN-major operands, then the mbarriers; 1 KB to align everything to the swizzle atoms. A
-  // slot's next TMA copy waits for the transpose of the tile it holds, so each slot in the ring
-  // hides one more K tile of the copy's latency. Tile::kStages stages where two slots fit beside
-  // them, else 3, else 2; then as many slots as fit beside those stages, up to 8 (docs/NOTES.md,
-  // "9. wgmma_ws").
+  // Shared memory for one layout (A, B K-major or not): stages, the derived parts, the staging
+  // slots of the MN-major operands, then the mbarriers; 1 KB to align everything to the swizzle
+  // atoms. A slot's next TMA copy waits for the transpose of the tile it holds, so each slot in
+  // the ring hides one more K tile of the copy's latency. The most stages up to Tile::kStages
+  // that leave room for two slots (at least 2 stages); then as many slots as fit beside those
+  // stages, up to 8 (docs/NOTES.md, "9. wgmma_ws").
   template <bool KMajorA, bool KMajorB>
   struct For {
     static constexpr int kStagedFloats =
         ((KMajorA ? 0 : kBm) + (KMajorB ? 0 : kBn)) * kBk;  // per slot
     static constexpr int kBudgetFloats = kWsSmemBudgetFloats;
     static constexpr bool fits(int slots, int stages) {
-      return kBudgetFloats - slots * kStagedFloats >= stages * kStageFloats;
+      return kBudgetFloats - kDerivedFloats - slots * kStagedFloats >= stages * kStageFloats;
     }
-    static constexpr int kStages = fits(2, Tile::kStages) ? Tile::kStages : fits(2, 3) ? 3 : 2;
+    static constexpr int stages_fitting(int stages) {
+      return stages <= 2 || fits(2, stages) ? stages : stages_fitting(stages - 1);
+    }
+    static constexpr int kStages = stages_fitting(Tile::kStages);
     static constexpr int kSlotsFit =
-        kStagedFloats == 0 ? 0 : (kBudgetFloats - kStages * kStageFloats) / kStagedFloats;
+        kStagedFloats == 0
+            ? 0
+            : (kBudgetFloats - kDerivedFloats - kStages * kStageFloats) / kStagedFloats;
     static constexpr int kSlots = kSlotsFit < 8 ? kSlotsFit : 8;
     static constexpr int kRing = kSlots > 0 ? kSlots : 1;  // slot of tile kt: kt % kRing
     static constexpr int kBarriers = 2 * kStages + kSlots;
-    static constexpr int kPipelineFloats = kStages * kStageFloats + kSlots * kStagedFloats;
+    static constexpr int kPipelineFloats =
+        kStages * kStageFloats + kDerivedFloats + kSlots * kStagedFloats;
     static constexpr int kSmemBytes = kPipelineFloats * int(sizeof(float)) + 8 * kBarriers + 1024;
     // The output tile is staged over the stages and slots once the K loop is done.
     static constexpr int kOutputLd = kBn + 8;  // ≡ 8 (mod 32): conflict-free float2 writes
@@ -149,7 +160,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ float smem_raw[];
   float* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float);
-  float* staging = smem + Layout::kStages * Cfg::kStageFloats;  // kSlots × (A's part, B's part)
+  float* derived = smem + Layout::kStages * Cfg::kStageFloats;  // 2 parts where kPrepared
+  float* staging = derived + Cfg::kDerivedFloats;               // kSlots × (A's part, B's part)
   uint64_t* full = reinterpret_cast<uint64_t*>(staging + Layout::kSlots * Layout::kStagedFloats);
   uint64_t* empty = full + Layout::kStages;
   uint64_t* staged = empty + Layout::kStages;  // a slot's TMA copies have landed
@@ -225,18 +237,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int stage = kt % Layout::kStages;
       mbarrier_wait(&full[stage], (kt / Layout::kStages) & 1);
+      float* lo = derived + (kt % 2) * Cfg::kPartFloats;  // tile kt's derived part, if any
       if constexpr (Cfg::kPrepared) {
-        // The stage's second part, each consumer thread its share, while the tensor cores still
-        // run the batch of tile kt − 1; published to wgmma (async proxy) and to the other
-        // consumers.
+        // Its ring slot was last read by both consumers' batches of tile kt − 2: every consumer
+        // thread arrived on that stage's "empty" barrier once its batch completed. Then each
+        // consumer thread writes its share, while the tensor cores still run the batch of tile
+        // kt − 1, published to wgmma (async proxy) and to the other consumers.
+        if (kt >= 2)
+          mbarrier_wait(&empty[(kt - 2) % Layout::kStages], ((kt - 2) / Layout::kStages) & 1);
         Cfg::Arithmetic::template prepare<Cfg::kPartFloats, 128 * Cfg::kConsumers>(a_tile(stage),
-                                                                                   tid);
+                                                                                   lo, tid);
         fence_proxy_async();
         consumer_barrier(128 * Cfg::kConsumers);
       }
-      wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk, Cfg::kWm, typename Cfg::Arithmetic,
-                   Cfg::kPartFloats>(acc, a_tile(stage) + warpgroup * Cfg::kWm * kPanelK,
-                                     b_tile(stage));
+      wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk, Cfg::kWm, typename Cfg::Arithmetic>(
+          acc, a_tile(stage) + warpgroup * Cfg::kWm * kPanelK, b_tile(stage),
+          int(lo - a_tile(stage)));
       wgmma_wait<1>();  // the batch of tile kt − 1 has completed
       if (kt > 0) mbarrier_arrive(&empty[(kt - 1) % Layout::kStages]);
     }

@@ -8,6 +8,9 @@
 // the output tile is staged back into C's layout. No thread transposes anything, so one producer
 // warp only issues the TMA copies. Aligned operands only (TMA); tf32_fast sends others to the wgmma
 // pipeline (wgmma_pipeline.cuh).
+// The arithmetic is a parameter. With wgmma_ops::Tf32x3 (tf32x3_fast's NN) each fragment's
+// remainders are taken in registers as it is loaded; only the shared-memory operand's remainders
+// need shared memory, a ring of two A tiles that the consumers prepare as in the wgmma pipeline.
 //   A: op(A) is M×K (K contiguous), B: op(B) is K×N (N contiguous), C is M×N. sm_90a.
 #include <string>
 
@@ -43,14 +46,20 @@ __device__ __forceinline__ void wgmma_m64n256k8_rs(float (&d)[128], const uint32
 
 // A block computes a BM×BN tile of C as wgmma's Cᵀ: each consumer warpgroup owns 64 columns of C
 // (wgmma's M) by all BM rows (wgmma's N, one m64n256k8 per k step). Two consumers (a 256×128 tile
-// of C) and 4 stages.
+// of C); 4 stages in TF32, 3 beside the ring of remainders in 3×TF32.
 struct RsTile {
   static constexpr int kConsumers = 2, kStages = 4;
+  using Arithmetic = wgmma_ops::Tf32x1;
+};
+struct RsTf32x3Tile {
+  static constexpr int kConsumers = 2, kStages = 3;
+  using Arithmetic = wgmma_ops::Tf32x3;
 };
 
 // Tile's derived sizes.
 template <class Tile>
 struct RsShape {
+  using Arithmetic = typename Tile::Arithmetic;
   static constexpr int kConsumers = Tile::kConsumers, kStages = Tile::kStages;
   static constexpr int kBm = 256, kBn = 64 * kConsumers, kBk = kPanelK;
   static constexpr int kThreads = 128 * kConsumers + 32;  // + one producer warp
@@ -58,9 +67,12 @@ struct RsShape {
   // boxes of 32 n by 32 k, each k a 128-byte row swizzled the same way.
   static constexpr int kATileFloats = kBm * kBk, kBoxFloats = kPanelK * kBk;
   static constexpr int kStageFloats = kATileFloats + kBn * kBk;
+  // After the stages, where the arithmetic takes remainders: a ring of two A tiles' remainders.
+  static constexpr bool kPrepared = Arithmetic::kParts > 1;
+  static constexpr int kDerivedFloats = kPrepared ? 2 * kATileFloats : 0;
   static constexpr int kOutputLd = kBn + 4;  // staged C rows, 16-byte aligned
-  static constexpr int kSmemBytes =
-      kStages * kStageFloats * int(sizeof(float)) + 2 * kStages * int(sizeof(uint64_t)) + 1024;
+  static constexpr int kSmemBytes = (kStages * kStageFloats + kDerivedFloats) * int(sizeof(float)) +
+                                    2 * kStages * int(sizeof(uint64_t)) + 1024;
   static_assert(kStageFloats % 256 == 0, "every stage and box starts on a 1024-byte swizzle atom");
   static_assert(kBm * kOutputLd <= kStages * kStageFloats,
                 "the staged output tile must fit over the stages");
@@ -91,7 +103,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ float smem_raw[];
   float* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float);
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + Cfg::kStages * Cfg::kStageFloats);
+  float* derived = smem + Cfg::kStages * Cfg::kStageFloats;  // the ring, where kPrepared
+  uint64_t* full = reinterpret_cast<uint64_t*>(derived + Cfg::kDerivedFloats);
   uint64_t* empty = full + Cfg::kStages;
   const int tid = threadIdx.x, warpgroup = tid / 128;
   const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
@@ -129,6 +142,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // while any of its groups is in flight; so a warpgroup loads only once its previous group has
     // completed, and the other consumer's group keeps the tensor cores busy meanwhile. (A whole K
     // tile's fragments at once took 166 of the 168 registers a thread has here, and spilled.)
+    // In 3×TF32 a K tile first has its A remainders prepared, as the wgmma pipeline's consumers
+    // prepare theirs, while the previous half still runs.
     const int lane = tid % 32, warp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
     int offset[4];  // of a[0..3] in the first k step: rows r, r + 8 at k = t, then at k = t + 4
     for (int i = 0; i < 4; ++i)
@@ -140,6 +155,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int stage = kt % Cfg::kStages;
       mbarrier_wait(&full[stage], (kt / Cfg::kStages) & 1);
+      [[maybe_unused]] float* a_lo = derived + (kt % 2) * Cfg::kATileFloats;  // where kPrepared
+      if constexpr (Cfg::kPrepared) {
+        // Its ring slot was last read by both consumers' wgmma of tile kt − 2, which every
+        // consumer thread reported on that stage's "empty" barrier.
+        if (kt >= 2) mbarrier_wait(&empty[(kt - 2) % Cfg::kStages], ((kt - 2) / Cfg::kStages) & 1);
+        Cfg::Arithmetic::template prepare<Cfg::kATileFloats, 128 * Cfg::kConsumers>(a_tile(stage),
+                                                                                    a_lo, tid);
+        fence_proxy_async();
+        consumer_barrier(128 * Cfg::kConsumers);
+      }
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         wgmma_wait<0>();  // the previous half has completed: the registers (and its stage) are free
@@ -151,11 +176,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           for (int i = 0; i < 4; ++i)
             frag[s][i] = __float_as_uint(
                 b_tile(stage)[offset[i] + (half * kStepsPerHalf + s) * kWgmmaK * kPanelK]);
+        uint32_t frag_lo[kStepsPerHalf][4];  // 3×TF32: the fragments' remainders
+        if constexpr (Cfg::kPrepared)
+#pragma unroll
+          for (int s = 0; s < kStepsPerHalf; ++s)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              frag_lo[s][i] =
+                  __float_as_uint(Cfg::Arithmetic::remainder(__uint_as_float(frag[s][i])));
         wgmma_fence();
 #pragma unroll
-        for (int s = 0; s < kStepsPerHalf; ++s)
-          wgmma_m64n256k8_rs(
-              acc, frag[s], sw128_descriptor(a_tile(stage) + (half * kStepsPerHalf + s) * kWgmmaK));
+        for (int s = 0; s < kStepsPerHalf; ++s) {
+          const int k = (half * kStepsPerHalf + s) * kWgmmaK;
+          const uint64_t a_desc = sw128_descriptor(a_tile(stage) + k);
+          if constexpr (Cfg::kPrepared) {  // the small products first, as wgmma_ops::Tf32x3
+            wgmma_m64n256k8_rs(acc, frag_lo[s], a_desc);
+            wgmma_m64n256k8_rs(acc, frag[s], sw128_descriptor(a_lo + k));
+          }
+          wgmma_m64n256k8_rs(acc, frag[s], a_desc);
+        }
         wgmma_commit();
       }
     }
@@ -178,7 +217,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       c, smem, m0, n0, tid);
 }
 
-using Tile = RsShape<RsTile>;
+using Tile = RsShape<RsTile>;  // both arithmetics: the same block tile, the same plan
 
 }  // namespace
 
@@ -202,17 +241,31 @@ bool wgmma_register_a_fills_half(const Problem& p, int sms) {
   return 2 * tile_count<Tile::kBm, Tile::kBn>(p) * register_a_plan(p, sms).splits >= sms;
 }
 
-void launch_wgmma_register_a(const Problem& p, cudaStream_t stream) {
+namespace {
+
+template <class Cfg>
+void launch_register_a(const Problem& p, cudaStream_t stream) {
+  static_assert(Cfg::kBm == Tile::kBm && Cfg::kBn == Tile::kBn, "one block tile, one split plan");
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
   if (!wgmma_register_a_serves(p))
     throw Error("gemm: the register-A wgmma kernel serves NN with 16-byte aligned A and B only");
   const Operand<true> a = operand_a<true>(p);
   const Operand<false> b = operand_b<false>(p);
-  launch_planned_split_k<Tile::kBk, wgmma_register_a_kernel<Tile, true>,
-                         wgmma_register_a_kernel<Tile, false>>(
-      p, register_a_plan(p, multiprocessor_count()), tile_grid<Tile::kBm, Tile::kBn>(p),
-      Tile::kThreads, Tile::kSmemBytes, stream, a, b, make_tile_map(a, Tile::kBm),
+  launch_planned_split_k<Cfg::kBk, wgmma_register_a_kernel<Cfg, true>,
+                         wgmma_register_a_kernel<Cfg, false>>(
+      p, register_a_plan(p, multiprocessor_count()), tile_grid<Cfg::kBm, Cfg::kBn>(p),
+      Cfg::kThreads, Cfg::kSmemBytes, stream, a, b, make_tile_map(a, Cfg::kBm),
       make_swizzled_mn_tile_map(b));
+}
+
+}  // namespace
+
+void launch_wgmma_register_a(const Problem& p, cudaStream_t stream) {
+  launch_register_a<Tile>(p, stream);
+}
+
+void launch_wgmma_register_a_tf32x3(const Problem& p, cudaStream_t stream) {
+  launch_register_a<RsShape<RsTf32x3Tile>>(p, stream);
 }
 
 }  // namespace gemm::detail

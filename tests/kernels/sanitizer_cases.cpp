@@ -10,7 +10,8 @@
 //   1×1×1, 37×45×29, 131×67×300 and 67×260×1031 (split K), each NN/NT/TN/TT × none, bias,
 //   bias_relu, relu_mask (alpha 1.5; beta 0.5 on half of them);
 //   37×45×29 with every operand misaligned and padded leading dimensions (the non-TMA paths);
-//   1500×1400×40 (grids of more tiles than multiprocessors: the large-tile paths).
+//   1500×1400×100 (grids of more tiles than multiprocessors: the large-tile paths, over 4 K
+//   tiles, so that the stages and the 3×TF32 remainders' ring are reused).
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -47,12 +48,13 @@ std::vector<gemm_test::Case> sanitizer_cases() {
       gemm_test::Case misaligned;
       misaligned.op_a = op_a, misaligned.op_b = op_b, misaligned.m = 37, misaligned.n = 45;
       misaligned.k = 29, misaligned.off_a = 1, misaligned.off_b = 3, misaligned.off_c = 1;
-      misaligned.lda = (op_a == Op::N ? 29 : 37) + 3, misaligned.ldb = (op_b == Op::N ? 45 : 29) + 5;
+      misaligned.lda = (op_a == Op::N ? 29 : 37) + 3,
+      misaligned.ldb = (op_b == Op::N ? 45 : 29) + 5;
       misaligned.ldc = 45 + 2, misaligned.epilogue = EpilogueOp::ReluMask, misaligned.ldmask = 47;
       misaligned.off_bias = 1, misaligned.off_mask = 2, misaligned.seed = seed++;
       cases.push_back(gemm_test::finished(misaligned));
       gemm_test::Case large;
-      large.op_a = op_a, large.op_b = op_b, large.m = 1500, large.n = 1400, large.k = 40;
+      large.op_a = op_a, large.op_b = op_b, large.m = 1500, large.n = 1400, large.k = 100;
       large.epilogue = EpilogueOp::Bias, large.seed = seed++;
       cases.push_back(gemm_test::finished(large));
     }

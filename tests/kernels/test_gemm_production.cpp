@@ -1,11 +1,11 @@
 // GemmProduction.*: paths of the production tensor-core variants that the correctness suite's
 // shapes are too small to reach. TN GEMMs run on K-major copies (kernels/fast/k_major_copies.h;
-// from M·N ≥ 600·(M + N)): tf32x3_fast copies A and B and runs NT; tf32_fast copies A alone and
-// runs NN on its register-A kernel where B is aligned, else as tf32x3_fast does. K leaves the
-// copies' rows padded; the second case has misaligned operands and leading dimensions. NN GEMMs
-// that tf32_fast runs on its register-A kernel (kernels/fast/wgmma_register_a.cu, where its grid
-// gives half the multiprocessors a block), with K unsplit, split in a cluster, and split through
-// the workspace. Each is checked against the double reference in the variant's own tolerance.
+// from M·N ≥ 600·(M + N)): tf32_fast and tf32x3_fast copy A alone and run NN on the register-A
+// kernel where B is aligned, else copy A and B and run NT. K leaves the copies' rows padded; the
+// second case has misaligned operands and leading dimensions. NN GEMMs that both run on the
+// register-A kernel (kernels/fast/wgmma_register_a.cu, in TF32 and in 3×TF32, where its grid gives
+// half the multiprocessors a block), with K unsplit, split in a cluster, and split through the
+// workspace. Each is checked against the double reference in the variant's own tolerance.
 // Also, without a GPU: the copies' threshold and layout check, and which NN the register-A kernel
 // serves.
 #include <gtest/gtest.h>
@@ -51,8 +51,8 @@ TEST(GemmProduction, Tf32x3FastRunsLargeTnOnKMajorCopies) {
 // wide leading dimensions and K not a multiple of 32 (unsplit); 48 tiles, K split in two in a
 // cluster; 5 tiles, K split in 14 through the workspace; and misaligned operands (the wgmma
 // pipeline, fast/wgmma_pipeline.cuh).
-TEST(GemmProduction, Tf32FastRunsNnOnTheRegisterAKernel) {
-  const gemm::Variant& variant = gemm::find_variant("tf32_fast");
+void expect_nn_on_register_a_correct(const char* name) {
+  const gemm::Variant& variant = gemm::find_variant(name);
   VARIANT_TEST_OR_SKIP(variant);
   std::vector<Case> cases(4);
   cases[0].m = 1500, cases[0].n = 1400, cases[0].k = 77, cases[0].lda = 84, cases[0].ldb = 1412;
@@ -66,6 +66,14 @@ TEST(GemmProduction, Tf32FastRunsNnOnTheRegisterAKernel) {
   }
   const std::vector<std::string> failures = run_and_check(variant, Batch(finished_cases));
   EXPECT_TRUE(failures.empty()) << failures.front();
+}
+
+TEST(GemmProduction, Tf32FastRunsNnOnTheRegisterAKernel) {
+  expect_nn_on_register_a_correct("tf32_fast");
+}
+
+TEST(GemmProduction, Tf32x3FastRunsNnOnTheRegisterAKernel) {
+  expect_nn_on_register_a_correct("tf32x3_fast");
 }
 
 gemm::Problem problem(gemm::Op op_a, gemm::Op op_b, int m, int n, int k) {
