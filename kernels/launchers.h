@@ -31,15 +31,15 @@ void launch_tf32x3_fast(const Problem& p, cudaStream_t stream);
 // the rest on the warp-specialised wgmma pipeline (fast/tf32_fast.cu, fast/wgmma_pipeline.h).
 void launch_tf32_fast(const Problem& p, cudaStream_t stream);
 // tf32_fast's NN kernel: wgmma with B's fragments in registers (fast/wgmma_register_a.cu,
-// sm_90a). It serves NN and NT with 16-byte aligned A and B and leading dimensions that are
-// multiples of 4; it throws for any other problem.
+// sm_90a). It serves NN with 16-byte aligned A and B and leading dimensions that are multiples of
+// 4; it throws for any other problem.
 bool wgmma_register_a_serves(const Problem& p);
 // Whether its grid for p's shape (one 256×128 tile, K split on small grids) gives at least half of
 // `sms` multiprocessors a block; on fewer, the pipeline's smaller tile is faster
 // (docs/NOTES.md, "tf32_fast").
 bool wgmma_register_a_fills_half(const Problem& p, int sms);
 void launch_wgmma_register_a(const Problem& p, cudaStream_t stream);
-// The same kernel and plan in 3×TF32: tf32x3_fast's NN and NT.
+// The same kernel and plan in 3×TF32: tf32x3_fast's NN.
 void launch_wgmma_register_a_tf32x3(const Problem& p, cudaStream_t stream);
 void launch_auto(const Problem& p, cudaStream_t stream);         // auto.cpp
 void launch_cublas(const Problem& p, cudaStream_t stream);       // cublas.cu, TF32 off

@@ -35,7 +35,7 @@ void launch_tf32_fast(const Problem& p, cudaStream_t stream) {
     } else {
       launch_tn_on_k_major_copies(p, stream, launch_tf32_pipeline);
     }
-  } else if (p.op_b == Op::N && wgmma_register_a_serves(p) && wgmma_register_a_fills_half(p, sms)) {
+  } else if (wgmma_register_a_serves(p) && wgmma_register_a_fills_half(p, sms)) {
     launch_wgmma_register_a(p, stream);
   } else {
     launch_tf32_pipeline(p, stream);

@@ -3,10 +3,9 @@
 //   narrow outputs (at most 16 rows or columns) and short K (at most 32): step 10's mma.sync
 //     kernel on the small tiles of fast/mma_sync_tiles.cuh (launch_narrow_or_short_k); so do
 //     TN and NN on few tiles with K up to 512 (launch_small_mn_major_b).
-//   on Hopper, NN and NT with aligned operands on a grid that gives half the multiprocessors a
-//     block: tf32_fast's register-A kernel in 3×TF32 (wgmma_register_a.cu), which takes B's
-//     remainders in registers as it loads its fragments, so that only A's need shared memory
-//     (and, in NN, where the pipeline's producer would transpose B's tile at every stage).
+//   on Hopper, NN with aligned operands on a grid that gives half the multiprocessors a block:
+//     tf32_fast's register-A kernel in 3×TF32 (wgmma_register_a.cu), which reads B's fragments
+//     into registers, where the pipeline's producer would transpose B's tile at every stage.
 //   on Hopper, the rest: step 11's 3×TF32 on the production warp-specialised pipeline
 //     (wgmma_pipeline.cuh). Where both operands are MN-major (TN, the weight gradients) and the
 //     GEMM does enough work per element to transpose (k_major_copies_pay), A is first copied

@@ -8,14 +8,11 @@
 // the output tile is staged back into C's layout. No thread transposes anything, so one producer
 // warp only issues the TMA copies. Aligned operands only (TMA); tf32_fast sends others to the wgmma
 // pipeline (wgmma_pipeline.cuh).
-// B may also be K-major (NT): its fragments are then read from a K-major swizzled tile, as
-// wgmma's own K-major operands are laid out; tf32x3_fast runs NT here, tf32_fast only NN.
-// The arithmetic is a parameter. With wgmma_ops::Tf32x3 (tf32x3_fast's NN and NT) each fragment's
+// The arithmetic is a parameter. With wgmma_ops::Tf32x3 (tf32x3_fast's NN) each fragment's
 // remainders are taken in registers as it is loaded; only the shared-memory operand's remainders
 // need shared memory, a ring of two A tiles that the consumers prepare as in the wgmma pipeline.
-//   A: op(A) is M×K (K contiguous), B: op(B) is K×N (N or K contiguous), C is M×N. sm_90a.
+//   A: op(A) is M×K (K contiguous), B: op(B) is K×N (N contiguous), C is M×N. sm_90a.
 #include <string>
-#include <type_traits>
 
 #include "kernels/fast/wgmma_pipeline.cuh"
 #include "kernels/launchers.h"
@@ -66,9 +63,8 @@ struct RsShape {
   static constexpr int kConsumers = Tile::kConsumers, kStages = Tile::kStages;
   static constexpr int kBm = 256, kBn = 64 * kConsumers, kBk = kPanelK;
   static constexpr int kThreads = 128 * kConsumers + 32;  // + one producer warp
-  // A stage: A's tile, K-major and swizzled as swizzled<BM>() says (one TMA box), then B's:
-  // MN-major, BN/32 boxes of 32 n by 32 k, each k a 128-byte row swizzled the same way; K-major,
-  // one box laid out as A's (swizzled<BN>()).
+  // A stage: A's tile, K-major and swizzled as swizzled<BM>() says (one TMA box), then B's, BN/32
+  // boxes of 32 n by 32 k, each k a 128-byte row swizzled the same way.
   static constexpr int kATileFloats = kBm * kBk, kBoxFloats = kPanelK * kBk;
   static constexpr int kStageFloats = kATileFloats + kBn * kBk;
   // After the stages, where the arithmetic takes remainders: a ring of two A tiles' remainders.
@@ -97,37 +93,9 @@ __device__ __forceinline__ int fragment_offset(int n, int k) {
   return (n / kPanelK) * kPanelK * kPanelK + k * kPanelK + (((n % kPanelK) / 4) ^ k) * 4 + n % 4;
 }
 
-// A consumer thread's B fragments in a stage's B tile (wgmma's A operand: lane l of warp w holds
-// rows r = 16w + 8h + l/4, h = 0, 1, at k = l%4 and l%4 + 4 of each k step), for the consumer's
-// 64 columns of C from col0. MN-major: the columns above, and offsets fixed per thread plus 8
-// rows per k step. K-major: column r itself (its 8 rows g = l/4 fall in 8 different chunks
-// under the swizzle), at the offset swizzled<BN>() gives.
-template <int BN, bool KMajorB>
-struct BFragments {
-  int col0, warp, g, t, offset[4];  // offset: MN-major, of element i at the first k step
-  __device__ __forceinline__ BFragments(int col0_, int warp_, int lane)
-      : col0(col0_), warp(warp_), g(lane / 4), t(lane % 4) {
-    if constexpr (!KMajorB)
-      for (int i = 0; i < 4; ++i)
-        offset[i] =
-            col0 * kPanelK + fragment_offset(fragment_column(warp, i % 2, g), t + 4 * (i / 2));
-  }
-  // Column of C (within the consumer's 64) of fragment row 16·warp + 8h + g.
-  __device__ __forceinline__ int column(int h) const {
-    return KMajorB ? 16 * warp + 8 * h + g : fragment_column(warp, h, g);
-  }
-  // Element i of the fragment of the k step at k0 (a multiple of 8) in `tile`.
-  __device__ __forceinline__ uint32_t load(const float* tile, int k0, int i) const {
-    if constexpr (KMajorB)
-      return __float_as_uint(tile[swizzled<BN>(col0 + column(i % 2), k0 + t + 4 * (i / 2))]);
-    else
-      return __float_as_uint(tile[offset[i] + k0 * kPanelK]);
-  }
-};
-
-template <class Cfg, bool KMajorB, bool kClusterSplit>
+template <class Cfg, bool kClusterSplit>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
-    wgmma_register_a_kernel(Operand<true> a, Operand<KMajorB> b, Epilogue c, int k_per_split,
+    wgmma_register_a_kernel(Operand<true> a, Operand<false> b, Epilogue c, int k_per_split,
                             const __grid_constant__ CUtensorMap map_a,
                             const __grid_constant__ CUtensorMap map_b) {
   await_prior_kernels();
@@ -161,12 +129,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         if (kt >= Cfg::kStages) mbarrier_wait(&empty[stage], (kt / Cfg::kStages - 1) & 1);
         mbarrier_expect_bytes(&full[stage], Cfg::kStageFloats * int(sizeof(float)));
         tma_load_tile(a_tile(stage), &map_a, k, m0, &full[stage]);
-        if constexpr (KMajorB)
-          tma_load_tile(b_tile(stage), &map_b, k, n0, &full[stage]);
-        else
-          for (int box = 0; box < Cfg::kBn / kPanelK; ++box)
-            tma_load_tile(b_tile(stage) + box * Cfg::kBoxFloats, &map_b, n0 + box * kPanelK, k,
-                          &full[stage]);
+        for (int box = 0; box < Cfg::kBn / kPanelK; ++box)
+          tma_load_tile(b_tile(stage) + box * Cfg::kBoxFloats, &map_b, n0 + box * kPanelK, k,
+                        &full[stage]);
         mbarrier_arrive(&full[stage]);
       }
     }
@@ -179,7 +144,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // tile's fragments at once took 166 of the 168 registers a thread has here, and spilled.)
     // In 3×TF32 a K tile first has its A remainders prepared, as the wgmma pipeline's consumers
     // prepare theirs, while the previous half still runs.
-    const BFragments<Cfg::kBn, KMajorB> fragments(warpgroup * 64, (tid % 128) / 32, tid % 32);
+    const int lane = tid % 32, warp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
+    int offset[4];  // of a[0..3] in the first k step: rows r, r + 8 at k = t, then at k = t + 4
+    for (int i = 0; i < 4; ++i)
+      offset[i] = warpgroup * 64 * kPanelK +
+                  fragment_offset(fragment_column(warp, i % 2, g), t + 4 * (i / 2));
     float acc[128] = {};
     fence_operands(acc);
     constexpr int kStepsPerHalf = Cfg::kBk / kWgmmaK / 2;
@@ -205,7 +174,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         for (int s = 0; s < kStepsPerHalf; ++s)
 #pragma unroll
           for (int i = 0; i < 4; ++i)
-            frag[s][i] = fragments.load(b_tile(stage), (half * kStepsPerHalf + s) * kWgmmaK, i);
+            frag[s][i] = __float_as_uint(
+                b_tile(stage)[offset[i] + (half * kStepsPerHalf + s) * kWgmmaK * kPanelK]);
         uint32_t frag_lo[kStepsPerHalf][4];  // 3×TF32: the fragments' remainders
         if constexpr (Cfg::kPrepared)
 #pragma unroll
@@ -234,12 +204,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // layout: acc[4j + 2h + e] is row r = 16·warp + 8h + g, column 8j + 2t + e of Cᵀ.
     consumer_barrier(128 * Cfg::kConsumers);
     for (int h = 0; h < 2; ++h) {
-      float* column = smem + warpgroup * 64 + fragments.column(h);
+      float* column = smem + warpgroup * 64 + fragment_column(warp, h, g);
 #pragma unroll
       for (int j = 0; j < 32; ++j)
 #pragma unroll
         for (int e = 0; e < 2; ++e)
-          column[(8 * j + 2 * fragments.t + e) * Cfg::kOutputLd] = acc[4 * j + 2 * h + e];
+          column[(8 * j + 2 * t + e) * Cfg::kOutputLd] = acc[4 * j + 2 * h + e];
     }
   }
 
@@ -252,8 +222,8 @@ using Tile = RsShape<RsTile>;  // both arithmetics: the same block tile, the sam
 }  // namespace
 
 bool wgmma_register_a_serves(const Problem& p) {
-  return p.op_a == Op::N && operand_a<true>(p).vec4_ok &&
-         (p.op_b == Op::N ? operand_b<false>(p).vec4_ok : operand_b<true>(p).vec4_ok);
+  return p.op_a == Op::N && p.op_b == Op::N && operand_a<true>(p).vec4_ok &&
+         operand_b<false>(p).vec4_ok;
 }
 
 namespace {
@@ -278,24 +248,14 @@ void launch_register_a(const Problem& p, cudaStream_t stream) {
   static_assert(Cfg::kBm == Tile::kBm && Cfg::kBn == Tile::kBn, "one block tile, one split plan");
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
   if (!wgmma_register_a_serves(p))
-    throw Error(
-        "gemm: the register-A wgmma kernel serves NN and NT with 16-byte aligned A and B only");
+    throw Error("gemm: the register-A wgmma kernel serves NN with 16-byte aligned A and B only");
   const Operand<true> a = operand_a<true>(p);
-  const SplitK plan = register_a_plan(p, multiprocessor_count());
-  auto launch = [&](auto b_k_major, const auto& b, const CUtensorMap& map_b) {
-    constexpr bool KMajorB = decltype(b_k_major)::value;
-    launch_planned_split_k<Cfg::kBk, wgmma_register_a_kernel<Cfg, KMajorB, true>,
-                           wgmma_register_a_kernel<Cfg, KMajorB, false>>(
-        p, plan, tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads, Cfg::kSmemBytes, stream, a, b,
-        make_tile_map(a, Cfg::kBm), map_b);
-  };
-  if (p.op_b == Op::T) {
-    const Operand<true> b = operand_b<true>(p);
-    launch(std::true_type{}, b, make_tile_map(b, Cfg::kBn));
-  } else {
-    const Operand<false> b = operand_b<false>(p);
-    launch(std::false_type{}, b, make_swizzled_mn_tile_map(b));
-  }
+  const Operand<false> b = operand_b<false>(p);
+  launch_planned_split_k<Cfg::kBk, wgmma_register_a_kernel<Cfg, true>,
+                         wgmma_register_a_kernel<Cfg, false>>(
+      p, register_a_plan(p, multiprocessor_count()), tile_grid<Cfg::kBm, Cfg::kBn>(p),
+      Cfg::kThreads, Cfg::kSmemBytes, stream, a, b, make_tile_map(a, Cfg::kBm),
+      make_swizzled_mn_tile_map(b));
 }
 
 }  // namespace

@@ -33,14 +33,7 @@ int main() {
   entries.push_back({"x3_pipeline", gemm::detail::launch_tf32x3_pipeline});
   entries.push_back({"tf32x3_fast", gemm::detail::launch_tf32x3_fast});
   entries.push_back({"tf32x3_ws", gemm::detail::launch_tf32x3_ws});
-  // The register-A kernel in TF32 where it serves (NN, NT), else tf32_fast.
-  entries.push_back({"rs_tf32", [](const gemm::Problem& p, cudaStream_t s) {
-                       if (gemm::detail::wgmma_register_a_serves(p))
-                         gemm::detail::launch_wgmma_register_a(p, s);
-                       else
-                         gemm::detail::launch_tf32_fast(p, s);
-                     }});
-  // tf32x3_fast before the register-A kernel took NN and NT (and TN on A's copy).
+  // tf32x3_fast before the register-A kernel took NN (and TN on A's copy).
   entries.push_back({"x3_before", [](const gemm::Problem& p, cudaStream_t s) {
                        if (p.op_a == gemm::Op::T && p.op_b == gemm::Op::N)
                          gemm::detail::launch_tn_on_k_major_copies(
