@@ -11,8 +11,6 @@
 // fast/mma_sync_tiles.cuh, as in tf32x3_fast; so do TN and NN on few tiles with K up to 512
 // (launch_small_mn_major_b). Elsewhere, step 7.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
-#include "kernels/common.cuh"
-#include "kernels/fast/k_major_copies.h"
 #include "kernels/fast/mma_sync_tiles.cuh"
 #include "kernels/fast/wgmma_pipeline.h"
 #include "kernels/launchers.h"
@@ -27,19 +25,7 @@ void launch_tf32_fast(const Problem& p, cudaStream_t stream) {
     launch_tf32_mma(p, stream);
     return;
   }
-  const int sms = multiprocessor_count();
-  if (k_major_copies_pay(p)) {
-    // B stays as it is where the register-A kernel can read it; it then needs A's copy only.
-    if (operand_b<false>(p).vec4_ok && wgmma_register_a_fills_half(p, sms)) {
-      launch_tn_on_k_major_a(p, stream, launch_wgmma_register_a);
-    } else {
-      launch_tn_on_k_major_copies(p, stream, launch_tf32_pipeline);
-    }
-  } else if (wgmma_register_a_serves(p) && wgmma_register_a_fills_half(p, sms)) {
-    launch_wgmma_register_a(p, stream);
-  } else {
-    launch_tf32_pipeline(p, stream);
-  }
+  launch_on_wgmma_kernels(p, stream, launch_wgmma_register_a, launch_tf32_pipeline);
 }
 
 }  // namespace gemm::detail

@@ -15,8 +15,6 @@
 //     costs TN two transposes per K tile (docs/NOTES.md, "tf32x3_fast").
 //   elsewhere: step 10's kernel with its own tiles.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
-#include "kernels/common.cuh"
-#include "kernels/fast/k_major_copies.h"
 #include "kernels/fast/mma_sync_tiles.cuh"
 #include "kernels/fast/wgmma_pipeline.h"
 #include "kernels/launchers.h"
@@ -32,19 +30,7 @@ void launch_tf32x3_fast(const Problem& p, cudaStream_t stream) {
     launch_tf32x3(p, stream);
     return;
   }
-  const int sms = multiprocessor_count();
-  if (k_major_copies_pay(p)) {
-    // As tf32_fast: B stays as it is where the register-A kernel can read it.
-    if (operand_b<false>(p).vec4_ok && wgmma_register_a_fills_half(p, sms)) {
-      launch_tn_on_k_major_a(p, stream, launch_wgmma_register_a_tf32x3);
-    } else {
-      launch_tn_on_k_major_copies(p, stream, launch_tf32x3_pipeline);
-    }
-  } else if (wgmma_register_a_serves(p) && wgmma_register_a_fills_half(p, sms)) {
-    launch_wgmma_register_a_tf32x3(p, stream);
-  } else {
-    launch_tf32x3_pipeline(p, stream);
-  }
+  launch_on_wgmma_kernels(p, stream, launch_wgmma_register_a_tf32x3, launch_tf32x3_pipeline);
 }
 
 }  // namespace gemm::detail
