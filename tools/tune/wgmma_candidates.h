@@ -14,49 +14,30 @@ namespace tune::wgmma_tiles {
 using gemm::detail::wgmma_ops::Tf32x1;
 using gemm::detail::wgmma_ops::Tf32x3;
 
-struct Ws256x128s4c2 {
-  static constexpr int kBlockM = 256, kBlockN = 128, kStages = 4, kConsumers = 2;
-  using Arithmetic = Tf32x1;
+// A pipeline tile as wgmma_pipeline.cuh names one: block tile M×N, the most stages wanted,
+// consumer warpgroups, arithmetic.
+template <int M, int N, int Stages, int Consumers, class Arith>
+struct Tile {
+  static constexpr int kBlockM = M, kBlockN = N, kStages = Stages, kConsumers = Consumers;
+  using Arithmetic = Arith;
 };
-struct Ws128x256s4c2 {
-  static constexpr int kBlockM = 128, kBlockN = 256, kStages = 4, kConsumers = 2;
-  using Arithmetic = Tf32x1;
-};
-struct Ws128x128s4c2 {
-  static constexpr int kBlockM = 128, kBlockN = 128, kStages = 4, kConsumers = 2;
-  using Arithmetic = Tf32x1;
-};
-struct Ws256x128s3c2 {
-  static constexpr int kBlockM = 256, kBlockN = 128, kStages = 3, kConsumers = 2;
-  using Arithmetic = Tf32x1;
-};
-struct Ws128x128s6c2 {
-  static constexpr int kBlockM = 128, kBlockN = 128, kStages = 6, kConsumers = 2;
-  using Arithmetic = Tf32x1;
-};
-struct Ws128x128s4c1 {
-  static constexpr int kBlockM = 128, kBlockN = 128, kStages = 4, kConsumers = 1;
-  using Arithmetic = Tf32x1;
-};
+
+using Ws256x128s4c2 = Tile<256, 128, 4, 2, Tf32x1>;
+using Ws128x256s4c2 = Tile<128, 256, 4, 2, Tf32x1>;
+using Ws128x128s4c2 = Tile<128, 128, 4, 2, Tf32x1>;
+using Ws256x128s3c2 = Tile<256, 128, 3, 2, Tf32x1>;
+using Ws128x128s6c2 = Tile<128, 128, 6, 2, Tf32x1>;
+using Ws128x128s4c1 = Tile<128, 128, 4, 1, Tf32x1>;
 
 // tf32x3_fast's tile (shipped: X3_128x128s4c2), 3×TF32, in as many stages as fit: a stage holds
 // one part, and the remainders a ring of two more (wgmma_pipeline.cuh).
-struct X3_128x128s3c2 {
-  static constexpr int kBlockM = 128, kBlockN = 128, kStages = 3, kConsumers = 2;
-  using Arithmetic = Tf32x3;
-};
-struct X3_128x128s4c2 {
-  static constexpr int kBlockM = 128, kBlockN = 128, kStages = 4, kConsumers = 2;
-  using Arithmetic = Tf32x3;
-};
-struct X3_128x128s5c2 {
-  static constexpr int kBlockM = 128, kBlockN = 128, kStages = 5, kConsumers = 2;
-  using Arithmetic = Tf32x3;
-};
+using X3_128x128s3c2 = Tile<128, 128, 3, 2, Tf32x3>;
+using X3_128x128s4c2 = Tile<128, 128, 4, 2, Tf32x3>;
+using X3_128x128s5c2 = Tile<128, 128, 5, 2, Tf32x3>;
 
-template <class Tile>
+template <class Candidate>
 void launch(const gemm::Problem& p, cudaStream_t stream) {
-  gemm::detail::launch_wgmma_pipeline_tiles<Tile, Tile>(p, stream);
+  gemm::detail::launch_wgmma_pipeline_tiles<Candidate, Candidate>(p, stream);
 }
 
 }  // namespace tune::wgmma_tiles
