@@ -1,5 +1,6 @@
 #include "apps/gemm_bench/auto_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,27 @@ Status parse_status(const std::string& text, const std::string& what) {
     if (text == status_name(s)) return s;
   throw UsageError(what + ": unknown status '" + text +
                    "' (expected ok, capped, skipped or FAILED)");
+}
+
+// The variant's place in the registry (dispatch.cpp): the ladder's steps in order, then production.
+std::size_t registry_index(const std::string& name) {
+  const std::vector<gemm::Variant>& all = gemm::variants();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (name == all[i].name) return i;
+  return all.size();
+}
+
+// Of one shape's candidates, the first in the registry's order whose median is within
+// kAutoTieMargin of the fastest.
+const Result* pick_within_tie_margin(const std::vector<const Result*>& list) {
+  double fastest = INFINITY;
+  for (const Result* r : list) fastest = std::min(fastest, r->timing.median_ms);
+  const Result* pick = nullptr;
+  for (const Result* r : list)
+    if (r->timing.median_ms <= fastest * (1 + kAutoTieMargin) &&
+        (!pick || registry_index(r->variant) < registry_index(pick->variant)))
+      pick = r;
+  return pick;
 }
 
 }  // namespace
@@ -118,18 +140,21 @@ std::vector<Result> merge_runs(const std::vector<MeasuredRun>& runs) {
 std::vector<std::string> write_auto_table(const std::string& path, const std::string& device,
                                           const std::vector<Result>& results,
                                           const std::vector<std::string>& sources) {
-  std::map<ShapeKey, const Result*> best;
+  std::map<ShapeKey, std::vector<const Result*>> candidates;
   std::map<ShapeKey, std::string> shapes;  // every shape measured, as text
   for (const Result& r : results) {
     const ShapeKey key = key_of(r.shape);
     shapes[key] = r.shape.text() + ":" + r.shape.layout();
-    if (!is_candidate(r)) continue;
-    if (!best.count(key) || r.timing.median_ms < best[key]->timing.median_ms) best[key] = &r;
+    if (is_candidate(r)) candidates[key].push_back(&r);
   }
+  std::map<ShapeKey, const Result*> best;
+  for (const auto& [key, list] : candidates) best[key] = pick_within_tie_margin(list);
   std::ofstream f(path);
   if (!f) throw UsageError("cannot write --auto-table file '" + path + "'");
   f << "// Written by gemm_bench --auto-table; one line per measured shape and layout:\n"
-    << "// {device, layout, M, N, K, fastest correct fp32 variant of this project}.\n";
+    << "// {device, layout, M, N, K, fastest correct fp32 variant of this project},\n"
+    << "// medians within " << int(kAutoTieMargin * 100 + 0.5)
+    << "% of the fastest a tie, won by the variant listed first.\n";
   if (!sources.empty()) {
     f << "// From:";
     for (const std::string& s : sources) f << " " << std::filesystem::path(s).filename().string();

@@ -1,8 +1,9 @@
 // --auto-table: writes the table the `auto` variant chooses from (kernels/auto_table.inc, C++
 // source read by kernels/auto.cpp through kernels/auto_table.h): for each measured shape and
 // layout, the fastest of this project's fp32 kernels that passed validation and was timed. cuBLAS,
-// TF32 kernels and auto itself are not candidates. The results are this run's, or (--from-json)
-// those of earlier runs on one GPU, read back from their --json files.
+// TF32 kernels and auto itself are not candidates. Medians within kAutoTieMargin of the fastest
+// count as a tie, which goes to the variant first in the registry's order. The results are this
+// run's, or (--from-json) those of earlier runs on one GPU, read back from their --json files.
 #pragma once
 
 #include <string>
@@ -11,6 +12,12 @@
 #include "apps/gemm_bench/result.h"
 
 namespace bench {
+
+// Launches of about 5 µs time up to 4% apart from one run to the next (the same kernel at
+// 128×512×10 NN: 5.22 µs in one H200 run, 4.90 in the next), so a smaller difference does not rank
+// two kernels. A tie goes to the variant listed first (dispatch.cpp), so that the table does not
+// flip on noise from run to run.
+constexpr double kAutoTieMargin = 0.05;
 
 // Whether `auto` may choose v: a device fp32 kernel of this project (not cuBLAS, not auto).
 bool auto_candidate(const gemm::Variant& v);

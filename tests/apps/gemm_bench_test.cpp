@@ -214,7 +214,8 @@ std::string file_name(const std::string& path) {
 
 const std::string kTableHeader =
     "// Written by gemm_bench --auto-table; one line per measured shape and layout:\n"
-    "// {device, layout, M, N, K, fastest correct fp32 variant of this project}.\n";
+    "// {device, layout, M, N, K, fastest correct fp32 variant of this project},\n"
+    "// medians within 5% of the fastest a tie, won by the variant listed first.\n";
 
 // Per shape, the fastest timed fp32 kernel of this project: not a faster one that failed, was
 // skipped, is TF32, cuBLAS or auto. A shape measured again in a later file takes that file's
@@ -242,6 +243,25 @@ TEST(GemmBench, AutoTableFromJsonTakesTheFastestCorrectFp32KernelPerShape) {
                                  "{\"GPU X\", \"NN\", 64, 64, 64, \"vec\"},\n"
                                  "{\"GPU X\", \"NN\", 4096, 4096, 4096, \"tf32x3_fast\"},\n"
                                  "{\"GPU X\", \"NT\", 256, 1024, 784, \"tf32x3_fast\"},\n");
+}
+
+// Medians within 5% of the fastest are a tie, won by the variant first in the registry's order
+// (naive before vec before tf32x3_fast), whichever order the results come in; 5% or more apart,
+// the faster wins.
+TEST(GemmBench, AutoTableBreaksNearTiesByTheRegistrysOrder) {
+  const std::string a = test_file(".json"), table = test_file(".inc");
+  write_results(a, "GPU X",
+                {{128, 512, 10, "NN", "tf32x3_fast", "ok", "0.00490"},
+                 {128, 512, 10, "NN", "vec", "ok", "0.00496"},
+                 {128, 512, 10, "NN", "naive", "ok", "0.00510"},
+                 {256, 1024, 10, "NN", "tf32x3_fast", "ok", "0.00500"},
+                 {256, 1024, 10, "NN", "naive", "ok", "0.00530"},
+                 {256, 1024, 10, "NN", "vec", "ok", "0.00520"}});
+  const Result r = run(kBench + " --from-json " + a + " --auto-table " + table);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(contents(table), kTableHeader + "// From: " + file_name(a) + "\n" +
+                                 "{\"GPU X\", \"NN\", 128, 512, 10, \"naive\"},\n"
+                                 "{\"GPU X\", \"NN\", 256, 1024, 10, \"vec\"},\n");
 }
 
 // A shape where no fp32 kernel of this project was timed gets no line, is named, and fails the
