@@ -136,14 +136,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
     }
   } else {
-    // Consumers: a K tile is two halves of two k steps; a half's fragments are loaded into
-    // registers, then its k steps issued as one wgmma group. wgmma reads those registers
-    // asynchronously, and ptxas serialises every wgmma of a warpgroup that writes wgmma inputs
-    // while any of its groups is in flight; so a warpgroup loads only once its previous group has
-    // completed, and the other consumer's group keeps the tensor cores busy meanwhile. (A whole K
-    // tile's fragments at once took 166 of the 168 registers a thread has here, and spilled.)
+    // Consumers: a K tile is groups of k steps; a group's fragments are loaded into registers,
+    // then its k steps issued as one wgmma group. wgmma reads those registers asynchronously, and
+    // ptxas serialises every wgmma of a warpgroup that writes wgmma inputs while any of its groups
+    // is in flight; so a warpgroup loads only once its previous group has completed, and the other
+    // consumer's group keeps the tensor cores busy meanwhile. TF32 takes two groups of two k steps
+    // (a whole K tile's fragments at once took 166 of the 168 registers a thread has here, and
+    // spilled). 3×TF32 holds each fragment's remainder too, so it takes four groups of one k step:
+    // with two of two, ptxas ran short of registers and serialised the wgmma (warning C7512).
     // In 3×TF32 a K tile first has its A remainders prepared, as the wgmma pipeline's consumers
-    // prepare theirs, while the previous half still runs.
+    // prepare theirs, while the previous group still runs.
     const int lane = tid % 32, warp = (tid % 128) / 32, g = lane / 4, t = lane % 4;
     int offset[4];  // of a[0..3] in the first k step: rows r, r + 8 at k = t, then at k = t + 4
     for (int i = 0; i < 4; ++i)
@@ -151,7 +153,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                   fragment_offset(fragment_column(warp, i % 2, g), t + 4 * (i / 2));
     float acc[128] = {};
     fence_operands(acc);
-    constexpr int kStepsPerHalf = Cfg::kBk / kWgmmaK / 2;
+    constexpr int kGroups = Cfg::kPrepared ? 4 : 2;
+    constexpr int kStepsPerGroup = Cfg::kBk / kWgmmaK / kGroups;
+    static_assert(Cfg::kBk / kWgmmaK % kGroups == 0,
+                  "a K tile's k steps must split into whole groups");
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int stage = kt % Cfg::kStages;
       mbarrier_wait(&full[stage], (kt / Cfg::kStages) & 1);
@@ -166,28 +171,29 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         consumer_barrier(128 * Cfg::kConsumers);
       }
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        wgmma_wait<0>();  // the previous half has completed: the registers (and its stage) are free
-        if (half == 0 && kt > 0) mbarrier_arrive(&empty[(kt - 1) % Cfg::kStages]);
-        uint32_t frag[kStepsPerHalf][4];
+      for (int group = 0; group < kGroups; ++group) {
+        wgmma_wait<0>();  // the previous group has completed: the registers (and its stage) are
+                          // free
+        if (group == 0 && kt > 0) mbarrier_arrive(&empty[(kt - 1) % Cfg::kStages]);
+        uint32_t frag[kStepsPerGroup][4];
 #pragma unroll
-        for (int s = 0; s < kStepsPerHalf; ++s)
+        for (int s = 0; s < kStepsPerGroup; ++s)
 #pragma unroll
           for (int i = 0; i < 4; ++i)
             frag[s][i] = __float_as_uint(
-                b_tile(stage)[offset[i] + (half * kStepsPerHalf + s) * kWgmmaK * kPanelK]);
-        uint32_t frag_lo[kStepsPerHalf][4];  // 3×TF32: the fragments' remainders
+                b_tile(stage)[offset[i] + (group * kStepsPerGroup + s) * kWgmmaK * kPanelK]);
+        uint32_t frag_lo[kStepsPerGroup][4];  // 3×TF32: the fragments' remainders
         if constexpr (Cfg::kPrepared)
 #pragma unroll
-          for (int s = 0; s < kStepsPerHalf; ++s)
+          for (int s = 0; s < kStepsPerGroup; ++s)
 #pragma unroll
             for (int i = 0; i < 4; ++i)
               frag_lo[s][i] =
                   __float_as_uint(Cfg::Arithmetic::remainder(__uint_as_float(frag[s][i])));
         wgmma_fence();
 #pragma unroll
-        for (int s = 0; s < kStepsPerHalf; ++s) {
-          const int k = (half * kStepsPerHalf + s) * kWgmmaK;
+        for (int s = 0; s < kStepsPerGroup; ++s) {
+          const int k = (group * kStepsPerGroup + s) * kWgmmaK;
           const uint64_t a_desc = sw128_descriptor(a_tile(stage) + k);
           if constexpr (Cfg::kPrepared) {  // the small products first, as wgmma_ops::Tf32x3
             wgmma_m64n256k8_rs(acc, frag_lo[s], a_desc);
