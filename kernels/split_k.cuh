@@ -48,6 +48,28 @@ SplitK plan_split_k(const Problem& p, long tiles, int sms, int blocks_per_sm = 1
   return {(k_tiles + tiles_per_split - 1) / tiles_per_split, tiles_per_split * BK};
 }
 
+// For kernels with several resident blocks per multiprocessor (fast): the plan, or fewer slices
+// where they finish sooner. Blocks run in waves of `resident` (every multiprocessor's resident
+// blocks at once), each as long as its slice, so a plan takes about its waves times its slice; a
+// few blocks past the last whole wave run as a wave of their own, a whole slice long (fast at
+// 384×2000×2000 NT: 192 tiles in 3 slices on 528 resident, 121 µs; in 2, 110 µs; docs/NOTES.md,
+// "fast"). Ties keep the plan; `resident` < 1 (unknown) keeps it too.
+template <int BK>
+SplitK in_whole_waves(const Problem& p, SplitK plan, long tiles, long resident) {
+  if (plan.splits == 1 || resident < 1) return plan;
+  const int k_tiles = (p.k + BK - 1) / BK;
+  auto cost = [&](int splits, int slice_k_tiles) {
+    return (tiles * splits + resident - 1) / resident * slice_k_tiles;
+  };
+  SplitK best = plan;
+  for (int splits = plan.splits - 1; splits >= 1; --splits) {
+    const int slice = (k_tiles + splits - 1) / splits;
+    const SplitK fewer{(k_tiles + slice - 1) / slice, slice * BK};  // recounted, as plan_split_k
+    if (cost(fewer.splits, slice) < cost(best.splits, best.k_per_split / BK)) best = fewer;
+  }
+  return best;
+}
+
 // Whether a finer tile whose grid fills the chip unsplit (plan `fine`) should replace a coarser
 // tile whose plan splits K into slices shorter than kShortKTiles K tiles of BK: the finer tile
 // reuses each operand load less, but spares the slices' prologues and the reduction

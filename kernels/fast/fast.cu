@@ -13,11 +13,12 @@ namespace {
 // docs/results/tuning_h200.txt). Large: 4 stages of BK = 16, warp tiles of 64×32, K-major
 // tiles transposed one K tile ahead. Small: 3 stages of BK = 16 (2 buffers where the fragment
 // reads are pipelined), the K-major reads, K split for 3 blocks per multiprocessor in at most 16
-// slices, summed through the workspace as step 6 sums them (warptile.cuh says why not in a
-// cluster). Narrow: for an output at most 32 wide (the MLP's output layer, N = 10), where a
-// 64-wide tile would compute mostly columns that are not there. Fine: the same tile with its
-// fragment reads pipelined, in place of short slices of the small tile (finer_tile_beats_split);
-// at N = 10 the pipelining loses (the sweep's pk against sk).
+// slices (fewer where they fit whole waves of resident blocks: in_whole_waves), summed through the
+// workspace as step 6 sums them (warptile.cuh says why not in a cluster). Narrow: for an output at
+// most 32 wide (the MLP's output layer, N = 10), where a 64-wide tile would compute mostly columns
+// that are not there. Fine: the same tile with its fragment reads pipelined, in place of short
+// slices of the small tile (finer_tile_beats_split); at N = 10 the pipelining loses (the sweep's pk
+// against sk).
 struct LargeTile : WarpTileDefaults {
   static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 16, kWarpM = 64, kWarpN = 32,
                        kThreadM = 8, kThreadN = 8, kStages = 4;
@@ -39,10 +40,12 @@ struct FineTile : NarrowTile {
 };
 
 // The tile's plan: K split across blocks until the grid gives 3 blocks per multiprocessor, in at
-// most 16 slices.
+// most 16 slices; fewer where those would leave a short last wave of resident blocks.
 template <class Cfg>
 SplitK split_plan(const Problem& p, int sms) {
-  return plan_split_k<Cfg::kBlockK>(p, tile_count<Cfg::kBlockM, Cfg::kBlockN>(p), sms, 3, 16);
+  const long tiles = tile_count<Cfg::kBlockM, Cfg::kBlockN>(p);
+  const SplitK plan = plan_split_k<Cfg::kBlockK>(p, tiles, sms, 3, 16);
+  return in_whole_waves<Cfg::kBlockK>(p, plan, tiles, long(warptile_resident_blocks<Cfg>(p)) * sms);
 }
 
 }  // namespace

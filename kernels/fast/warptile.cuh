@@ -205,6 +205,28 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
   tile.store(c, m0, n0, row0, col0);
 }
 
+// Blocks of config Cfg resident on one multiprocessor at once, at p's layout (queried once per
+// kernel, as its shared-memory limit is set once).
+template <class Cfg>
+int warptile_resident_blocks(const Problem& p) {
+  using Shape = WarpTileShape<Cfg>;
+  int blocks = 0;
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    constexpr int smem_bytes = Shape::template For<KMajorA, KMajorB>::kSmemBytes;
+    constexpr auto kKernel = warptile_kernel<Shape, KMajorA, KMajorB>;
+    allow_dynamic_smem<kKernel>(smem_bytes);
+    static const int resident = [] {
+      int n = 0;
+      CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kKernel, Shape::kThreads, smem_bytes));
+      return n;
+    }();
+    blocks = resident;
+  });
+  return blocks;
+}
+
 // Runs config Cfg with split-K plan `plan` (one slice: straight into C). The slices sum through
 // the workspace and a reduction kernel, not in a cluster's shared memory: in a training step's
 // graph, beside the other branches' kernels, the cluster launches trained 2–11% slower at four of

@@ -6,6 +6,7 @@
 // register-A kernel (kernels/fast/wgmma_register_a.cu, in TF32 and in 3×TF32, where its grid gives
 // half the multiprocessors a block), with K unsplit, split in a cluster, and split through the
 // workspace. Each is checked against the double reference in the variant's own tolerance.
+// fast's small tile in fewer slices than planned, where the plan leaves a short last wave.
 // Also, without a GPU: the copies' threshold and layout check, and which NN the register-A kernel
 // serves.
 #include <gtest/gtest.h>
@@ -74,6 +75,22 @@ TEST(GemmProduction, Tf32FastRunsNnOnTheRegisterAKernel) {
 
 TEST(GemmProduction, Tf32x3FastRunsNnOnTheRegisterAKernel) {
   expect_nn_on_register_a_correct("tf32x3_fast");
+}
+
+// fast's small tile where its planned slices leave a short last wave and fewer slices run
+// (in_whole_waves, kernels/split_k.cuh): 384×2000 is 192 tiles of 64×64, K = 200 (13 K tiles) 3
+// planned slices, 2 run on the H200. NT as in a forward pass, NN with misaligned operands.
+TEST(GemmProduction, FastTakesFewerSlicesOverAShortLastWave) {
+  const gemm::Variant& variant = gemm::find_variant("fast");
+  VARIANT_TEST_OR_SKIP(variant);
+  Case nt;
+  nt.op_b = gemm::Op::T;
+  nt.m = 384, nt.n = 2000, nt.k = 200, nt.seed = 20;
+  Case nn;
+  nn.m = 380, nn.n = 1990, nn.k = 203, nn.lda = 205, nn.off_a = 1, nn.off_b = 2, nn.seed = 21;
+  const std::vector<std::string> failures =
+      run_and_check(variant, Batch({finished(nt), finished(nn)}));
+  EXPECT_TRUE(failures.empty()) << failures.front();
 }
 
 gemm::Problem problem(gemm::Op op_a, gemm::Op op_b, int m, int n, int k) {

@@ -11,6 +11,7 @@ namespace {
 
 using gemm::detail::cluster_split;
 using gemm::detail::finer_tile_beats_split;
+using gemm::detail::in_whole_waves;
 using gemm::detail::plan_split_k;
 using gemm::detail::SplitK;
 
@@ -82,6 +83,42 @@ TEST(SplitKPlanner, LeavesBalancedGridsWithShortKUnsplit) {
   EXPECT_EQ(fast_plan(256, 1024).splits, 2);  // 1024³: long slices still pay
   EXPECT_EQ(fast_plan(208, 256).splits, 2);   // last wave 76 of 132: unbalanced
   EXPECT_EQ(fast_plan(100, 256).splits, 4);   // under one wave
+}
+
+// fast's plans in whole waves of resident blocks (4 of its small tile on each of 132).
+constexpr long kResident = 4L * kSms;
+
+TEST(SplitKPlanner, WholeWavesTakeFewerSlicesOverAShortLastWave) {
+  // 384×2000×2000 NT: 192 tiles in 3 slices of 42 K tiles are 576 blocks, 48 past one wave;
+  // 2 slices of 63 fit in one.
+  const SplitK plan = fast_plan(192, 2000);
+  ASSERT_EQ(plan.splits, 3);
+  const SplitK waved = in_whole_waves<kBk>(with_k(2000), plan, 192, kResident);
+  EXPECT_EQ(waved.splits, 2);
+  EXPECT_EQ(waved.k_per_split, 63 * kBk);
+  // Within one wave already: kept (the default model's 256×1024×784 NT, 7 slices of 64 tiles).
+  const SplitK mlp = fast_plan(64, 784);
+  EXPECT_EQ(in_whole_waves<kBk>(with_k(784), mlp, 64, kResident).splits, mlp.splits);
+  // 300 tiles in 2 slices of 32 are 2 waves, unsplit 1 wave of 64: a tie keeps the plan.
+  EXPECT_EQ(in_whole_waves<kBk>(with_k(1024), fast_plan(300, 1024), 300, kResident).splits, 2);
+  // Occupancy unknown: the plan as it is.
+  EXPECT_EQ(in_whole_waves<kBk>(with_k(2000), plan, 192, 0).splits, 3);
+}
+
+TEST(SplitKPlanner, WholeWavesCoverKInWholeNonEmptySlicesAndNeverAddSlices) {
+  for (int k : {64, 256, 784, 1000, 2000, 4096})
+    for (long tiles : {1L, 52L, 132L, 176L, 192L, 198L, 264L, 300L, 395L})
+      for (long resident : {132L, 396L, 528L, 660L}) {
+        const SplitK plan = plan_split_k<kBk>(with_k(k), tiles, kSms, 3, 16);
+        const SplitK waved = in_whole_waves<kBk>(with_k(k), plan, tiles, resident);
+        SCOPED_TRACE("K = " + std::to_string(k) + ", " + std::to_string(tiles) + " tiles, " +
+                     std::to_string(resident) + " resident");
+        EXPECT_GE(waved.splits, 1);
+        EXPECT_LE(waved.splits, plan.splits);
+        EXPECT_EQ(waved.k_per_split % kBk, 0);
+        EXPECT_GE(long(waved.splits) * waved.k_per_split, long(k));
+        EXPECT_LT(long(waved.splits - 1) * waved.k_per_split, long(k));
+      }
 }
 
 // fast's choice between its 64×64 tile and the 64×32 one (the tile counts of M×N).
