@@ -172,8 +172,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
 #pragma unroll
       for (int group = 0; group < kGroups; ++group) {
-        wgmma_wait<0>();  // the previous group has completed: the registers (and its stage) are
-                          // free
+        wgmma_wait<0>();  // the previous group is done: its registers and its stage are free
         if (group == 0 && kt > 0) mbarrier_arrive(&empty[(kt - 1) % Cfg::kStages]);
         uint32_t frag[kStepsPerGroup][4];
 #pragma unroll
