@@ -23,6 +23,14 @@ struct SplitK {
 // prologue and the reduction (plan_split_k, finer_tile_beats_split).
 constexpr int kShortKTiles = 16;
 
+// K's k_tiles tiles of BK in at most `splits` slices of equal whole tiles; recounted, since
+// rounding the slice length up can leave the last slices empty.
+template <int BK>
+SplitK k_in_slices(int k_tiles, int splits) {
+  const int tiles_per_split = (k_tiles + splits - 1) / splits;
+  return {(k_tiles + tiles_per_split - 1) / tiles_per_split, tiles_per_split * BK};
+}
+
 // With fewer tiles than blocks_per_sm blocks per multiprocessor: enough slices for tiles·splits
 // to reach that many, at most max_splits, each at least min_k_tiles K tiles long (a shorter slice
 // spends more on its pipeline prologue and the reduction than it saves). With enough tiles, no
@@ -42,10 +50,7 @@ SplitK plan_split_k(const Problem& p, long tiles, int sms, int blocks_per_sm = 1
   if (tiles >= blocks || balanced) return {1, k_tiles * BK};
   const long per_tile = one_wave ? blocks / tiles : (blocks + tiles - 1) / tiles;
   const int wanted = int(std::min<long>(per_tile, max_splits));
-  const int splits = std::max(1, std::min(wanted, k_tiles / min_k_tiles));
-  const int tiles_per_split = (k_tiles + splits - 1) / splits;
-  // Recount: rounding the slice length up can leave the last slices empty.
-  return {(k_tiles + tiles_per_split - 1) / tiles_per_split, tiles_per_split * BK};
+  return k_in_slices<BK>(k_tiles, std::max(1, std::min(wanted, k_tiles / min_k_tiles)));
 }
 
 // For kernels with several resident blocks per multiprocessor (fast): the plan, or fewer slices
@@ -63,9 +68,9 @@ SplitK in_whole_waves(const Problem& p, SplitK plan, long tiles, long resident) 
   };
   SplitK best = plan;
   for (int splits = plan.splits - 1; splits >= 1; --splits) {
-    const int slice = (k_tiles + splits - 1) / splits;
-    const SplitK fewer{(k_tiles + slice - 1) / slice, slice * BK};  // recounted, as plan_split_k
-    if (cost(fewer.splits, slice) < cost(best.splits, best.k_per_split / BK)) best = fewer;
+    const SplitK fewer = k_in_slices<BK>(k_tiles, splits);
+    if (cost(fewer.splits, fewer.k_per_split / BK) < cost(best.splits, best.k_per_split / BK))
+      best = fewer;
   }
   return best;
 }
