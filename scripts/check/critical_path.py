@@ -3,6 +3,7 @@
 
     scripts/check/critical_path.py --train-mlp BUILD/apps/train_mlp/train_mlp \\
         --variant tf32_fast,tf32x3_fast [--hidden 1024,1024] [--batch 256] [--data-dir DIR]
+        [--train-mlp-args=FLAGS]
     scripts/check/critical_path.py --graph-json G.json --ncu-csv N.csv [--graph-json ... ]
 
 For each variant, on the GPU:
@@ -31,6 +32,7 @@ GPU: the JSON from train_mlp --step-graph, the CSV from ncu --csv (the default d
 import argparse
 import csv
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -74,7 +76,7 @@ def measure(args, variant, work):
     batch at its end, as in training, and the graph captured last is that step's."""
     train = [args.train_mlp, "--gemm", variant, "--hidden", args.hidden, "--batch",
              str(args.batch), "--epochs", "1", "--train-limit", str(args.steps * args.batch + 1),
-             "--seed", "1", "--data-dir", args.data_dir]
+             "--seed", "1", "--data-dir", args.data_dir] + shlex.split(args.train_mlp_args)
     graph = os.path.join(work, f"{variant}.graph.json")
     run(train + ["--step-graph", graph], f"train_mlp --step-graph ({variant})")
     report = os.path.join(work, variant)
@@ -110,6 +112,8 @@ def main():
                     help="full batches in the one epoch (default 4; at least 2: the trainer "
                          "captures the second)")
     ap.add_argument("--data-dir", default=os.path.join(ROOT, "data", "mnist"), help="MNIST files")
+    ap.add_argument("--train-mlp-args", default="",
+                    help="extra train_mlp flags, one string (e.g. --train-mlp-args=--no-fused-update)")
     ap.add_argument("--ncu", help=f"the ncu binary (default: ncu on PATH, else {NCU_FALLBACK})")
     ap.add_argument("--keep", help="also save each variant's graph JSON and ncu CSV in this folder")
     ap.add_argument("--graph-json", action="append", default=[],
