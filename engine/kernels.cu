@@ -283,15 +283,14 @@ __global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, const 
   GRID_STRIDE_LOOP(i, n / kLanes) {
     Float4 wi = load4(w, i), vi = v != nullptr ? load4(v, i) : Float4{};
     const Float4 gi = load4(g, i);
-    // The fused multiply-adds written out: a GEMM's SgdUpdate epilogue (gemm.h) does the same.
 #pragma unroll
     for (int j = 0; j < kLanes; ++j) {
-      float update = __fmaf_rn(weight_decay, wi.lane[j], gi.lane[j]);
+      float update = gi.lane[j] + weight_decay * wi.lane[j];
       if (v != nullptr) {
-        update = __fmaf_rn(momentum, vi.lane[j], update);
+        update = momentum * vi.lane[j] + update;
         vi.lane[j] = update;
       }
-      wi.lane[j] = __fmaf_rn(-lr, update, wi.lane[j]);
+      wi.lane[j] -= lr * update;
     }
     store4(w, i, wi);
     if (v != nullptr) store4(v, i, vi);

@@ -184,25 +184,20 @@ struct Epilogue {
     }
   }
 
-  // The weight w after one SGD step on gradient g, as the engine's sgd_kernel computes it: the same
-  // fused multiply-adds in the same order, written out so that no contraction with the product's
-  // alpha·acc can change a rounding (the same bits). *velocity (if any) takes the new velocity.
+  // The weight w after one SGD step on gradient g, as the engine's sgd_kernel computes it (same
+  // operations, same order: the same bits); *velocity (if any) takes the new velocity.
   __device__ __forceinline__ float sgd_step(float g, float w, float* velocity) const {
-    float update = __fmaf_rn(sgd.weight_decay, w, g);
+    float update = g + sgd.weight_decay * w;
     if (velocity != nullptr) {
-      update = __fmaf_rn(sgd.momentum, *velocity, update);
+      update = sgd.momentum * *velocity + update;
       *velocity = update;
     }
-    return __fmaf_rn(-*sgd.lr, update, w);
+    return w - *sgd.lr * update;
   }
 
   __device__ __forceinline__ void store(int row, int col, float acc) const {
     if (row >= m || col >= n) return;
     float* dst = c + int64_t(row) * ldc + col;
-    if (op == EpilogueOp::SgdUpdate) {  // beta is 0; alpha·acc rounded alone, as when stored
-      *dst = finish(row, col, __fmul_rn(alpha, acc));
-      return;
-    }
     *dst = finish(row, col, beta == 0.0f ? alpha * acc : alpha * acc + beta * *dst);
   }
   // Four consecutive columns from `col` (a multiple of 4): one float4 where aligned and inside.
@@ -214,7 +209,7 @@ struct Epilogue {
       if (op == EpilogueOp::SgdUpdate && sgd_vec4_ok()) {
         float4* velocity = velocity4(row, col);
         float4 v = velocity ? *velocity : float4{};
-        *dst = sgd_step4(gradient4(acc), *dst, velocity ? &v : nullptr);
+        *dst = sgd_step4(out, *dst, velocity ? &v : nullptr);
         if (velocity) *velocity = v;
         return;
       }
@@ -240,11 +235,6 @@ struct Epilogue {
     store(row, col + 3, acc.w);
   }
 
-  // SgdUpdate's gradient alpha·acc, each rounded alone (as a GEMM that stores it would).
-  __device__ __forceinline__ float4 gradient4(float4 acc) const {
-    return make_float4(__fmul_rn(alpha, acc.x), __fmul_rn(alpha, acc.y), __fmul_rn(alpha, acc.z),
-                       __fmul_rn(alpha, acc.w));
-  }
   // SgdUpdate a float4 at a time: C aligned, and the velocity aligned too or absent.
   __device__ __forceinline__ bool sgd_vec4_ok() const {
     return vec4_ok && (velocity_vec4_ok || sgd.velocity == nullptr);
@@ -261,37 +251,24 @@ struct Epilogue {
         sgd_step(g.z, w.z, v ? &v->z : nullptr), sgd_step(g.w, w.w, v ? &v->w : nullptr));
   }
 
-  // SgdUpdate: asks L2 for the weights and velocities of rows [first, last) of the Cols-wide tile
-  // at (m0, n0), thread `lane` of `lanes` its share; nothing for other epilogues. A kernel asks for
-  // successive slices of its tile's rows as its main loop advances, so that they arrive spread over
-  // the loop and wait in L2 for the epilogue. One bulk prefetch per row where rows are 16-byte
-  // aligned (sm_90), else one per 128-byte line.
-  template <int Cols>
-  __device__ __forceinline__ void prefetch_sgd_rows(int m0, int n0, int first, int last, int lane,
-                                                    int lanes) const {
+  // SgdUpdate: asks L2 for the weights and velocities of the rows × cols tile at (m0, n0), thread
+  // `lane` of `lanes` its share of the 128-byte lines, so that a kernel can have them fetched
+  // while its main loop runs and its epilogue finds them in L2. Nothing for other epilogues.
+  template <int Rows, int Cols>
+  __device__ __forceinline__ void prefetch_sgd_state(int m0, int n0, int lane, int lanes) const {
     if (op != EpilogueOp::SgdUpdate) return;
-    last = min(last, m - m0);
-    const int cols = min(Cols, n - n0);
-    if (first >= last || cols <= 0) return;
-    const int arrays = sgd.velocity ? 2 : 1, rows = last - first;
-    const auto row_start = [&](int i) {
-      const int row = m0 + first + i % rows;
-      return (i < rows ? c + int64_t(row) * ldc : sgd.velocity + int64_t(row) * sgd.ldv) + n0;
-    };
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (sgd_vec4_ok() && cols % 4 == 0) {
-      for (int i = lane; i < arrays * rows; i += lanes)
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(row_start(i)),
-                     "r"(cols * int(sizeof(float)))
-                     : "memory");
-      return;
-    }
-#endif
+    const int rows = min(Rows, m - m0), cols = min(Cols, n - n0);
+    if (rows <= 0 || cols <= 0) return;
     constexpr int kLineFloats = 32;
     const int lines = (cols + kLineFloats - 1) / kLineFloats + 1;  // + 1: an unaligned row start
-    for (int i = lane; i < arrays * rows * lines; i += lanes)
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(row_start(i / lines) +
-                                                    min((i % lines) * kLineFloats, cols - 1)));
+    const int arrays = sgd.velocity ? 2 : 1;
+    for (int i = lane; i < arrays * rows * lines; i += lanes) {
+      const int line = i % lines, row = (i / lines) % rows;
+      const float* base = i / (lines * rows) == 0 ? c + int64_t(m0 + row) * ldc
+                                                  : sgd.velocity + int64_t(m0 + row) * sgd.ldv;
+      const int col = min(n0 + line * kLineFloats, n0 + cols - 1);
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(base + col));
+    }
   }
 };
 

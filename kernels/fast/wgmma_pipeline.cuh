@@ -189,6 +189,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // (copied kSlots steps earlier) into it, and arrives on its "full" barrier; then thread 0
     // refills the slot just read with tile kt + kSlots.
     const int ptid = tid - 128 * Cfg::kConsumers;
+    // What an SGD epilogue will read, asked of L2 now, to arrive during the main loop.
+    if (gridDim.z == 1) c.prefetch_sgd_state<Cfg::kBm, Cfg::kBn>(m0, n0, ptid, 128);
     const ProducerOperand<Cfg::kBm, KMajorA> pa{tma_a ? &map_a : nullptr, m0, k_begin};
     const ProducerOperand<Cfg::kBn, KMajorB> pb{tma_b ? &map_b : nullptr, n0, k_begin};
     const int direct_bytes = pa.direct_bytes() + pb.direct_bytes();
@@ -227,11 +229,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         if (ptid == 0 && kt + Layout::kSlots < k_tiles) stage_copies(kt + Layout::kSlots);
       }
       mbarrier_arrive(&full[stage]);
-      // This K tile's share of the rows an SGD epilogue will read, asked of L2
-      // (wgmma_register_a.cu).
-      if (gridDim.z == 1)
-        c.prefetch_sgd_rows<Cfg::kBn>(m0, n0, kt * Cfg::kBm / k_tiles,
-                                      (kt + 1) * Cfg::kBm / k_tiles, ptid, 128);
     }
   } else {
     // Consumers: wait for a full stage, multiply it, and once that batch has completed (one step

@@ -122,8 +122,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   __syncthreads();
 
   if (warpgroup == Cfg::kConsumers) {
-    // Producer: one thread waits for the consumers to empty a stage and refills it by TMA; with
-    // each K tile it asks L2 for that tile's share of the rows an SGD epilogue will read.
+    // Producer: one thread waits for the consumers to empty a stage and refills it by TMA. First
+    // the warp asks L2 for what an SGD epilogue will read, to arrive during the main loop.
+    if (gridDim.z == 1) c.prefetch_sgd_state<Cfg::kBm, Cfg::kBn>(m0, n0, tid % 32, 32);
     if (tid == 128 * Cfg::kConsumers) {
       for (int kt = 0; kt < k_tiles; ++kt) {
         const int stage = kt % Cfg::kStages, k = k_begin + kt * Cfg::kBk;
@@ -134,9 +135,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           tma_load_tile(b_tile(stage) + box * Cfg::kBoxFloats, &map_b, n0 + box * kPanelK, k,
                         &full[stage]);
         mbarrier_arrive(&full[stage]);
-        if (gridDim.z == 1)
-          c.prefetch_sgd_rows<Cfg::kBn>(m0, n0, kt * Cfg::kBm / k_tiles,
-                                        (kt + 1) * Cfg::kBm / k_tiles, 0, 1);
       }
     }
   } else {

@@ -1,7 +1,7 @@
 // Gemm/Correctness: every variant × layout against ref_gemm, through batches of cases
 // (gemm_harness.h). The kinds are defined in test_gemm_shapes.cpp (EdgeShapes, LeadingDims,
-// Misaligned, RandomShapes) and test_gemm_arithmetic.cpp (AlphaBeta, Epilogues, SgdStepBits,
-// Deterministic, WideRange),
+// Misaligned, RandomShapes) and test_gemm_arithmetic.cpp (AlphaBeta, Epilogues, Deterministic,
+// WideRange),
 // which registers them all.
 #pragma once
 
@@ -64,7 +64,6 @@ class Correctness : public Parameterised<Param, Correctness> {
   void RandomShapes();
   void Deterministic();
   void Epilogues();
-  void SgdStepBits();
   void WideRange();
 
  protected:

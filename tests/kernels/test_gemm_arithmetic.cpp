@@ -1,6 +1,5 @@
 // Gemm/Correctness kinds about the arithmetic: AlphaBeta, Epilogues, Deterministic, WideRange;
 // and the registration of every Correctness kind (correctness.h).
-#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -99,54 +98,6 @@ void Correctness::Deterministic() {
   RecordProperty("cases", int(batch.cases().size()));
 }
 
-void Correctness::SgdStepBits() {
-  // The SgdUpdate epilogue changes no bit of SGD: its weights and velocities are the plain
-  // product's (the gradient, from the same kernel on the same inputs) followed by the engine's
-  // step, fused multiply-adds in its order (engine/kernels.cu, sgd_kernel), here std::fma. On whole
-  // tiles (the production kernels' batched loads), odd ones, split K, no velocity. The host
-  // variant's step is the host loop's: Trainer.FusedSgdUpdatesMatchUpdatesAfterBackward.
-  if (on_host()) GTEST_SKIP() << "device variants only";
-  const std::vector<Shape> shapes = {
-      {33, 65, 17}, {96, 200, 640}, {1024, 784, 256}, {256, 10, 1024}, {2304, 2048, 40}};
-  std::vector<Case> plain, fused;
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    Case c = base();
-    c.m = shapes[i].m, c.n = shapes[i].n, c.k = shapes[i].k;
-    c.seed = seed_for("SgdStepBits", c.op_a, c.op_b, i);
-    plain.push_back(c);
-    c.epilogue = gemm::EpilogueOp::SgdUpdate;
-    c.momentum = i == 1 ? 0.0f : 0.9f;
-    fused.push_back(c);
-  }
-  const Batch plain_batch(std::move(plain)), fused_batch(std::move(fused));
-  std::vector<std::string> plain_errors, fused_errors;
-  const std::vector<float> g = run_batch(variant(), plain_batch, plain_errors);
-  const std::vector<float> out = run_batch(variant(), fused_batch, fused_errors);
-  const float* in = fused_batch.input();
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    const Case& c = fused_batch.cases()[i];
-    ASSERT_TRUE(plain_errors[i].empty() && fused_errors[i].empty())
-        << c.describe() << ": " << plain_errors[i] << fused_errors[i];
-    const Placement &at = fused_batch.placements()[i], &pat = plain_batch.placements()[i];
-    long differ = 0;
-    for (int r = 0; r < c.m; ++r)
-      for (int col = 0; col < c.n; ++col) {
-        const std::size_t x = at.c + std::size_t(r) * c.ldc + col;
-        const std::size_t xv = at.velocity + std::size_t(r) * c.ldv + col;
-        const float w = in[x], grad = g[pat.c + std::size_t(r) * c.n + col];
-        float update = std::fma(c.weight_decay, w, grad);
-        if (c.momentum != 0.0f) {
-          update = std::fma(c.momentum, in[xv], update);
-          differ += std::memcmp(&update, &out[xv], sizeof update) != 0;
-        }
-        const float want = std::fma(-c.lr, update, w);
-        differ += std::memcmp(&want, &out[x], sizeof want) != 0;
-      }
-    EXPECT_EQ(differ, 0) << c.describe()
-                         << ": weights or velocities differ from the product's step";
-  }
-}
-
 void Correctness::WideRange() {
   // Operands over 24 octaves (2^-12 … 2^12): every variant still meets its own precision's
   // tolerance, fp32 ones included (tf32x3 among them); GemmTf32x3.* shows that tf32 does not meet
@@ -179,7 +130,6 @@ const bool correctness_registered = [] {
                              {"RandomShapes", &Correctness::RandomShapes},
                              {"Deterministic", &Correctness::Deterministic},
                              {"Epilogues", &Correctness::Epilogues},
-                             {"SgdStepBits", &Correctness::SgdStepBits},
                              {"WideRange", &Correctness::WideRange}},
                             correctness_params(), param_name);
   return true;
