@@ -241,10 +241,6 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                "Launch each kernel after the one before it has finished, instead of letting the "
                "production and engine kernels start while it finishes (Hopper's programmatic "
                "dependent launch; same results, bit for bit; for measuring the difference)");
-  app.add_flag("--no-fused-update", o.no_fused_update,
-               "With SGD, update each layer's weights after backward instead of in the epilogue "
-               "of the GEMM that computes their gradient (same results, bit for bit; for measuring "
-               "the difference)");
   app.add_option("--step-graph", o.step_graph,
                  "Write the captured training step's CUDA graph to this JSON file: its kernels in "
                  "launch order and which ones each waits for (scripts/check/critical_path.py "
@@ -314,10 +310,6 @@ void complete_options(Options& o) {
     throw std::runtime_error(
         "--branched-no-graph runs the step's branches, which --serial-step "
         "turns off; give one of them");
-  if (o.no_fused_update && o.optimizer != "sgd")
-    throw std::runtime_error(
-        "--no-fused-update is for SGD, whose weight updates run in the gradient GEMMs; " +
-        o.optimizer + "'s always run after backward");
   if (o.given.count("--step-graph")) {
     if (o.no_graph)
       throw std::runtime_error(
@@ -353,7 +345,6 @@ engine::TrainerOptions trainer_options(const Options& o, int64_t total_steps, bo
   t.cuda_graph = cuda_graph;
   t.parallel_step = !o.serial_step;
   t.branch_launch_by_launch = o.branched_no_graph;
-  t.fuse_updates = !o.no_fused_update;
   if (o.optimizer == "sgd") {
     t.optimizer = engine::TrainerOptions::Optimizer::Sgd;
     t.sgd = {learning_rate(o), o.momentum, o.weight_decay, total_steps};

@@ -619,8 +619,7 @@ TEST(TrainMlp, ResumeChecksTheRunAndAdoptsItsSettings) {
 }
 
 // --branched-no-graph changes --no-graph and needs the branches: alone or with --serial-step it
-// is an error before any work, as is --no-fused-update with Adam; --no-dependent-launch is taken
-// on the CPU (which has none), as is --no-fused-update.
+// is an error before any work; --no-dependent-launch is taken on the CPU (which has none).
 TEST(TrainMlp, StepModeFlagsAreChecked) {
   const std::string dir = write_tiny_dataset(4, 8);
   const std::string train = tiny_train(dir) + " --epochs 1";
@@ -628,11 +627,8 @@ TEST(TrainMlp, StepModeFlagsAreChecked) {
                     "--branched-no-graph changes how --no-graph runs; give both");
   EXPECT_FAILS_WITH(train + " --no-graph --branched-no-graph --serial-step",
                     "--branched-no-graph runs the step's branches, which --serial-step turns off");
-  EXPECT_FAILS_WITH(train + " --optimizer adam --no-fused-update", "--no-fused-update is for SGD");
   const Result ok = run(train + " --no-dependent-launch --no-graph --branched-no-graph");
   EXPECT_EQ(ok.status, 0) << ok.output;
-  const Result unfused = run(train + " --no-fused-update");
-  EXPECT_EQ(unfused.status, 0) << unfused.output;
 }
 
 // --step-graph needs a captured step: without the graph, on the CPU, with several variants or
