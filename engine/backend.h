@@ -54,23 +54,6 @@ __host__ __device__ inline float lr_at(const LrSchedule& s, int64_t step) {
   return static_cast<float>(s.peak * 0.5 * (1.0 + cos(3.14159265358979323846 * t)));
 }
 
-// A step counter and, where the updates of some weights run inside their gradient GEMMs' epilogue
-// (gemm.h, SgdUpdate), the float those read the step's learning rate from. The kernel that counts
-// a step also writes the rate there, so that the fused updates need no launch to learn it.
-// count null: nothing is counted.
-struct StepCounter {
-  int64_t* count = nullptr;
-  float* rate = nullptr;  // null: no rate to write
-  LrSchedule schedule{};
-};
-
-// *count + 1, then *rate = the schedule's rate at the step just counted (its 0-based index).
-__host__ __device__ inline void count_step(const StepCounter& s) {
-  if (s.count == nullptr) return;
-  *s.count += 1;
-  if (s.rate != nullptr) *s.rate = lr_at(s.schedule, *s.count - 1);
-}
-
 }  // namespace engine
 
 namespace engine::cuda {
@@ -92,11 +75,11 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaSt
 // launch, not the bandwidth, is the floor); the metrics meet through `scratch` (see LossScratch),
 // summed in an order fixed by rows alone, so they are reproducible, launch by launch or replayed
 // in a graph. scratch is in device memory; its ticket must be 0 (as the kernel leaves it).
-// step_count: a counter in device memory (or none) that the kernel counts a step in once the
-// metrics are summed (a trainer counts its step there, with no kernel of its own).
+// step_count: null, or a counter in device memory that the kernel adds 1 to once the metrics are
+// summed (a trainer counts its step there, with no kernel of its own).
 void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
                   float inv_batch, MetricCounters* counters, LossScratch* scratch,
-                  StepCounter step_count, cudaStream_t stream);
+                  int64_t* step_count, cudaStream_t stream);
 
 // predictions, targets and dpredictions are rows×cols; cols ≥ 1. One kernel:
 //   dpredictions = (predictions − targets) · grad_scale; skipped when null
@@ -106,7 +89,7 @@ void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, in
 // as softmax_xent, with the same scratch, the same reproducible sums and the same step_count.
 void squared_error(const float* predictions, const float* targets, float* dpredictions, int rows,
                    int cols, float grad_scale, MetricCounters* counters, LossScratch* scratch,
-                   StepCounter step_count, cudaStream_t stream);
+                   int64_t* step_count, cudaStream_t stream);
 
 // w, g, v are n (all parameters, flat: n % 4 == 0, 16-byte aligned arrays, or gemm_mlp::Error);
 // v is null without momentum; *counted is the step counter, already advanced for this step
@@ -123,8 +106,8 @@ void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const in
                LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay,
                cudaStream_t stream);
 
-// Counts a step (count_step), before its update reads the counter (Optimizer::step).
-void advance_step(StepCounter step, cudaStream_t stream);
+// *step += 1: counts the step, before its update reads the counter (Optimizer::step).
+void advance_step(int64_t* step, cudaStream_t stream);
 
 // w is n, uniform in (0, 1] as cuRAND makes it:  w = bound·(2w − 1), uniform in (−bound, bound]
 void scale_uniform(float* w, int64_t n, float bound, cudaStream_t stream);

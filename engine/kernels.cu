@@ -110,11 +110,11 @@ __device__ __forceinline__ void for_lane_columns(int lane, int cols, F&& f) {
 // The loss kernels' end: warp w's lane 0 holds the sums of its rows. The block's warps are added
 // in warp order into its slot; the block that takes the last ticket adds the slots (thread t takes
 // slots t, t + kLossThreads, … in order, then butterflies and warp order combine the threads) into
-// *counters, with `rows` into seen and the bad count into *bad_total, counts a step in step_count,
-// and sets the ticket to 0.
+// *counters, with `rows` into seen and the bad count into *bad_total, adds 1 to *step_count
+// unless it is null, and sets the ticket to 0.
 __device__ void finish_loss(double loss, unsigned int correct, unsigned int bad, int rows,
                             MetricCounters* counters, unsigned long long* bad_total,
-                            LossScratch* scratch, StepCounter step_count) {
+                            LossScratch* scratch, int64_t* step_count) {
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   __shared__ LossPartial warps[kLossWarps];
   __shared__ bool last;
@@ -157,7 +157,7 @@ __device__ void finish_loss(double loss, unsigned int correct, unsigned int bad,
     counters->correct += c;
     counters->seen += rows;
     *bad_total += b;
-    count_step(step_count);
+    if (step_count != nullptr) *step_count += 1;
     scratch->ticket = 0;  // every block has taken its ticket: the next launch starts clean
   }
 }
@@ -170,7 +170,7 @@ template <bool kCached>
 __global__ void __launch_bounds__(kLossThreads)
     softmax_xent_kernel(const float* __restrict__ logits, const int32_t* __restrict__ labels,
                         float* __restrict__ dlogits, int rows, int classes, float inv_batch,
-                        MetricCounters* counters, LossScratch* scratch, StepCounter step_count) {
+                        MetricCounters* counters, LossScratch* scratch, int64_t* step_count) {
   await_prior_kernels();
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   double warp_loss = 0.0;  // kept by lane 0
@@ -234,7 +234,7 @@ __global__ void __launch_bounds__(kLossThreads)
 __global__ void __launch_bounds__(kLossThreads)
     squared_error_kernel(const float* __restrict__ predictions, const float* __restrict__ targets,
                          float* __restrict__ dpredictions, int rows, int cols, float grad_scale,
-                         MetricCounters* counters, LossScratch* scratch, StepCounter step_count) {
+                         MetricCounters* counters, LossScratch* scratch, int64_t* step_count) {
   await_prior_kernels();
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   double warp_loss = 0.0;  // kept by lane 0
@@ -322,9 +322,9 @@ __global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_
   }
 }
 
-__global__ void advance_step_kernel(StepCounter step) {
+__global__ void advance_step_kernel(int64_t* step) {
   await_prior_kernels();
-  count_step(step);
+  *step += 1;
 }
 
 // w is n.
@@ -352,7 +352,7 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaSt
 
 void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
                   float inv_batch, MetricCounters* counters, LossScratch* scratch,
-                  StepCounter step_count, cudaStream_t stream) {
+                  int64_t* step_count, cudaStream_t stream) {
   const int blocks = loss_blocks(rows);
   const auto kernel =
       classes <= kWarp * kLossCache ? softmax_xent_kernel<true> : softmax_xent_kernel<false>;
@@ -362,7 +362,7 @@ void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, in
 
 void squared_error(const float* predictions, const float* targets, float* dpredictions, int rows,
                    int cols, float grad_scale, MetricCounters* counters, LossScratch* scratch,
-                   StepCounter step_count, cudaStream_t stream) {
+                   int64_t* step_count, cudaStream_t stream) {
   launch_kernel(squared_error_kernel, {dim3(loss_blocks(rows)), dim3(kLossThreads), 0, stream},
                 predictions, targets, dpredictions, rows, cols, grad_scale, counters, scratch,
                 step_count);
@@ -396,7 +396,7 @@ void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const in
                 n, counted, schedule, beta1, beta2, eps, weight_decay);
 }
 
-void advance_step(StepCounter step, cudaStream_t stream) {
+void advance_step(int64_t* step, cudaStream_t stream) {
   launch_kernel(advance_step_kernel, {dim3(1), dim3(1), 0, stream}, step);
 }
 

@@ -61,7 +61,7 @@ void SoftmaxCrossEntropy::prepare(Context& ctx, int max_batch, int classes) {
 }
 
 void SoftmaxCrossEntropy::run(Context& ctx, const Tensor& logits, const LabelTensor& labels,
-                              bool with_grad, Metrics& metrics, StepCounter step_count) {
+                              bool with_grad, Metrics& metrics, int64_t* step_count) {
   if (max_batch_ == 0) throw Error("softmax_cross_entropy: used before prepare()");
   if (logits.cols() != classes_ || logits.rows() > max_batch_ || logits.rows() < 1)
     throw Error("softmax_cross_entropy: logits are " + logits.shape() + ", prepared for up to " +
@@ -75,14 +75,14 @@ void SoftmaxCrossEntropy::run(Context& ctx, const Tensor& logits, const LabelTen
 
 const Tensor& SoftmaxCrossEntropy::forward_backward(Context& ctx, const Tensor& logits,
                                                     const LabelTensor& labels, Metrics& metrics,
-                                                    StepCounter step_count) {
+                                                    int64_t* step_count) {
   run(ctx, logits, labels, true, metrics, step_count);
   return dlogits_;
 }
 
 void SoftmaxCrossEntropy::forward(Context& ctx, const Tensor& logits, const LabelTensor& labels,
                                   Metrics& metrics) {
-  run(ctx, logits, labels, false, metrics, {});
+  run(ctx, logits, labels, false, metrics, nullptr);
 }
 
 void MeanSquaredError::prepare(Context& ctx, int max_batch, int outputs) {
@@ -96,7 +96,7 @@ void MeanSquaredError::prepare(Context& ctx, int max_batch, int outputs) {
 }
 
 void MeanSquaredError::run(Context& ctx, const Tensor& predictions, const Tensor& targets,
-                           bool with_grad, Metrics& metrics, StepCounter step_count) {
+                           bool with_grad, Metrics& metrics, int64_t* step_count) {
   if (max_batch_ == 0) throw Error("mean_squared_error: used before prepare()");
   if (predictions.cols() != outputs_ || predictions.rows() > max_batch_ || predictions.rows() < 1)
     throw Error("mean_squared_error: predictions are " + predictions.shape() +
@@ -111,14 +111,14 @@ void MeanSquaredError::run(Context& ctx, const Tensor& predictions, const Tensor
 
 const Tensor& MeanSquaredError::forward_backward(Context& ctx, const Tensor& predictions,
                                                  const Tensor& targets, Metrics& metrics,
-                                                 StepCounter step_count) {
+                                                 int64_t* step_count) {
   run(ctx, predictions, targets, true, metrics, step_count);
   return dpredictions_;
 }
 
 void MeanSquaredError::forward(Context& ctx, const Tensor& predictions, const Tensor& targets,
                                Metrics& metrics) {
-  run(ctx, predictions, targets, false, metrics, {});
+  run(ctx, predictions, targets, false, metrics, nullptr);
 }
 
 }  // namespace engine

@@ -56,15 +56,15 @@ class SoftmaxCrossEntropy {
   // logits is B×classes with B ≤ max_batch; labels holds at least B labels in the context's
   // memory. Adds the batch's loss, correct count and size to `metrics`, and returns the gradient
   // of the batch's mean loss w.r.t. the logits (B×classes, a view valid until the next call).
-  // One kernel on the GPU, which also counts a step in step_count unless its count is null (ops.h).
+  // One kernel on the GPU, which also adds 1 to *step_count unless it is null (ops.h).
   const Tensor& forward_backward(Context& ctx, const Tensor& logits, const LabelTensor& labels,
-                                 Metrics& metrics, StepCounter step_count = {});
+                                 Metrics& metrics, int64_t* step_count = nullptr);
   // The same without the gradient (evaluation).
   void forward(Context& ctx, const Tensor& logits, const LabelTensor& labels, Metrics& metrics);
 
  private:
   void run(Context& ctx, const Tensor& logits, const LabelTensor& labels, bool with_grad,
-           Metrics& metrics, StepCounter step_count);
+           Metrics& metrics, int64_t* step_count);
 
   int max_batch_ = 0, classes_ = 0;
   Tensor dlogits_buf_, dlogits_;  // the buffer, and a view of the current batch's rows
@@ -86,13 +86,13 @@ class MeanSquaredError {
   // and returns the gradient of the batch's mean loss w.r.t. the predictions (B×outputs, a view
   // valid until the next call). One kernel on the GPU; step_count as for SoftmaxCrossEntropy.
   const Tensor& forward_backward(Context& ctx, const Tensor& predictions, const Tensor& targets,
-                                 Metrics& metrics, StepCounter step_count = {});
+                                 Metrics& metrics, int64_t* step_count = nullptr);
   // The same without the gradient (evaluation).
   void forward(Context& ctx, const Tensor& predictions, const Tensor& targets, Metrics& metrics);
 
  private:
   void run(Context& ctx, const Tensor& predictions, const Tensor& targets, bool with_grad,
-           Metrics& metrics, StepCounter step_count);
+           Metrics& metrics, int64_t* step_count);
 
   int max_batch_ = 0, outputs_ = 0;
   Tensor dpredictions_buf_, dpredictions_;  // the buffer, and a view of the current batch's rows

@@ -31,7 +31,6 @@ Linear::Linear(Context& ctx, int in, int out) : in_(in), out_(out) {
     throw Error("Linear: in and out must be >= 1, got " + std::to_string(in) + " and " +
                 std::to_string(out));
   weight_ = {"weight", Tensor(ctx.device(), out, in), Tensor(ctx.device(), out, in)};
-  weight_.gradient_from_gemm = true;
   bias_ = {"bias", Tensor(ctx.device(), 1, out), Tensor(ctx.device(), 1, out)};
   uniform_init(ctx, weight_.value, std::sqrt(6.0f / static_cast<float>(in)));
   uniform_init(ctx, bias_.value, 1.0f / std::sqrt(static_cast<float>(in)));
@@ -66,10 +65,8 @@ const Tensor& Linear::backward(Context& ctx, const Tensor& dy) {
   } else {
     dx_ = Tensor();
   }
-  const gemm::SgdOperands* update = weight_.fused_sgd ? &*weight_.fused_sgd : nullptr;
-  const LinearGradStreams streams =
-      linear_backward(ctx, x_, weight_.value, dy, dx, weight_.grad, bias_.grad,
-                      {accumulate_grads(), relu_before_, update});
+  const LinearGradStreams streams = linear_backward(ctx, x_, weight_.value, dy, dx, weight_.grad,
+                                                    bias_.grad, {accumulate_grads(), relu_before_});
   weight_.grad_stream = streams.weight;
   bias_.grad_stream = streams.bias;
   return dx_;

@@ -20,7 +20,6 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,12 +37,6 @@ struct Parameter {
   // The stream on which the last backward finished grad (Context::fork; 0: the main stream), so
   // that an optimiser can update this parameter there as soon as it is ready.
   int grad_stream = 0;
-  // True where one GEMM computes the whole gradient (a Linear's weight), so that an optimiser may
-  // fold its update into that GEMM's epilogue (Sgd::fuse_updates).
-  bool gradient_from_gemm = false;
-  // Set by such an optimiser: backward then steps value with these operands in that GEMM (gemm.h,
-  // SgdUpdate), on stream grad_stream, and grad is not written.
-  std::optional<gemm::SgdOperands> fused_sgd = std::nullopt;
 };
 
 class Module {

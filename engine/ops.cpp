@@ -55,15 +55,6 @@ gemm::Problem weight_gradient_problem(const Tensor& dy, const Tensor& x, float b
   return product(gemm::Op::T, dy, gemm::Op::N, x, beta, dw);
 }
 
-// w[out×in] takes one SGD step on dw = dyᵀ · x (TN) in the epilogue; dw is never stored.
-gemm::Problem weight_update_problem(const Tensor& dy, const Tensor& x,
-                                    const gemm::SgdOperands& step, Tensor& w) {
-  gemm::Problem p = product(gemm::Op::T, dy, gemm::Op::N, x, 0.0f, w);
-  p.epilogue = gemm::EpilogueOp::SgdUpdate;
-  p.sgd = step;
-  return p;
-}
-
 }  // namespace
 
 void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
@@ -80,7 +71,7 @@ void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor
   ctx.gemm(forward_problem(x, w, b, y, act));
 }
 
-LinearGradStreams linear_backward(Context& ctx, const Tensor& x, Tensor& w, const Tensor& dy,
+LinearGradStreams linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& dy,
                                   Tensor* dx, Tensor& dw, Tensor& db,
                                   LinearBackwardOptions options) {
   require_on(ctx, x, "linear_backward: x");
@@ -93,9 +84,6 @@ LinearGradStreams linear_backward(Context& ctx, const Tensor& x, Tensor& w, cons
   require_shape(dy, batch, out, "linear_backward: dy (batch x out)");
   require_shape(dw, out, in, "linear_backward: dw (out x in)");
   require_shape(db, 1, out, "linear_backward: db (1 x out)");
-  if (options.sgd_update != nullptr && options.accumulate)
-    throw Error(
-        "linear_backward: an SGD update in the weight-gradient GEMM needs accumulate = false");
   const float grad_beta = options.accumulate ? 1.0f : 0.0f;
 
   if (dx != nullptr) {
@@ -104,10 +92,8 @@ LinearGradStreams linear_backward(Context& ctx, const Tensor& x, Tensor& w, cons
   }
 
   LinearGradStreams streams;
-  if (options.sgd_update == nullptr) {
-    streams.weight = ctx.fork();
-    ctx.on(streams.weight, [&] { ctx.gemm(weight_gradient_problem(dy, x, grad_beta, dw)); });
-  }
+  streams.weight = ctx.fork();
+  ctx.on(streams.weight, [&] { ctx.gemm(weight_gradient_problem(dy, x, grad_beta, dw)); });
   streams.bias = ctx.fork();
   ctx.on(streams.bias, [&] {
     if (ctx.is_cuda())
@@ -116,10 +102,6 @@ LinearGradStreams linear_backward(Context& ctx, const Tensor& x, Tensor& w, cons
       host::column_sums(dy.data(), db.data(), batch, out, grad_beta);
   });
   if (dx != nullptr) ctx.gemm(input_gradient_problem(dy, w, x, options.relu_before, *dx));
-  if (options.sgd_update != nullptr) {  // once the dx GEMM, the last read of w, is queued
-    streams.weight = ctx.fork();
-    ctx.on(streams.weight, [&] { ctx.gemm(weight_update_problem(dy, x, *options.sgd_update, w)); });
-  }
   return streams;
 }
 
@@ -158,7 +140,7 @@ void require_loss_scratch(const Context& ctx, const LossScratch* scratch, const 
 
 void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor& labels,
                            Tensor* dlogits, MetricCounters* counters, LossScratch* scratch,
-                           StepCounter step_count) {
+                           int64_t* step_count) {
   require_on(ctx, logits, "softmax_cross_entropy: logits");
   const int batch = logits.rows(), classes = logits.cols();
   if (labels.empty()) throw Error("softmax_cross_entropy: labels is empty");
@@ -182,13 +164,13 @@ void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor
                        scratch, step_count, ctx.stream());
   } else {
     host::softmax_xent(logits.data(), labels.data(), d, batch, classes, inv_batch, counters);
-    count_step(step_count);
+    if (step_count != nullptr) ++*step_count;
   }
 }
 
 void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& targets,
                         Tensor* dpredictions, MetricCounters* counters, LossScratch* scratch,
-                        StepCounter step_count) {
+                        int64_t* step_count) {
   require_on(ctx, predictions, "mean_squared_error: predictions");
   require_on(ctx, targets, "mean_squared_error: targets");
   const int batch = predictions.rows(), cols = predictions.cols();
@@ -210,7 +192,7 @@ void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& t
                         scratch, step_count, ctx.stream());
   } else {
     host::squared_error(predictions.data(), targets.data(), d, batch, cols, grad_scale, counters);
-    count_step(step_count);
+    if (step_count != nullptr) ++*step_count;
   }
 }
 

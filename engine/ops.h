@@ -32,24 +32,20 @@ struct LinearBackwardOptions {
   // x is a ReLU's output and dx should be the gradient before that ReLU: dx is masked where
   // x ≤ 0, in the dx GEMM's epilogue.
   bool relu_before = false;
-  // Non-null: w takes one SGD step with these operands (gemm.h, SgdUpdate) in the epilogue of the
-  // GEMM that computes dw, and dw is not written (accumulate must be false). That GEMM is queued
-  // after the dx GEMM, which reads w: inside a Branches scope, on a side stream forked after it.
-  const gemm::SgdOperands* sgd_update = nullptr;
 };
 
 // Its backward, given dy (B×out):
 //   dx  = dy·W      NN GEMM, beta = 0 (overwrites dx, B×in), masked by x > 0 with relu_before;
 //                   skipped when dx is null, as for the first layer, whose input needs no
 //                   gradient
-//   dw (+)= dyᵀ·x   TN GEMM (out×in); with options.sgd_update, w −= its SGD step on dw instead
+//   dw (+)= dyᵀ·x   TN GEMM (out×in)
 //   db (+)= Σ_rows dy (1×out)
 // Inside a Context::Branches scope, dw and db are queued on side streams forked where dy is
 // ready (Context::fork), and dx on the current stream, so the three run side by side.
 struct LinearGradStreams {
   int weight = 0, bias = 0;  // where dw and db are finished (Context stream indices; 0: main)
 };
-LinearGradStreams linear_backward(Context& ctx, const Tensor& x, Tensor& w, const Tensor& dy,
+LinearGradStreams linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& dy,
                                   Tensor* dx, Tensor& dw, Tensor& db,
                                   LinearBackwardOptions options = {});
 
@@ -67,12 +63,11 @@ void relu_backward(Context& ctx, const Tensor& y, const Tensor& dy, Tensor& dx);
 //   scratch: on the GPU, a LossScratch in device memory, zeroed once (ContextValue<LossScratch>;
 //   SoftmaxCrossEntropy::prepare makes one), through which the kernel's blocks combine the metrics;
 //   null there is an error. The CPU needs none and ignores it.
-//   step_count: a counter in the context's memory (or none: count null) that the same kernel
-//   counts a step in after the metrics (backend.h's count_step; Trainer counts its step so, with
-//   no kernel of its own).
+//   step_count: null, or a counter in the context's memory that the same kernel adds 1 to after
+//   the metrics (Trainer counts its step so, with no kernel of its own).
 void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor& labels,
                            Tensor* dlogits, MetricCounters* counters, LossScratch* scratch,
-                           StepCounter step_count = {});
+                           int64_t* step_count = nullptr);
 
 // Mean squared error with its metrics, in one kernel, as PyTorch's MSELoss (mean over all
 // elements).
@@ -84,7 +79,7 @@ void softmax_cross_entropy(Context& ctx, const Tensor& logits, const LabelTensor
 //   softmax_cross_entropy.
 void mean_squared_error(Context& ctx, const Tensor& predictions, const Tensor& targets,
                         Tensor* dpredictions, MetricCounters* counters, LossScratch* scratch,
-                        StepCounter step_count = {});
+                        int64_t* step_count = nullptr);
 
 // Fills t uniformly in (−bound, bound] from the context's seeded generator: cuRAND Philox on the
 // GPU (curandGenerateUniform, then a scale kernel), std::mt19937_64 on the CPU.

@@ -30,7 +30,7 @@ bool finite_and_non_negative(float x) { return std::isfinite(x) && x >= 0.0f; }
 
 Optimizer::Optimizer(Context& ctx, std::vector<Parameter*> params, LrSchedule schedule,
                      const char* who)
-    : schedule_(schedule), step_(ctx), rate_(ctx) {
+    : schedule_(schedule), step_(ctx) {
   require_parameters(ctx, params, who);
   if (!(std::isfinite(schedule.peak) && schedule.peak > 0.0f))
     throw Error(std::string(who) + ": lr must be finite and > 0, got " +
@@ -69,35 +69,28 @@ void Optimizer::count_step(Context& ctx) {
   if (ctx.device() != step_.device())
     throw Error("optimizer: step with a context on another device");
   if (ctx.is_cuda())
-    cuda::advance_step(counter(), ctx.stream());
+    cuda::advance_step(step_.get(), ctx.stream());
   else
-    engine::count_step(counter());
+    ++*step_.get();
   ++steps_;
 }
 
-StepCounter Optimizer::count_step_elsewhere() {
+int64_t* Optimizer::count_step_elsewhere() {
   ++steps_;
-  return counter();
+  return step_.get();
 }
 
 void Optimizer::apply(Context& ctx) {
   if (ctx.device() != step_.device())
     throw Error("optimizer: apply with a context on another device");
   // Each run of parameters finished on one stream is updated there, once the main stream has
-  // queued every read of the weights (the input-gradient GEMMs). Those whose gradient GEMM took
-  // their update (Sgd::fuse_updates) are done: they end a run.
+  // queued every read of the weights (the input-gradient GEMMs).
   const auto stream_of = [&](size_t i) {
     return ctx.forked(params_[i]->grad_stream) ? params_[i]->grad_stream : 0;
   };
-  const auto fused = [&](size_t i) { return params_[i]->fused_sgd.has_value(); };
   for (size_t first = 0, last = 0; first < params_.size(); first = last) {
-    if (fused(first)) {
-      last = first + 1;
-      continue;
-    }
     const int stream = stream_of(first);
-    for (last = first + 1; last < params_.size() && !fused(last) && stream_of(last) == stream;)
-      ++last;
+    for (last = first + 1; last < params_.size() && stream_of(last) == stream;) ++last;
     ctx.follow_main(stream);
     ctx.on(stream, [&] { update(ctx, offsets_[first], offsets_[last] - offsets_[first]); });
   }
@@ -124,30 +117,6 @@ Sgd::Sgd(Context& ctx, std::vector<Parameter*> params, SgdOptions options)
   if (!finite_and_non_negative(options.momentum) || !finite_and_non_negative(options.weight_decay))
     throw Error("sgd: momentum and weight_decay must be finite and >= 0");
   if (options.momentum > 0.0f) velocity_ = Tensor(ctx.device(), 1, values_.cols());
-}
-
-Sgd::~Sgd() {
-  for (Parameter* p : parameters())
-    if (p->fused_sgd && p->fused_sgd->lr == device_rate()) p->fused_sgd.reset();
-}
-
-int Sgd::fuse_updates() {
-  int fused = 0;
-  for (size_t i = 0; i < parameters().size(); ++i) {
-    Parameter& p = *parameters()[i];
-    if (!p.gradient_from_gemm) continue;
-    gemm::SgdOperands step;
-    if (!velocity_.empty()) {
-      step.velocity = velocity_.data() + offset_of(i);
-      step.ldv = p.value.cols();
-    }
-    step.lr = device_rate();
-    step.momentum = options_.momentum;
-    step.weight_decay = options_.weight_decay;
-    p.fused_sgd = step;
-    ++fused;
-  }
-  return fused;
 }
 
 std::vector<std::pair<std::string, Tensor*>> Sgd::state() {

@@ -35,12 +35,11 @@ class Optimizer {
 
   // The step counter + 1, then w ← w − update(grad) for every parameter; queued, no wait.
   void step(Context& ctx);
-  // step() for a caller whose own kernel counts the step (Trainer's loss kernel, so that counting
-  // costs no launch). count_step_elsewhere counts the step on the host and returns the counter, in
-  // the context's memory, for that kernel to count it with count_step (backend.h), which also
-  // writes the step's rate where fused updates read it; apply queues the updates, which read the
-  // counter as that kernel leaves it: queue them after it in stream order.
-  StepCounter count_step_elsewhere();
+  // step() for a caller whose own kernel adds 1 to the counter (Trainer's loss kernel, so that
+  // counting costs no launch). count_step_elsewhere counts the step on the host and returns the
+  // counter, in the context's memory; apply queues the updates, which read the counter as that
+  // kernel leaves it: queue them after it in stream order.
+  int64_t* count_step_elsewhere();
   void apply(Context& ctx);
 
   // The host's count of the steps queued launch by launch. A step captured into a CUDA graph is
@@ -67,23 +66,15 @@ class Optimizer {
   // One launch over the flat buffers' floats [offset, offset + n) (whole parameter slices).
   virtual void update(Context& ctx, int64_t offset, int64_t n) = 0;
 
-  const std::vector<Parameter*>& parameters() const { return params_; }
-  int64_t offset_of(size_t i) const { return offsets_[i]; }  // parameters()[i]'s slice
-  // The current step's learning rate, in the context's memory, as the kernel that counts the step
-  // writes it (count_step): what updates fused into the gradient GEMMs read.
-  const float* device_rate() const { return rate_.get(); }
-
   Tensor values_, grads_;  // 1 × n, every parameter's slice
   LrSchedule schedule_;
 
  private:
   void count_step(Context& ctx);  // the counter + 1, queued on the current stream
-  StepCounter counter() const { return {step_.get(), rate_.get(), schedule_}; }
 
   std::vector<Parameter*> params_;
   std::vector<int64_t> offsets_;  // params_[i]'s slice starts at offsets_[i]; one more: the end
   ContextValue<int64_t> step_;
-  ContextValue<float> rate_;
   int64_t steps_ = 0;
 };
 
@@ -99,16 +90,6 @@ class Sgd : public Optimizer {
  public:
   Sgd(Context& ctx, std::vector<Parameter*> params, SgdOptions options);
   std::vector<std::pair<std::string, Tensor*>> state() override;
-
-  // Moves the update of every parameter whose gradient one GEMM computes (a Linear's weight,
-  // Parameter::gradient_from_gemm) into that GEMM's epilogue (gemm.h, SgdUpdate): backward then
-  // steps those weights itself, by the same arithmetic, and never writes their gradients; apply()
-  // updates the rest. Their velocities stay in this optimiser's buffer. The rate is the one the
-  // step's counting kernel writes (count_step_elsewhere), so backward must follow that kernel, as
-  // in Trainer's step; Optimizer::step, which counts after backward, would step them at the
-  // previous step's rate. Returns how many parameters it fused.
-  int fuse_updates();
-  ~Sgd() override;  // takes the fused updates back from the parameters
 
  private:
   void update(Context& ctx, int64_t offset, int64_t n) override;

@@ -52,8 +52,6 @@ Trainer::Trainer(Context& ctx, Module& net, const TrainerOptions& options)
       train_metrics_(ctx),
       eval_metrics_(ctx),
       use_graph_(ctx.is_cuda() && options.cuda_graph) {
-  if (options.fuse_updates && options.optimizer == TrainerOptions::Optimizer::Sgd)
-    static_cast<Sgd&>(*optimizer_).fuse_updates();
   if (options.loss == TrainerOptions::Loss::CrossEntropy)
     cross_entropy_.prepare(ctx, options.max_batch, outputs_);
   else
@@ -72,7 +70,7 @@ void Trainer::require_loss(TrainerOptions::Loss wanted, const char* call) const 
 }
 
 const Tensor& Trainer::loss_gradient(const Tensor& output, const Targets& targets,
-                                     StepCounter step_count) {
+                                     int64_t* step_count) {
   if (targets.labels != nullptr)
     return cross_entropy_.forward_backward(ctx_, output, *targets.labels, train_metrics_,
                                            step_count);

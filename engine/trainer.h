@@ -18,16 +18,15 @@
 // A step is: the optional fill (a data loader's gather) → forward → loss, its gradient, the
 // metrics and the step counter + 1 (one kernel) → backward, which overwrites the gradients (no
 // zeroing pass) → the optimiser's updates, and with Gather::ThisAndNext the next step's fill
-// beside them. With SGD (options.fuse_updates), each Linear's weights are updated inside backward
-// instead, by their weight-gradient GEMM's epilogue, once the input gradient has read them. On
-// CUDA, with options.parallel_step, the independent parts of a graph's step run on side streams
-// (Context::Branches): each layer's weight and bias gradients beside its input gradient, each
-// layer's update as soon as its gradients are done and every input gradient that reads its weights
-// is queued, and the next fill once every read of x is queued. So the chain of dependent kernels of
-// a step that gathered ahead starts at the forward pass and ends at the first layer's update. A
-// step launched one by one (without the graph, or a partial batch) runs on one stream: there each
-// fork and join costs the host more than the overlap gains (unless
-// options.branch_launch_by_launch). The arithmetic is the same either way, bit for bit.
+// beside them. On CUDA, with options.parallel_step, the independent parts of a graph's step run
+// on side streams (Context::Branches): each layer's weight and bias gradients beside its input
+// gradient, each layer's update as soon as its gradients are done and every input gradient that
+// reads its weights is queued, and the next fill once every read of x is queued. So the chain of
+// dependent kernels of a step that gathered ahead starts at the forward pass and ends at the
+// first layer's update. A step launched one by one (without
+// the graph, or a partial batch) runs on one stream: there each fork and join costs the host
+// more than the overlap gains (unless options.branch_launch_by_launch). The arithmetic is the
+// same either way, bit for bit.
 //
 // CUDA graph: on CUDA, with options.cuda_graph, the first full-size step runs launch by launch
 // (it also sizes the GEMM workspaces and loads every kernel), the second is captured, and every
@@ -64,10 +63,6 @@ struct TrainerOptions {
   AdamOptions adam;           // used with Optimizer::Adam
   bool cuda_graph = true;     // CUDA only: replay full-size steps as one graph
   bool parallel_step = true;  // CUDA graph only: independent work of a step on side streams
-  // SGD only: each Linear's weight update runs in the epilogue of its weight-gradient GEMM
-  // (Sgd::fuse_updates; gemm.h, SgdUpdate), so the gradient never goes through memory. The same
-  // arithmetic, so the same weights bit for bit; off updates them after backward, as Adam does.
-  bool fuse_updates = true;
   // With parallel_step, steps launched one by one branch too: slower on the host, but the kernels
   // run in the graph's order (scripts/check/critical_path.py profiles them so).
   bool branch_launch_by_launch = false;
@@ -148,9 +143,9 @@ class Trainer {
   // (Context::Branches).
   void enqueue(const Tensor& x, const Targets& targets, const Fill* first, const Fill* next,
                bool branched);
-  // The training loss (its metrics in train_metrics_) and its gradient; the same kernel counts a
-  // step in step_count.
-  const Tensor& loss_gradient(const Tensor& output, const Targets& targets, StepCounter step_count);
+  // The training loss (its metrics in train_metrics_) and its gradient; the same kernel adds 1 to
+  // *step_count.
+  const Tensor& loss_gradient(const Tensor& output, const Targets& targets, int64_t* step_count);
   MetricTotals evaluate_in_batches(const Tensor& x, int target_count, const Targets& targets);
 
   Context& ctx_;

@@ -150,9 +150,8 @@ __device__ __forceinline__ void load_tile_vec4(float* tile, const Operand<KMajor
 }
 
 // C ← finish(alpha·acc + beta·C), bounds-checked, where finish is the problem's epilogue (gemm.h):
-// nothing, + bias[col], max(· + bias[col], 0), zeroed where mask[row][col] ≤ 0, or an SGD step on
-// the weights in C. With beta == 0, C is not read (but by the SGD step, whose C is its weights).
-// Every variant stores through here, so each gets every epilogue in every layout.
+// nothing, + bias[col], max(· + bias[col], 0), or zeroed where mask[row][col] ≤ 0. With beta == 0,
+// C is not read. Every variant stores through here, so each gets every epilogue in every layout.
 struct Epilogue {
   float* c;
   int ldc;
@@ -163,8 +162,6 @@ struct Epilogue {
   const float* bias = nullptr;  // n values
   const float* mask = nullptr;  // m×n, row stride ldmask
   int ldmask = 0;
-  SgdOperands sgd{};              // SgdUpdate
-  bool velocity_vec4_ok = false;  // sgd.velocity 16-byte aligned and ldv % 4 == 0
 
   // v = alpha·acc + beta·C for the element at (row, col), which is inside.
   __device__ __forceinline__ float finish(int row, int col, float v) const {
@@ -175,24 +172,9 @@ struct Epilogue {
         return fmaxf(v + bias[col], 0.0f);
       case EpilogueOp::ReluMask:
         return mask[int64_t(row) * ldmask + col] > 0.0f ? v : 0.0f;
-      case EpilogueOp::SgdUpdate: {
-        float* velocity = sgd.velocity ? sgd.velocity + int64_t(row) * sgd.ldv + col : nullptr;
-        return sgd_step(v, c[int64_t(row) * ldc + col], velocity);
-      }
       default:
         return v;
     }
-  }
-
-  // The weight w after one SGD step on gradient g, as the engine's sgd_kernel computes it (same
-  // operations, same order: the same bits); *velocity (if any) takes the new velocity.
-  __device__ __forceinline__ float sgd_step(float g, float w, float* velocity) const {
-    float update = g + sgd.weight_decay * w;
-    if (velocity != nullptr) {
-      update = sgd.momentum * *velocity + update;
-      *velocity = update;
-    }
-    return w - *sgd.lr * update;
   }
 
   __device__ __forceinline__ void store(int row, int col, float acc) const {
@@ -206,13 +188,6 @@ struct Epilogue {
     if (vec4_ok && col + 3 < n) {
       float4* dst = reinterpret_cast<float4*>(c + int64_t(row) * ldc + col);
       float4 out = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
-      if (op == EpilogueOp::SgdUpdate && sgd_vec4_ok()) {
-        float4* velocity = velocity4(row, col);
-        float4 v = velocity ? *velocity : float4{};
-        *dst = sgd_step4(out, *dst, velocity ? &v : nullptr);
-        if (velocity) *velocity = v;
-        return;
-      }
       if (beta != 0.0f) {
         const float4 old = *dst;
         out.x += beta * old.x;
@@ -234,52 +209,11 @@ struct Epilogue {
     store(row, col + 2, acc.z);
     store(row, col + 3, acc.w);
   }
-
-  // SgdUpdate a float4 at a time: C aligned, and the velocity aligned too or absent.
-  __device__ __forceinline__ bool sgd_vec4_ok() const {
-    return vec4_ok && (velocity_vec4_ok || sgd.velocity == nullptr);
-  }
-  __device__ __forceinline__ float4* velocity4(int row, int col) const {
-    return sgd.velocity ? reinterpret_cast<float4*>(sgd.velocity + int64_t(row) * sgd.ldv + col)
-                        : nullptr;
-  }
-  // The weights w of four columns after the step on their gradients g; *v (if given) holds their
-  // velocities and takes the new ones.
-  __device__ __forceinline__ float4 sgd_step4(float4 g, float4 w, float4* v) const {
-    return make_float4(
-        sgd_step(g.x, w.x, v ? &v->x : nullptr), sgd_step(g.y, w.y, v ? &v->y : nullptr),
-        sgd_step(g.z, w.z, v ? &v->z : nullptr), sgd_step(g.w, w.w, v ? &v->w : nullptr));
-  }
-
-  // SgdUpdate: asks L2 for the weights and velocities of the rows × cols tile at (m0, n0), thread
-  // `lane` of `lanes` its share of the 128-byte lines, so that a kernel can have them fetched
-  // while its main loop runs and its epilogue finds them in L2. Nothing for other epilogues.
-  template <int Rows, int Cols>
-  __device__ __forceinline__ void prefetch_sgd_state(int m0, int n0, int lane, int lanes) const {
-    if (op != EpilogueOp::SgdUpdate) return;
-    const int rows = min(Rows, m - m0), cols = min(Cols, n - n0);
-    if (rows <= 0 || cols <= 0) return;
-    constexpr int kLineFloats = 32;
-    const int lines = (cols + kLineFloats - 1) / kLineFloats + 1;  // + 1: an unaligned row start
-    const int arrays = sgd.velocity ? 2 : 1;
-    for (int i = lane; i < arrays * rows * lines; i += lanes) {
-      const int line = i % lines, row = (i / lines) % rows;
-      const float* base = i / (lines * rows) == 0 ? c + int64_t(m0 + row) * ldc
-                                                  : sgd.velocity + int64_t(m0 + row) * sgd.ldv;
-      const int col = min(n0 + line * kLineFloats, n0 + cols - 1);
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(base + col));
-    }
-  }
 };
 
 inline Epilogue epilogue(const Problem& p) {
-  Epilogue e{p.c,        p.ldc,  p.m,    p.n,     p.alpha, p.beta, aligned16(p.c) && p.ldc % 4 == 0,
-             p.epilogue, p.bias, p.mask, p.ldmask};
-  if (p.epilogue == EpilogueOp::SgdUpdate) {
-    e.sgd = p.sgd;
-    e.velocity_vec4_ok = aligned16(p.sgd.velocity) && p.sgd.ldv % 4 == 0;
-  }
-  return e;
+  return {p.c,        p.ldc,  p.m,    p.n,     p.alpha, p.beta, aligned16(p.c) && p.ldc % 4 == 0,
+          p.epilogue, p.bias, p.mask, p.ldmask};
 }
 
 // Stores a BM×BN tile staged in shared memory (row stride LD) to C at (m0, n0): NT threads, BN/4
@@ -291,35 +225,7 @@ __device__ __forceinline__ void store_staged_tile(const Epilogue& c, const float
                 "a row is read a float4 at a time by a whole number of row groups of threads");
   constexpr int kRowsPerPass = NT / (BN / 4);
   const int col = (tid % (BN / 4)) * 4;
-  int r = tid / (BN / 4);
-  // The SGD step reads each element's weight and velocity: on a whole tile, the loads of kBatch
-  // rows are issued before any is used, so that enough are in flight to keep up with memory.
-  constexpr int kBatch = 4;
-  if (BM % (kBatch * kRowsPerPass) == 0 && c.op == EpilogueOp::SgdUpdate && c.sgd_vec4_ok() &&
-      m0 + BM <= c.m && n0 + BN <= c.n) {
-    for (; r < BM; r += kBatch * kRowsPerPass) {
-      float4 w[kBatch], v[kBatch];
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int row = m0 + r + b * kRowsPerPass;
-        w[b] = *reinterpret_cast<const float4*>(c.c + int64_t(row) * c.ldc + n0 + col);
-        if (c.sgd.velocity) v[b] = *c.velocity4(row, n0 + col);
-      }
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int row = m0 + r + b * kRowsPerPass;
-        const float4 acc =
-            *reinterpret_cast<const float4*>(tile + (r + b * kRowsPerPass) * LD + col);
-        const float4 g =
-            make_float4(c.alpha * acc.x, c.alpha * acc.y, c.alpha * acc.z, c.alpha * acc.w);
-        *reinterpret_cast<float4*>(c.c + int64_t(row) * c.ldc + n0 + col) =
-            c.sgd_step4(g, w[b], c.sgd.velocity ? &v[b] : nullptr);
-        if (c.sgd.velocity) *c.velocity4(row, n0 + col) = v[b];
-      }
-    }
-    return;
-  }
-  for (; r < BM; r += kRowsPerPass)
+  for (int r = tid / (BN / 4); r < BM; r += kRowsPerPass)
     c.store4(m0 + r, n0 + col, *reinterpret_cast<const float4*>(tile + r * LD + col));
 }
 
@@ -368,7 +274,7 @@ void launch_for_layout(const Problem& p, dim3 grid, dim3 block, cudaStream_t str
 // first call of a shape allocates and later calls do not. Nothing is freed before exit, so a CUDA
 // graph that captured a call keeps valid pointers; capture after one uncaptured call of each
 // shape, since an allocation inside a capture fails.
-enum class WorkspaceUse { SplitK, Transpose, Cublas, Product };
+enum class WorkspaceUse { SplitK, Transpose, Cublas };
 float* stream_workspace(WorkspaceUse use, size_t floats, cudaStream_t stream);  // split_k.cu
 
 // Multiprocessors of the current device, for launchers that size their tiles to fill the chip.

@@ -1,50 +1,15 @@
 // The host path through OpenBLAS, used where there is no GPU. cblas_sgemm takes the row-major
-// contract as it is; the epilogue is a second pass over C (SgdUpdate's, over a copy of the
-// product).
+// contract as it is; the epilogue is a second pass over C.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N, all host memory.
 #include <cblas.h>
 
 #include <algorithm>
-#include <vector>
 
 #include "kernels/launchers.h"
 
 namespace gemm::detail {
 
-namespace {
-
-// SgdUpdate: the product is a gradient, which must not overwrite the weights in C, so it goes to a
-// buffer first (grow-only, per thread). The step is the engine's host sgd_step, element by element.
-void sgd_update(const Problem& p) {
-  thread_local std::vector<float> gradient;
-  if (gradient.size() < static_cast<size_t>(p.m) * p.n) gradient.resize(size_t(p.m) * p.n);
-  const auto trans = [](Op op) { return op == Op::N ? CblasNoTrans : CblasTrans; };
-  cblas_sgemm(CblasRowMajor, trans(p.op_a), trans(p.op_b), p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b,
-              p.ldb, 0.0f, gradient.data(), p.n);
-  const SgdOperands& s = p.sgd;
-  const float lr = *s.lr;
-  for (int i = 0; i < p.m; ++i) {
-    float* w = p.c + static_cast<long>(i) * p.ldc;
-    float* v = s.velocity ? s.velocity + static_cast<long>(i) * s.ldv : nullptr;
-    const float* g = gradient.data() + static_cast<long>(i) * p.n;
-    for (int j = 0; j < p.n; ++j) {
-      float update = g[j] + s.weight_decay * w[j];
-      if (v != nullptr) {
-        update = s.momentum * v[j] + update;
-        v[j] = update;
-      }
-      w[j] -= lr * update;
-    }
-  }
-}
-
-}  // namespace
-
 void launch_cpu(const Problem& p, cudaStream_t /*stream*/) {
-  if (p.epilogue == EpilogueOp::SgdUpdate) {
-    sgd_update(p);
-    return;
-  }
   // The contract says C is not read when beta = 0; clear it so NaN garbage cannot leak through
   // a BLAS that multiplies instead of overwriting.
   if (p.beta == 0.0f)

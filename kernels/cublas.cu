@@ -69,19 +69,19 @@ void gemm_ex(const Problem& p, cudaStream_t stream, cublasComputeType_t compute)
                "cublasGemmEx");
 }
 
-// C is m×n (row stride ldc), the product P too (row stride ldp; C itself for the epilogues that
-// read nothing of C): C[i][j] = c.finish(i, j, P[i][j]).
-__global__ void apply_epilogue_kernel(Epilogue c, const float* product, int ldp) {
+// C is m×n (row stride ldc): C[i][j] = c.finish(i, j, C[i][j]).
+__global__ void apply_epilogue_kernel(Epilogue c) {
   const int row = blockIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= c.n) return;
-  c.c[int64_t(row) * c.ldc + col] = c.finish(row, col, product[int64_t(row) * ldp + col]);
+  float* dst = c.c + int64_t(row) * c.ldc + col;
+  *dst = c.finish(row, col, *dst);
 }
 
-void apply_epilogue(const Problem& p, const float* product, int ldp, cudaStream_t stream) {
+void apply_epilogue(const Problem& p, cudaStream_t stream) {
   constexpr int kThreads = 256;
   if (p.m > 65535) throw Error("cuBLAS: an unfused epilogue supports M up to 65535");
   apply_epilogue_kernel<<<dim3((p.n + kThreads - 1) / kThreads, p.m), kThreads, 0, stream>>>(
-      epilogue(p), product, ldp);
+      epilogue(p));
   CUDA_CHECK_LAUNCH();
 }
 
@@ -201,19 +201,8 @@ void launch(const Problem& p, cudaStream_t stream, cublasComputeType_t gemm_ex_c
             cublasComputeType_t lt_compute) {
   const bool fused_bias = p.epilogue == EpilogueOp::Bias || p.epilogue == EpilogueOp::BiasRelu;
   if (fused_bias && lt_matmul_bias(p, stream, lt_compute)) return;
-  if (p.epilogue == EpilogueOp::SgdUpdate) {
-    // The product is a gradient, which must not overwrite the weights in C: into the workspace.
-    if (p.m > 65535) throw Error("cuBLAS: an unfused epilogue supports M up to 65535");
-    Problem product = p;
-    product.c = stream_workspace(WorkspaceUse::Product, size_t(p.m) * p.n, stream);
-    product.ldc = p.n;
-    product.epilogue = EpilogueOp::None;
-    gemm_ex(product, stream, gemm_ex_compute);
-    apply_epilogue(p, product.c, product.ldc, stream);
-    return;
-  }
   gemm_ex(p, stream, gemm_ex_compute);
-  if (p.epilogue != EpilogueOp::None) apply_epilogue(p, p.c, p.ldc, stream);
+  if (p.epilogue != EpilogueOp::None) apply_epilogue(p, stream);
 }
 
 }  // namespace

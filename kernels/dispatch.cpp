@@ -82,8 +82,6 @@ const char* epilogue_name(EpilogueOp e) {
       return "bias_relu";
     case EpilogueOp::ReluMask:
       return "relu_mask";
-    case EpilogueOp::SgdUpdate:
-      return "sgd_update";
   }
   return "unknown";
 }
@@ -132,19 +130,8 @@ void validate(const Problem& p) {
       require(p.mask != nullptr, "epilogue relu_mask needs a mask (M x N)");
       require_ld(p.ldmask, p.n, "ldmask", "the mask (M x N)");
       break;
-    case EpilogueOp::SgdUpdate:
-      require(p.beta == 0.0f,
-              "epilogue sgd_update needs beta = 0 (C holds the weights, not a sum to add to)");
-      require(p.sgd.lr != nullptr, "epilogue sgd_update needs lr (one float)");
-      require(p.sgd.velocity != nullptr || p.sgd.momentum == 0.0f,
-              "epilogue sgd_update needs a velocity (M x N) when momentum is not 0");
-      if (p.sgd.velocity != nullptr) {
-        require_ld(p.sgd.ldv, p.n, "ldv", "the velocity (M x N)");
-        require(p.sgd.velocity != p.c, "epilogue sgd_update: the velocity and C are one buffer");
-      }
-      break;
     default:
-      require(false, "epilogue must be one of none, bias, bias_relu, relu_mask, sgd_update");
+      require(false, "epilogue must be one of none, bias, bias_relu, relu_mask");
   }
 }
 
@@ -170,10 +157,6 @@ void run(const Variant& variant, const Problem& p, cudaStream_t stream) {
     require_device_pointer(p.c, "C", variant.name);
     if (p.bias) require_device_pointer(p.bias, "the bias", variant.name);
     if (p.mask) require_device_pointer(p.mask, "the mask", variant.name);
-    if (p.epilogue == EpilogueOp::SgdUpdate) {
-      require_device_pointer(p.sgd.lr, "lr", variant.name);
-      if (p.sgd.velocity) require_device_pointer(p.sgd.velocity, "the velocity", variant.name);
-    }
   }
   variant.launch(p, stream);
 }

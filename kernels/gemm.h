@@ -17,15 +17,6 @@
 //                                                     needs (> 0 exactly where the input was)
 //   ReluMask   C[i][j] = mask[i][j] > 0 ? v : 0       mask is M×N, ldmask ≥ N: a ReLU's saved
 //                                                     output, for the input gradient through it
-//   SgdUpdate  v is a gradient g, never stored: C holds the weights, and one step of SGD with
-//              momentum (PyTorch's formulation) updates them in place, with u = g + decay·C[i][j]:
-//                velocity[i][j] = u = momentum·velocity[i][j] + u   (with a velocity; else u)
-//                C[i][j] = C[i][j] − (*lr)·u
-//              beta must be 0; velocity is M×N, ldv ≥ N, or null for plain SGD (momentum 0);
-//              lr is one float in device memory (host memory for host variants), read when the
-//              kernel runs, so that a captured graph replays with each step's rate. A weight
-//              gradient's epilogue: the optimiser's update without the gradient's round trip
-//              through memory.
 //
 // A linear layer Y = X·Wᵀ + b (W is out×in) uses three layouts:
 //   forward          Y  = X·Wᵀ    NT
@@ -49,16 +40,7 @@ using Error = gemm_mlp::Error;
 enum class Op : char { N = 'N', T = 'T' };
 
 // See the epilogues at the top of this file.
-enum class EpilogueOp : char { None, Bias, BiasRelu, ReluMask, SgdUpdate };
-
-// SgdUpdate's operands (see the top of this file).
-struct SgdOperands {
-  float* velocity = nullptr;  // M×N, row stride ldv, any alignment; null: no momentum
-  int ldv = 0;
-  const float* lr = nullptr;  // one float
-  float momentum = 0.0f;
-  float weight_decay = 0.0f;
-};
+enum class EpilogueOp : char { None, Bias, BiasRelu, ReluMask };
 
 struct Problem {
   Op op_a = Op::N;
@@ -76,7 +58,6 @@ struct Problem {
   const float* bias = nullptr;  // Bias, BiasRelu: N values, any alignment
   const float* mask = nullptr;  // ReluMask: M×N, row stride ldmask, any alignment
   int ldmask = 0;
-  SgdOperands sgd;  // SgdUpdate
 };
 
 // Where a variant's pointers live and it runs: Device::CUDA or Device::CPU (cuda_check.h).
@@ -140,7 +121,7 @@ bool dependent_launch();
 // "NN", "NT", "TN" or "TT".
 std::string layout_name(Op op_a, Op op_b);
 
-// "none", "bias", "bias_relu", "relu_mask" or "sgd_update".
+// "none", "bias", "bias_relu" or "relu_mask".
 const char* epilogue_name(EpilogueOp e);
 
 }  // namespace gemm

@@ -189,8 +189,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // (copied kSlots steps earlier) into it, and arrives on its "full" barrier; then thread 0
     // refills the slot just read with tile kt + kSlots.
     const int ptid = tid - 128 * Cfg::kConsumers;
-    // What an SGD epilogue will read, asked of L2 now, to arrive during the main loop.
-    if (gridDim.z == 1) c.prefetch_sgd_state<Cfg::kBm, Cfg::kBn>(m0, n0, ptid, 128);
     const ProducerOperand<Cfg::kBm, KMajorA> pa{tma_a ? &map_a : nullptr, m0, k_begin};
     const ProducerOperand<Cfg::kBn, KMajorB> pb{tma_b ? &map_b : nullptr, n0, k_begin};
     const int direct_bytes = pa.direct_bytes() + pb.direct_bytes();

@@ -122,9 +122,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   __syncthreads();
 
   if (warpgroup == Cfg::kConsumers) {
-    // Producer: one thread waits for the consumers to empty a stage and refills it by TMA. First
-    // the warp asks L2 for what an SGD epilogue will read, to arrive during the main loop.
-    if (gridDim.z == 1) c.prefetch_sgd_state<Cfg::kBm, Cfg::kBn>(m0, n0, tid % 32, 32);
+    // Producer: one thread waits for the consumers to empty a stage and refills it by TMA.
     if (tid == 128 * Cfg::kConsumers) {
       for (int kt = 0; kt < k_tiles; ++kt) {
         const int stage = kt % Cfg::kStages, k = k_begin + kt * Cfg::kBk;

@@ -5,7 +5,7 @@
 #   scripts/check/sanitize.sh <build-dir> <out-dir> [variant ...]   (default: every device variant)
 #
 # Each (variant, tool) pair runs gemm_sanitizer_cases VARIANT (tests/kernels/sanitizer_cases.cpp:
-# 92 cases of odd shapes, every layout and epilogue, each checked against the oracle) under the
+# 72 cases of odd shapes, every layout and epilogue, each checked against the oracle) under the
 # tool, several pairs at a time. Writes to <out-dir>:
 #   sanitizers.csv               variant,tool,cases,errors (errors: the tool's errors, or for
 #                                racecheck its hazards, errors and warnings together; a run whose

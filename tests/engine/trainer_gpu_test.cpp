@@ -37,10 +37,9 @@ class DependentLaunch {
 };
 
 // The trainer's ways, for every device variant and both optimisers: launch by launch (one
-// stream, or branched), the graph of a serial step, the graph with side streams, that graph
-// without dependent launch (kernels/launch.cuh), and (SGD) that graph with the weights' updates
-// after backward instead of in their gradient GEMMs give the same losses and parameters, bit for
-// bit. Batches
+// stream, or branched), the graph of a serial step, the graph with side streams, and that graph
+// without
+// dependent launch (kernels/launch.cuh) give the same losses and parameters, bit for bit. Batches
 // from two buffers (so the graph is captured again when the input changes) and a partial batch
 // (run launch by launch in all).
 TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
@@ -55,15 +54,7 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
       for_variant(*v, [&] {
         SCOPED_TRACE(adam ? "adam" : "sgd");
         // The branched graph's step before the capture runs branched launch by launch.
-        enum Mode {
-          kEager,
-          kBranchedEager,
-          kSerialGraph,
-          kGraph,
-          kPlainLaunchGraph,
-          kUnfusedGraph,
-          kModes
-        };
+        enum Mode { kEager, kBranchedEager, kSerialGraph, kGraph, kPlainLaunchGraph, kModes };
         std::vector<double> losses[kModes];
         std::vector<float> weights[kModes];
         for (int mode = 0; mode < kModes; ++mode) {
@@ -84,7 +75,6 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
           o.cuda_graph = mode >= kSerialGraph;
           o.parallel_step = mode != kEager && mode != kSerialGraph;
           o.branch_launch_by_launch = mode == kBranchedEager;
-          o.fuse_updates = mode != kUnfusedGraph;
           engine::Trainer trainer(ctx, net, o);
           const Tensor x_a = Tensor::from_host(Device::CUDA, batch, in, xa);
           const Tensor x_b = Tensor::from_host(Device::CUDA, batch, in, xb);
@@ -106,12 +96,8 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
           }
         }
         for (int mode = kBranchedEager; mode < kModes; ++mode) {
-          const char* names[kModes] = {"",
-                                       "branched launch by launch",
-                                       "serial graph",
-                                       "branched graph",
-                                       "branched graph, plain launch",
-                                       "branched graph, updates after backward"};
+          const char* names[kModes] = {"", "branched launch by launch", "serial graph",
+                                       "branched graph", "branched graph, plain launch"};
           SCOPED_TRACE(names[mode]);
           EXPECT_EQ(losses[kEager], losses[mode]);
           EXPECT_EQ(weights[kEager], weights[mode]);

@@ -74,17 +74,9 @@ void fill(const Case& c, const Placement& at, float* buf) {
         buf[at.mask + std::size_t(r) * c.ldmask + col] = col < c.n ? value() : kNaN;
   std::fill(buf + at.c_begin, buf + at.c_end, sentinel());
   // beta = 0: C must only be written, so NaN poison fails any element left unwritten or read.
-  // SgdUpdate reads its weights from C.
-  const bool reads_c = c.beta != 0.0f || c.epilogue == gemm::EpilogueOp::SgdUpdate;
   for (int i = 0; i < c.m; ++i)
-    for (int j = 0; j < c.n; ++j) buf[at.c + std::size_t(i) * c.ldc + j] = reads_c ? value() : kNaN;
-  if (c.epilogue == gemm::EpilogueOp::SgdUpdate) {
-    buf[at.lr] = c.lr;
-    std::fill(buf + at.v_begin, buf + at.v_end, sentinel());
-    if (c.momentum != 0.0f)
-      for (int i = 0; i < c.m; ++i)
-        for (int j = 0; j < c.n; ++j) buf[at.velocity + std::size_t(i) * c.ldv + j] = value();
-  }
+    for (int j = 0; j < c.n; ++j)
+      buf[at.c + std::size_t(i) * c.ldc + j] = c.beta == 0.0f ? kNaN : value();
 }
 
 gemm::Problem problem(const Case& c, const Placement& at, float* base) {
@@ -108,15 +100,6 @@ gemm::Problem problem(const Case& c, const Placement& at, float* base) {
   if (c.epilogue == gemm::EpilogueOp::ReluMask) {
     p.mask = base + at.mask;
     p.ldmask = c.ldmask;
-  }
-  if (c.epilogue == gemm::EpilogueOp::SgdUpdate) {
-    p.sgd.lr = base + at.lr;
-    p.sgd.momentum = c.momentum;
-    p.sgd.weight_decay = c.weight_decay;
-    if (c.momentum != 0.0f) {
-      p.sgd.velocity = base + at.velocity;
-      p.sgd.ldv = c.ldv;
-    }
   }
   return p;
 }
@@ -143,10 +126,7 @@ std::string Case::describe() const {
   s << m << "x" << n << "x" << k << " " << gemm::layout_name(op_a, op_b) << " lda=" << lda
     << " ldb=" << ldb << " ldc=" << ldc << " offsets(a,b,c)=(" << off_a << "," << off_b << ","
     << off_c << ") alpha=" << alpha << " beta=" << beta;
-  if (epilogue == gemm::EpilogueOp::SgdUpdate)
-    s << " epilogue=sgd_update lr=" << lr << " momentum=" << momentum
-      << " weight_decay=" << weight_decay << " ldv=" << ldv << " offset(v)=" << off_v;
-  else if (epilogue != gemm::EpilogueOp::None)
+  if (epilogue != gemm::EpilogueOp::None)
     s << " epilogue=" << gemm::epilogue_name(epilogue) << " ldmask=" << ldmask
       << " offsets(bias,mask)=(" << off_bias << "," << off_mask << ")";
   if (wide_range) s << " wide-range";
@@ -159,7 +139,6 @@ Case finished(Case c) {
   if (c.ldb == 0) c.ldb = c.cols_b();
   if (c.ldc == 0) c.ldc = c.n;
   if (c.ldmask == 0) c.ldmask = c.n;
-  if (c.ldv == 0) c.ldv = c.n;
   return c;
 }
 
@@ -176,18 +155,6 @@ Batch::Batch(std::vector<Case> cases) : cases_(std::move(cases)), input_(nullptr
     cursor = at.bias + std::size_t(c.n);
     at.mask = align_up(cursor) + c.off_mask;
     if (c.epilogue == gemm::EpilogueOp::ReluMask) cursor = at.mask + std::size_t(c.m) * c.ldmask;
-    at.lr = at.velocity = at.v_begin = at.v_end = cursor;
-    if (c.epilogue == gemm::EpilogueOp::SgdUpdate) {
-      at.lr = align_up(cursor);
-      at.v_begin = align_up(at.lr + 1);
-      at.velocity = at.v_begin;
-      at.v_end = at.v_begin;
-      if (c.momentum != 0.0f) {
-        at.velocity = align_up(at.v_begin + kGuard) + c.off_v;
-        at.v_end = at.velocity + std::size_t(c.m) * c.ldv + kGuard;
-      }
-      cursor = at.v_end;
-    }
     at.c_begin = align_up(cursor);
     at.c = align_up(at.c_begin + kGuard) + c.off_c;
     at.c_end = at.c + std::size_t(c.m) * c.ldc + kGuard;
@@ -253,35 +220,24 @@ std::string check_case(const Batch& batch, std::size_t i, const float* output, d
   const Placement& at = batch.placements()[i];
   const float* in = batch.input();
 
-  // Nothing outside the M×N region may change: guards, offset and ldc padding; for SgdUpdate's
-  // velocity as for C.
-  const auto untouched = [&](const char* name, std::size_t begin, std::size_t end,
-                             std::size_t origin, int ld) -> std::string {
-    for (std::size_t x = begin; x < end; ++x) {
-      const bool inside = x >= origin && x < origin + std::size_t(c.m) * ld &&
-                          (x - origin) % std::size_t(ld) < std::size_t(c.n);
-      if (inside || bits_of(output[x]) == kSentinelBits) continue;
+  // Nothing outside the M×N region may change: guards, offset and ldc padding.
+  for (std::size_t x = at.c_begin; x < at.c_end; ++x) {
+    const bool inside = x >= at.c && x < at.c + std::size_t(c.m) * c.ldc &&
+                        (x - at.c) % std::size_t(c.ldc) < std::size_t(c.n);
+    if (!inside && bits_of(output[x]) != kSentinelBits) {
       std::ostringstream s;
-      const long long rel = static_cast<long long>(x) - static_cast<long long>(origin);
-      s << c.describe() << ": wrote outside the M x N region, at " << name << (rel < 0 ? "" : "+")
-        << rel << " floats";
-      if (rel >= 0 && rel < static_cast<long long>(c.m) * ld)
-        s << " (row " << rel / ld << ", column " << rel % ld << " >= N = " << c.n << ", in the "
-          << (name[0] == 'C' ? "ldc" : "ldv") << " padding)";
+      const long long rel = static_cast<long long>(x) - static_cast<long long>(at.c);
+      s << c.describe() << ": wrote outside the M x N region, at C" << (rel < 0 ? "" : "+") << rel
+        << " floats";
+      if (rel >= 0 && rel < static_cast<long long>(c.m) * c.ldc)
+        s << " (row " << rel / c.ldc << ", column " << rel % c.ldc << " >= N = " << c.n
+          << ", in the ldc padding)";
       else
-        s << " (in the guard " << (rel < 0 ? "before " : "after ") << name << ")";
+        s << " (in the guard " << (rel < 0 ? "before" : "after") << " C)";
       s << ": found " << output[x] << ", expected it untouched";
       return s.str();
     }
-    return "";
-  };
-  if (std::string e = untouched("C", at.c_begin, at.c_end, at.c, c.ldc); !e.empty()) return e;
-  const bool sgd = c.epilogue == gemm::EpilogueOp::SgdUpdate;
-  const bool has_velocity = sgd && c.momentum != 0.0f;
-  if (has_velocity)
-    if (std::string e = untouched("the velocity", at.v_begin, at.v_end, at.velocity, c.ldv);
-        !e.empty())
-      return e;
+  }
 
   std::vector<double> dot, abs_sum;
   ref_gemm(c.op_a, c.op_b, c.m, c.n, c.k, in + at.a, c.lda, in + at.b, c.ldb, dot, abs_sum);
@@ -290,36 +246,10 @@ std::string check_case(const Batch& batch, std::size_t i, const float* output, d
   double worst_ratio = -1.0;
   int wi = 0, wj = 0;
   double w_got = 0, w_want = 0, w_bound = 0;
-  const char* w_what = "C";
-  const auto judge = [&](const char* what, int r, int col, double got, double want, double bound) {
-    const double ratio = std::isfinite(got) ? std::fabs(got - want) / bound
-                                            : std::numeric_limits<double>::infinity();
-    if (!(ratio <= 1.0)) ++bad;
-    if (ratio > worst_ratio) {
-      worst_ratio = ratio;
-      wi = r, wj = col;
-      w_got = got, w_want = want, w_bound = bound, w_what = what;
-    }
-  };
   for (int r = 0; r < c.m; ++r)
     for (int col = 0; col < c.n; ++col) {
       const std::size_t e = std::size_t(r) * c.n + col;
       const std::size_t x = at.c + std::size_t(r) * c.ldc + col;
-      if (sgd) {
-        // The step in double, from the gradient g = alpha·dot: u = g + decay·w + momentum·v,
-        // w' = w − lr·u. Each fp32 operation adds at most one rounding, well inside tol.
-        const double g = double(c.alpha) * dot[e], w = in[x];
-        const double g_bound = tol * std::fabs(double(c.alpha)) * abs_sum[e];
-        const std::size_t xv = at.velocity + std::size_t(r) * c.ldv + col;
-        const double v = has_velocity ? double(c.momentum) * in[xv] : 0.0;
-        const double decay = double(c.weight_decay) * w, u = g + decay + v;
-        const double u_bound = g_bound + tol * (std::fabs(g) + std::fabs(decay) + std::fabs(v)) +
-                               gemm::kToleranceFloor;
-        if (has_velocity) judge("the velocity", r, col, output[xv], u, u_bound);
-        judge("C", r, col, output[x], w - double(c.lr) * u,
-              double(c.lr) * u_bound + tol * std::fabs(w) + gemm::kToleranceFloor);
-        continue;
-      }
       const double c0 = c.beta == 0.0f ? 0.0 : double(in[x]);
       double want = double(c.alpha) * dot[e] + double(c.beta) * c0;
       double bound =
@@ -342,17 +272,25 @@ std::string check_case(const Batch& batch, std::size_t i, const float* output, d
         default:
           break;
       }
-      judge("C", r, col, output[x], want, bound);
+      const double got = output[x];
+      const double ratio = std::isfinite(got) ? std::fabs(got - want) / bound
+                                              : std::numeric_limits<double>::infinity();
+      if (!(ratio <= 1.0)) ++bad;
+      if (ratio > worst_ratio) {
+        worst_ratio = ratio;
+        wi = r, wj = col;
+        w_got = got, w_want = want, w_bound = bound;
+      }
     }
   if (worst_ratio_out) *worst_ratio_out = worst_ratio;
   if (bad == 0) return "";
   std::ostringstream s;
   s.precision(9);
-  s << c.describe() << ": " << bad << " of " << long(c.m) * c.n * (has_velocity ? 2 : 1)
-    << " elements out of bound; worst " << w_what << "[" << wi << "][" << wj << "] (offset "
-    << long(wi) * (w_what[0] == 'C' ? c.ldc : c.ldv) + wj << "): got " << w_got << ", want "
-    << w_want << ", |diff| " << std::fabs(w_got - w_want) << " > bound " << w_bound << " (tol "
-    << tol << ", ratio " << worst_ratio << ")";
+  s << c.describe() << ": " << bad << " of " << long(c.m) * c.n
+    << " elements out of bound; worst C[" << wi << "][" << wj << "] (offset "
+    << long(wi) * c.ldc + wj << "): got " << w_got << ", want " << w_want << ", |diff| "
+    << std::fabs(w_got - w_want) << " > bound " << w_bound << " (tol " << tol << ", ratio "
+    << worst_ratio << ")";
   return s.str();
 }
 

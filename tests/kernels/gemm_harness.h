@@ -10,7 +10,6 @@
 //                         [S × guard]
 //
 // After the call, every S must still be bit-identical: a kernel may write only the M×N region.
-// SgdUpdate's velocity is laid out and guarded the same way; its C holds weights, not poison.
 // A and B are filled with random values where they hold matrix elements and with NaN in their
 // ld padding, so a kernel that lets padding into a result is caught too. The epilogue's bias (N
 // values) and mask (M×N, ldmask; random signs, so about half the outputs are masked) are placed
@@ -51,10 +50,6 @@ struct Case {
   gemm::EpilogueOp epilogue = gemm::EpilogueOp::None;
   int ldmask = 0;                  // 0 means tight (N); the mask exists for ReluMask only
   int off_bias = 0, off_mask = 0;  // floats past a 256-byte aligned address
-  // SgdUpdate: C holds random weights, updated in place with the step's rate lr (a float of the
-  // buffer) and, with momentum > 0, the velocity (M×N, random, guarded as C is).
-  float lr = 0.25f, momentum = 0.9f, weight_decay = 0.01f;
-  int ldv = 0, off_v = 0;  // ldv 0 means tight (N)
   std::uint64_t seed = 0;
   bool wide_range = false;  // A, B, bias and mask magnitudes 2^-12 … 2^12 instead of up to 1
 
@@ -73,8 +68,6 @@ Case finished(Case c);
 struct Placement {
   std::size_t a, b, c;         // the pointers handed to gemm::run
   std::size_t bias, mask;      // the epilogue's operands (always placed; used when it needs them)
-  std::size_t lr, velocity;    // SgdUpdate's (placed for it only)
-  std::size_t v_begin, v_end;  // the whole velocity block, guards included (empty without one)
   std::size_t c_begin, c_end;  // the whole C block, guards included
 };
 

@@ -46,24 +46,6 @@ void Correctness::Epilogues() {
         c.ldmask = variation == 0 ? 0 : s.n + 3;
         cases.push_back(c);
       }
-  // SgdUpdate (beta 0, C holds the weights): a tight aligned velocity; a misaligned one with a
-  // padded ldv and alpha 0.5; and plain SGD (no velocity) on a misaligned C. 2304×2048 is a grid
-  // of whole 256×128 tiles that fills the H200 unsplit, where the production kernels load the
-  // weights and velocities of several rows at once.
-  std::vector<Shape> sgd_shapes = shapes;
-  sgd_shapes.push_back({2304, 2048, 40});
-  for (const Shape& s : sgd_shapes)
-    for (int variation = 0; variation < 3; ++variation) {
-      Case c = base();
-      c.m = s.m, c.n = s.n, c.k = s.k;
-      c.epilogue = gemm::EpilogueOp::SgdUpdate;
-      c.alpha = variation == 1 ? 0.5f : 1.0f;
-      c.off_v = variation == 1 ? 1 : 0;
-      c.ldv = variation == 1 ? s.n + 3 : 0;
-      c.momentum = variation == 2 ? 0.0f : 0.9f;
-      c.off_c = variation == 2 ? 1 : 0;
-      cases.push_back(c);
-    }
   run_cases("Epilogues", cases);
 }
 

@@ -133,26 +133,6 @@ void Malformed::BadEpilogue() {
   expect_error(GetParam(), p, {"ldmask = 5", "6"}, "relu_mask with ldmask < N");
   p.epilogue = static_cast<gemm::EpilogueOp>(9);
   expect_error(GetParam(), p, {"epilogue must be one of"}, "an unknown epilogue");
-
-  p = valid(Op::N, Op::T);
-  p.epilogue = gemm::EpilogueOp::SgdUpdate;
-  p.sgd.momentum = 0.9f;
-  p.sgd.velocity = b_.data();
-  p.sgd.ldv = p.n;
-  expect_error(GetParam(), p, {"sgd_update needs lr"}, "sgd_update without a rate");
-  p.sgd.lr = a_.data();
-  p.beta = 1.0f;
-  expect_error(GetParam(), p, {"sgd_update needs beta = 0"}, "sgd_update with beta 1");
-  p.beta = 0.0f;
-  p.sgd.velocity = nullptr;
-  expect_error(GetParam(), p, {"needs a velocity", "momentum"}, "momentum without a velocity");
-  p.sgd.velocity = b_.data();
-  p.sgd.ldv = p.n - 1;
-  expect_error(GetParam(), p, {"ldv = " + std::to_string(p.n - 1), std::to_string(p.n)},
-               "sgd_update with ldv < N");
-  p.sgd.ldv = p.n;
-  p.sgd.velocity = p.c;
-  expect_error(GetParam(), p, {"velocity and C are one buffer"}, "the velocity is C");
 }
 
 void Malformed::BadOp() {
