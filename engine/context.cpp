@@ -161,18 +161,6 @@ int Context::fork() {
   return side + 1;
 }
 
-int Context::fork_from(int from) {
-  if (from == 0) return fork();
-  if (!forked(from))
-    throw Error("context: fork_from(" + std::to_string(from) + ") of a stream not forked");
-  const int side = next_side_;
-  next_side_ = (next_side_ + 1) % kSideStreams;
-  CUDA_CHECK(cudaEventRecord(side_marks_[from - 1], side_streams_[from - 1]));
-  CUDA_CHECK(cudaStreamWaitEvent(side_streams_[side], side_marks_[from - 1], 0));
-  forked_ |= 1u << side;
-  return side + 1;
-}
-
 int Context::fork_after_all() {
   const unsigned earlier = forked_;
   const int side = fork();

@@ -122,7 +122,7 @@ class Context {
 
   // Branches (see the header comment). A stream is named by an index: 0 is the main stream,
   // 1..kSideStreams the side streams.
-  static constexpr int kSideStreams = 16;
+  static constexpr int kSideStreams = 8;
   class Branches {
    public:
     explicit Branches(Context& ctx);
@@ -140,10 +140,6 @@ class Context {
   // forked since the last join: for work that must follow everything queued so far without
   // holding up what is queued after it. 0 outside a Branches scope.
   int fork_after_all();
-  // A side stream that first waits for the work queued so far on stream `from` (0: the main
-  // stream), and on nothing else queued since: for work that needs only what `from` has done so
-  // far, beside what is queued on `from` next. 0 outside a Branches scope.
-  int fork_from(int from);
   // Side stream `side` also waits for the work queued so far on the main stream (no-op for 0).
   void follow_main(int side);
   // Whether side stream `side` was forked since the last join (true for 0, the main stream).

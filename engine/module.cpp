@@ -1,6 +1,5 @@
 #include "engine/module.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "engine/ops.h"
@@ -66,18 +65,9 @@ const Tensor& Linear::backward(Context& ctx, const Tensor& dy) {
   } else {
     dx_ = Tensor();
   }
-  // Slices of about update_slice() values, at most kMaxUpdateSlices, at least 4 rows each.
-  int slices = 1;
-  if (ctx.is_cuda() && update_slice() > 0) {
-    const int64_t values = static_cast<int64_t>(out_) * in_;
-    slices = static_cast<int>(std::min<int64_t>(values / update_slice(), kMaxUpdateSlices));
-    slices = std::max(1, std::min(slices, out_ / 4));
-  }
-  const LinearGradStreams streams =
-      linear_backward(ctx, x_, weight_.value, dy, dx, weight_.grad, bias_.grad,
-                      {accumulate_grads(), relu_before_, slices});
+  const LinearGradStreams streams = linear_backward(ctx, x_, weight_.value, dy, dx, weight_.grad,
+                                                    bias_.grad, {accumulate_grads(), relu_before_});
   weight_.grad_stream = streams.weight;
-  weight_.grad_slices = streams.weight_slices;
   bias_.grad_stream = streams.bias;
   return dx_;
 }
@@ -164,7 +154,6 @@ int Sequential::prepare(Context& ctx, int max_batch, int in_features) {
   for (size_t i = 0; i < modules_.size(); ++i) {
     modules_[i]->set_needs_input_grad(i == 0 ? needs_input_grad() : true);
     modules_[i]->set_accumulate_grads(accumulate_grads());
-    modules_[i]->set_update_slice(update_slice());
     features = modules_[i]->prepare(ctx, max_batch, features);
   }
   prepared_ = true;

@@ -37,11 +37,6 @@ struct Parameter {
   // The stream on which the last backward finished grad (Context::fork; 0: the main stream), so
   // that an optimiser can update this parameter there as soon as it is ready.
   int grad_stream = 0;
-  // Where the last backward finished each slice of grad's rows, if it made grad in slices (a large
-  // Linear weight; Module::set_update_slice): slice i is rows [weight_gradient_slice_row(rows,
-  // n, i), … (i + 1)), n = grad_slices.size(), finished on stream grad_slices[i], so that an
-  // optimiser can update each beside the GEMM of the next. Empty: grad is finished whole.
-  std::vector<int> grad_slices = {};
 };
 
 class Module {
@@ -75,14 +70,6 @@ class Module {
   // hands its setting to its modules in prepare().
   void set_accumulate_grads(bool accumulate) { accumulate_grads_ = accumulate; }
   bool accumulate_grads() const { return accumulate_grads_; }
-  // > 0: on the GPU, a Linear whose weight has at least 2 × this many values computes its weight
-  // gradient in slices of rows of about this many (at most kMaxUpdateSlices;
-  // Parameter::grad_slices), so that an optimiser updates each slice beside the GEMM of the next:
-  // the update's memory traffic beside the GEMM's arithmetic, on the same multiprocessors. 0 (the
-  // default): whole. A Sequential hands its setting to its modules in prepare().
-  static constexpr int kMaxUpdateSlices = 4;
-  void set_update_slice(int64_t values) { update_slice_ = values; }
-  int64_t update_slice() const { return update_slice_; }
 
  protected:
   // Throws unless prepare() ran and x fits it (rows ≤ max_batch, cols = expected).
@@ -91,7 +78,6 @@ class Module {
  private:
   bool needs_input_grad_ = true;
   bool accumulate_grads_ = true;
-  int64_t update_slice_ = 0;
 };
 
 // Y = X·Wᵀ + b with W out×in, Kaiming-uniform initialised from the context's generator:

@@ -71,12 +71,6 @@ void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor
   ctx.gemm(forward_problem(x, w, b, y, act));
 }
 
-int weight_gradient_slice_row(int rows, int slices, int i) {
-  if (i >= slices) return rows;
-  const int64_t row = static_cast<int64_t>(rows) * i / slices;
-  return static_cast<int>(row / 4 * 4);
-}
-
 LinearGradStreams linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& dy,
                                   Tensor* dx, Tensor& dw, Tensor& db,
                                   LinearBackwardOptions options) {
@@ -97,29 +91,9 @@ LinearGradStreams linear_backward(Context& ctx, const Tensor& x, const Tensor& w
     require_shape(*dx, batch, in, "linear_backward: dx (batch x in)");
   }
 
-  if (options.weight_slices < 1 || (options.weight_slices > 1 && out / options.weight_slices < 4))
-    throw Error("linear_backward: weight_slices must be 1, or leave at least 4 of dw's " +
-                std::to_string(out) + " rows to each slice; got " +
-                std::to_string(options.weight_slices));
   LinearGradStreams streams;
   streams.weight = ctx.fork();
-  if (options.weight_slices == 1) {
-    ctx.on(streams.weight, [&] { ctx.gemm(weight_gradient_problem(dy, x, grad_beta, dw)); });
-  } else {
-    // Slice i of dw is rows [r0, r1): the same GEMM on columns [r0, r1) of dy.
-    for (int i = 0; i < options.weight_slices; ++i) {
-      const int r0 = weight_gradient_slice_row(out, options.weight_slices, i);
-      const int r1 = weight_gradient_slice_row(out, options.weight_slices, i + 1);
-      ctx.on(streams.weight, [&] {
-        gemm::Problem p = weight_gradient_problem(dy, x, grad_beta, dw);
-        p.m = r1 - r0;
-        p.a += r0;                                // dy's columns r0.. (op_a = T: lda stays out)
-        p.c += static_cast<int64_t>(r0) * p.ldc;  // dw's rows r0..
-        ctx.gemm(p);
-      });
-      streams.weight_slices.push_back(ctx.fork_from(streams.weight));
-    }
-  }
+  ctx.on(streams.weight, [&] { ctx.gemm(weight_gradient_problem(dy, x, grad_beta, dw)); });
   streams.bias = ctx.fork();
   ctx.on(streams.bias, [&] {
     if (ctx.is_cuda())

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "engine/backend.h"
 #include "engine/context.h"
@@ -33,31 +32,18 @@ struct LinearBackwardOptions {
   // x is a ReLU's output and dx should be the gradient before that ReLU: dx is masked where
   // x ≤ 0, in the dx GEMM's epilogue.
   bool relu_before = false;
-  // > 1: dw is computed in this many slices of its rows (weight_gradient_slice_row), one GEMM
-  // each, one after another on dw's stream; each slice is reported finished on its own stream
-  // (LinearGradStreams::weight_slices), so that its update can run beside the next slice's GEMM.
-  // At least 4 rows a slice.
-  int weight_slices = 1;
 };
-
-// The first row of slice i (0 ≤ i ≤ slices; slice `slices` is the end) of a weight gradient of
-// `rows` rows in `slices` slices: equal slices, each a multiple of 4 rows but the last, so that
-// each starts 16-byte aligned in a flat buffer.
-int weight_gradient_slice_row(int rows, int slices, int i);
 
 // Its backward, given dy (B×out):
 //   dx  = dy·W      NN GEMM, beta = 0 (overwrites dx, B×in), masked by x > 0 with relu_before;
 //                   skipped when dx is null, as for the first layer, whose input needs no
 //                   gradient
-//   dw (+)= dyᵀ·x   TN GEMM (out×in), in slices of rows with options.weight_slices
+//   dw (+)= dyᵀ·x   TN GEMM (out×in)
 //   db (+)= Σ_rows dy (1×out)
 // Inside a Context::Branches scope, dw and db are queued on side streams forked where dy is
 // ready (Context::fork), and dx on the current stream, so the three run side by side.
 struct LinearGradStreams {
   int weight = 0, bias = 0;  // where dw and db are finished (Context stream indices; 0: main)
-  // With options.weight_slices > 1: where each slice of dw's rows is finished (weight: where the
-  // last is, and so all). A slice's stream has waited for nothing queued on `weight` after it.
-  std::vector<int> weight_slices;
 };
 LinearGradStreams linear_backward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& dy,
                                   Tensor* dx, Tensor& dw, Tensor& db,

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "engine/checks.h"
-#include "engine/ops.h"
 #include "kernels/cuda_check.h"
 
 namespace engine {
@@ -86,34 +85,12 @@ void Optimizer::apply(Context& ctx) {
     throw Error("optimizer: apply with a context on another device");
   // Each run of parameters finished on one stream is updated there, once the main stream has
   // queued every read of the weights (the input-gradient GEMMs).
-  // A parameter whose gradient came in slices of rows (Parameter::grad_slices) is updated a slice
-  // at a time, each on the stream that finished it.
   const auto stream_of = [&](size_t i) {
     return ctx.forked(params_[i]->grad_stream) ? params_[i]->grad_stream : 0;
   };
-  const auto sliced = [&](size_t i) { return !params_[i]->grad_slices.empty(); };
   for (size_t first = 0, last = 0; first < params_.size(); first = last) {
-    if (sliced(first)) {
-      const Parameter& p = *params_[first];
-      const int slices = static_cast<int>(p.grad_slices.size()), cols = p.value.cols();
-      for (int s = 0; s < slices; ++s) {
-        const int stream = ctx.forked(p.grad_slices[s]) ? p.grad_slices[s] : 0;
-        const int64_t begin =
-            offsets_[first] + int64_t(cols) * weight_gradient_slice_row(p.value.rows(), slices, s);
-        // The last slice takes the slice's padding too, as whole runs do.
-        const int64_t end =
-            s + 1 == slices ? offsets_[first + 1]
-                            : offsets_[first] + int64_t(cols) * weight_gradient_slice_row(
-                                                                    p.value.rows(), slices, s + 1);
-        ctx.follow_main(stream);
-        ctx.on(stream, [&] { update(ctx, begin, end - begin); });
-      }
-      last = first + 1;
-      continue;
-    }
     const int stream = stream_of(first);
-    for (last = first + 1; last < params_.size() && !sliced(last) && stream_of(last) == stream;)
-      ++last;
+    for (last = first + 1; last < params_.size() && stream_of(last) == stream;) ++last;
     ctx.follow_main(stream);
     ctx.on(stream, [&] { update(ctx, offsets_[first], offsets_[last] - offsets_[first]); });
   }

@@ -28,9 +28,6 @@ int prepare_network(Context& ctx, Module& net, const TrainerOptions& o) {
   const int in = net.in_features();
   if (in == 0) throw Error("trainer: the network's first module must fix the input width");
   net.set_accumulate_grads(false);
-  if (o.update_slice < 0)
-    throw Error("trainer: update_slice must be >= 0, got " + std::to_string(o.update_slice));
-  net.set_update_slice(o.update_slice);
   const int out = net.prepare(ctx, o.max_batch, in);
   if (o.loss == TrainerOptions::Loss::CrossEntropy && out < 2)
     throw Error(

@@ -18,15 +18,15 @@
 // A step is: the optional fill (a data loader's gather) → forward → loss, its gradient, the
 // metrics and the step counter + 1 (one kernel) → backward, which overwrites the gradients (no
 // zeroing pass) → the optimiser's updates, and with Gather::ThisAndNext the next step's fill
-// beside them. A large weight's gradient comes in slices of rows, each updated beside the GEMM of
-// the next (options.update_slice). On CUDA, with options.parallel_step, the independent parts of a
-// graph's step run on side streams (Context::Branches): each layer's weight and bias gradients
-// beside its input gradient, each layer's update as soon as its gradients are done and every input
-// gradient that reads its weights is queued, and the next fill once every read of x is queued. So
-// the chain of dependent kernels of a step that gathered ahead starts at the forward pass and ends
-// at the first layer's update. A step launched one by one (without the graph, or a partial batch)
-// runs on one stream: there each fork and join costs the host more than the overlap gains (unless
-// options.branch_launch_by_launch). The arithmetic is the same either way, bit for bit.
+// beside them. On CUDA, with options.parallel_step, the independent parts of a graph's step run
+// on side streams (Context::Branches): each layer's weight and bias gradients beside its input
+// gradient, each layer's update as soon as its gradients are done and every input gradient that
+// reads its weights is queued, and the next fill once every read of x is queued. So the chain of
+// dependent kernels of a step that gathered ahead starts at the forward pass and ends at the
+// first layer's update. A step launched one by one (without
+// the graph, or a partial batch) runs on one stream: there each fork and join costs the host
+// more than the overlap gains (unless options.branch_launch_by_launch). The arithmetic is the
+// same either way, bit for bit.
 //
 // CUDA graph: on CUDA, with options.cuda_graph, the first full-size step runs launch by launch
 // (it also sizes the GEMM workspaces and loads every kernel), the second is captured, and every
@@ -63,10 +63,6 @@ struct TrainerOptions {
   AdamOptions adam;           // used with Optimizer::Adam
   bool cuda_graph = true;     // CUDA only: replay full-size steps as one graph
   bool parallel_step = true;  // CUDA graph only: independent work of a step on side streams
-  // CUDA: a Linear weight of at least twice this many values gets its gradient in slices of rows
-  // and the optimiser updates each slice beside the next slice's GEMM (Module::set_update_slice),
-  // so that the update's memory traffic overlaps the GEMM's arithmetic. 0: whole.
-  int64_t update_slice = int64_t(1) << 22;
   // With parallel_step, steps launched one by one branch too: slower on the host, but the kernels
   // run in the graph's order (scripts/check/critical_path.py profiles them so).
   bool branch_launch_by_launch = false;

@@ -241,10 +241,6 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                "Launch each kernel after the one before it has finished, instead of letting the "
                "production and engine kernels start while it finishes (Hopper's programmatic "
                "dependent launch; same results, bit for bit; for measuring the difference)");
-  app.add_flag("--whole-updates", o.whole_updates,
-               "Compute each weight gradient whole and update the weights after it, instead of "
-               "updating a large weight's slices of rows beside the GEMM of the next slice (for "
-               "measuring the difference)");
   app.add_option("--step-graph", o.step_graph,
                  "Write the captured training step's CUDA graph to this JSON file: its kernels in "
                  "launch order and which ones each waits for (scripts/check/critical_path.py "
@@ -349,7 +345,6 @@ engine::TrainerOptions trainer_options(const Options& o, int64_t total_steps, bo
   t.cuda_graph = cuda_graph;
   t.parallel_step = !o.serial_step;
   t.branch_launch_by_launch = o.branched_no_graph;
-  if (o.whole_updates) t.update_slice = 0;
   if (o.optimizer == "sgd") {
     t.optimizer = engine::TrainerOptions::Optimizer::Sgd;
     t.sgd = {learning_rate(o), o.momentum, o.weight_decay, total_steps};

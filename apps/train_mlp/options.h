@@ -34,7 +34,6 @@ struct Options {
   bool no_graph = false;
   bool serial_step = false;
   bool no_dependent_launch = false;
-  bool whole_updates = false;
   bool branched_no_graph = false;
   std::string step_graph;  // --step-graph: the captured step's topology, as JSON
   std::string schedule = "cosine";

@@ -56,7 +56,6 @@ std::string resume_command(const Options& o) {
   if (o.no_graph) command += " --no-graph";
   if (o.serial_step) command += " --serial-step";
   if (o.no_dependent_launch) command += " --no-dependent-launch";
-  if (o.whole_updates) command += " --whole-updates";
   if (o.branched_no_graph) command += " --branched-no-graph";
   return command;
 }

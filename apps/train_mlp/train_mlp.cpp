@@ -148,8 +148,7 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
             << (device == engine::Device::CUDA
                     ? std::string(o.no_graph ? ", launch by launch" : ", one CUDA graph per step") +
                           (o.serial_step ? ", serial step" : "") +
-                          (o.no_dependent_launch ? ", no dependent launch" : "") +
-                          (o.whole_updates ? ", whole updates" : "")
+                          (o.no_dependent_launch ? ", no dependent launch" : "")
                     : "")
             << "\n";
   const auto save = [&](int epoch, const engine::Metadata& extra) {

@@ -18,9 +18,7 @@
 #include <random>
 #include <vector>
 
-#include "compare_to_cpu.h"
 #include "engine/engine.h"
-#include "expect_error.h"
 #include "random_data.h"
 
 namespace {
@@ -95,37 +93,6 @@ TEST(GradCheck, LinearInputWeightAndBias) {
   check_gradient(x, dx.download(), h, loss, "dX");
   check_gradient(w, dw.download(), h, loss, "dW");
   check_gradient(b, db.download(), h, loss, "db");
-}
-
-// The weight gradient in slices of rows (LinearBackwardOptions::weight_slices): the slices cover
-// dW's rows in order, each a multiple of 4 rows but the last and never empty, and together they
-// give the whole GEMM's dW; a slicing that would leave a slice fewer than 4 rows is an error.
-TEST(GradCheck, LinearWeightGradientInSlicesOfRows) {
-  for (const int rows : {4, 8, 13, 64, 4096})
-    for (int slices = 1; slices <= 4 && rows / slices >= 4; ++slices) {
-      EXPECT_EQ(engine::weight_gradient_slice_row(rows, slices, 0), 0);
-      EXPECT_EQ(engine::weight_gradient_slice_row(rows, slices, slices), rows);
-      for (int i = 0; i < slices; ++i) {
-        const int r0 = engine::weight_gradient_slice_row(rows, slices, i);
-        const int r1 = engine::weight_gradient_slice_row(rows, slices, i + 1);
-        EXPECT_EQ(r0 % 4, 0) << rows << " rows, slice " << i << " of " << slices;
-        EXPECT_GE(r1 - r0, i + 1 < slices ? 4 : 1) << rows << " rows, slice " << i;
-      }
-    }
-  Context ctx(Device::CPU, "cpu", 1);
-  std::mt19937_64 rng(13);
-  const int batch = 6, in = 5, out = 13;
-  Tensor x = Tensor::from_host(Device::CPU, batch, in, random_values(rng, batch * in, -1, 1));
-  Tensor w = Tensor::from_host(Device::CPU, out, in, random_values(rng, out * in, -1, 1));
-  Tensor dy = Tensor::from_host(Device::CPU, batch, out, random_values(rng, batch * out, -1, 1));
-  Tensor whole(Device::CPU, out, in), sliced(Device::CPU, out, in), db(Device::CPU, 1, out);
-  engine::linear_backward(ctx, x, w, dy, nullptr, whole, db, {false, false});
-  const engine::LinearGradStreams streams =
-      engine::linear_backward(ctx, x, w, dy, nullptr, sliced, db, {false, false, 3});
-  EXPECT_EQ(streams.weight_slices.size(), 3u);
-  expect_close(sliced.download(), whole.download(), 1e-6, "dW in 3 slices");
-  EXPECT_THROW_WITH(engine::linear_backward(ctx, x, w, dy, nullptr, sliced, db, {false, false, 4}),
-                    gemm_mlp::Error, "at least 4 of dw's 13 rows");
 }
 
 TEST(GradCheck, LinearWeightGradientsAccumulateOrOverwrite) {

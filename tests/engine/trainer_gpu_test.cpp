@@ -39,9 +39,7 @@ class DependentLaunch {
 // The trainer's ways, for every device variant and both optimisers: launch by launch (one
 // stream, or branched), the graph of a serial step, the graph with side streams, and that graph
 // without
-// dependent launch (kernels/launch.cuh) give the same losses and parameters, bit for bit, with
-// the two hidden layers' weights updated in slices beside their gradient GEMMs (update_slice).
-// Batches
+// dependent launch (kernels/launch.cuh) give the same losses and parameters, bit for bit. Batches
 // from two buffers (so the graph is captured again when the input changes) and a partial batch
 // (run launch by launch in all).
 TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
@@ -77,7 +75,6 @@ TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {
           o.cuda_graph = mode >= kSerialGraph;
           o.parallel_step = mode != kEager && mode != kSerialGraph;
           o.branch_launch_by_launch = mode == kBranchedEager;
-          o.update_slice = 700;  // 64×50 and 48×64 weights: 4 slices of rows
           engine::Trainer trainer(ctx, net, o);
           const Tensor x_a = Tensor::from_host(Device::CUDA, batch, in, xa);
           const Tensor x_b = Tensor::from_host(Device::CUDA, batch, in, xb);
@@ -202,8 +199,7 @@ TEST(EngineGpu, MeanSquaredErrorMatchesCpu) {
 }
 
 // A regression trainer on the GPU: the graph replay and launch by launch give the same bits, and
-// both follow the CPU trainer to rounding, the first layer's weight gradient and update in 4
-// slices of rows on the GPU (update_slice; the CPU takes it whole).
+// both follow the CPU trainer to rounding.
 TEST(EngineGpu, MeanSquaredErrorTrainerMatchesCpu) {
   GPU_TEST_OR_SKIP();
   const int batch = 24, in = 7, out = 3, steps = 10;
@@ -228,7 +224,6 @@ TEST(EngineGpu, MeanSquaredErrorTrainerMatchesCpu) {
     o.loss = engine::TrainerOptions::Loss::MeanSquaredError;
     o.sgd.lr = 0.05f;  // SGD: Adam would magnify the backends' rounding in tiny gradients
     o.cuda_graph = graph;
-    o.update_slice = 56;  // 32×7 values: 4 slices of 8 rows
     engine::Trainer trainer(ctx, net, o);
     const Tensor x = Tensor::from_host(device, batch, in, xv);
     const Tensor y = Tensor::from_host(device, batch, out, yv);
