@@ -113,7 +113,7 @@ def main():
                          "captures the second)")
     ap.add_argument("--data-dir", default=os.path.join(ROOT, "data", "mnist"), help="MNIST files")
     ap.add_argument("--train-mlp-args", default="",
-                    help="extra train_mlp flags, one string (e.g. --train-mlp-args=--no-fused-update)")
+                    help="extra train_mlp flags, one string (e.g. --train-mlp-args=--serial-step)")
     ap.add_argument("--ncu", help=f"the ncu binary (default: ncu on PATH, else {NCU_FALLBACK})")
     ap.add_argument("--keep", help="also save each variant's graph JSON and ncu CSV in this folder")
     ap.add_argument("--graph-json", action="append", default=[],
