@@ -1,5 +1,5 @@
 # `cmake --install` puts the programs train_mlp, predict and gemm_bench in bin/ (when built), the
-# four libraries (static, or shared with BUILD_SHARED_LIBS) in lib/, their public headers (under
+# five libraries (static, or shared with BUILD_SHARED_LIBS) in lib/, their public headers (under
 # include/gemm_mlp/, so that #include "engine/engine.h" works as in this tree) and a package that
 # find_package finds:
 #   find_package(gemm_mlp CONFIG REQUIRED)
@@ -8,18 +8,18 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(GEMM_MLP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/gemm_mlp)
-install(TARGETS gemm_kernels gemm_engine gemm_data gemm_models EXPORT gemm_mlpTargets
+install(TARGETS gemm_base gemm_kernels gemm_engine gemm_data gemm_models EXPORT gemm_mlpTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT gemm_mlpTargets NAMESPACE gemm_mlp:: DESTINATION ${GEMM_MLP_CMAKE_DIR})
 if(GEMM_MLP_BUILD_APPS)
   install(TARGETS train_mlp predict gemm_bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
-# The public headers: the GEMM contract and its error type, and everything in engine/, models/
+# The public headers: the GEMM contract, and everything in base/ (the error type), engine/, models/
 # and data/ (engine/backend.h is included by engine/optim.h).
-install(FILES ${PROJECT_SOURCE_DIR}/kernels/gemm.h ${PROJECT_SOURCE_DIR}/kernels/cuda_check.h
+install(FILES ${PROJECT_SOURCE_DIR}/kernels/gemm.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gemm_mlp/kernels)
-foreach(dir engine models data)
+foreach(dir base engine models data)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gemm_mlp/${dir}
           FILES_MATCHING PATTERN "*.h")
 endforeach()

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/memory_limit.h"
+#include "base/memory_limit.h"
 
 namespace data {
 namespace {

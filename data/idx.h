@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace data {
 
@@ -27,7 +27,7 @@ struct IdxArray {
 
 // Reads an IDX file of unsigned bytes. A file that starts with the gzip magic (1f 8b) is
 // decompressed first; any other file is read as it is. The shape the header claims is checked
-// against the host memory available (kernels/memory_limit.h) before anything is allocated, and
+// against the host memory available (base/memory_limit.h) before anything is allocated, and
 // the buffer grows only as data arrives: a file (or a gzip stream) shorter or longer than its
 // header says is an error, whatever the header claims.
 IdxArray read_idx(const std::string& path);

@@ -16,7 +16,7 @@
 
 #include "data/idx.h"
 #include "data/mnist.h"
-#include "kernels/memory_limit.h"
+#include "base/memory_limit.h"
 
 namespace data {
 namespace {

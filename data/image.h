@@ -18,7 +18,7 @@ constexpr uint64_t kMaxImagePixels = uint64_t{1} << 26;
 // normalised. No inversion: the caller gives a light digit on a dark background, as in MNIST.
 // Throws gemm_mlp::Error naming the file when it is missing or cannot be decoded, when it has
 // more than kMaxImagePixels pixels or needs more than the host memory available to decode
-// (kernels/memory_limit.h), or when rows or cols is not positive.
+// (base/memory_limit.h), or when rows or cols is not positive.
 std::vector<float> load_digit_image(const std::string& path, int rows, int cols);
 
 // How the digit is drawn: Auto decides by the image's border (a light border is paper, so the

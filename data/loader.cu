@@ -6,7 +6,7 @@
 
 #include "data/idx.h"
 #include "data/loader.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace data {
 

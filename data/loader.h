@@ -17,7 +17,7 @@
 #include <memory>
 
 #include "data/mnist.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace data {
 

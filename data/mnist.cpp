@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "data/idx.h"
-#include "kernels/memory_limit.h"
+#include "base/memory_limit.h"
 
 namespace data {
 namespace {

@@ -31,7 +31,7 @@ enum class Split { Train, Test };
 // each either raw or with a .gz suffix. Throws gemm_mlp::Error naming the file for a missing file
 // (and pointing at scripts/setup/fetch_mnist.sh), a malformed file, image and label counts that
 // disagree, a dataset larger than the host memory available (both headers are checked before
-// any data is read; kernels/memory_limit.h), or a label outside 0..9.
+// any data is read; base/memory_limit.h), or a label outside 0..9.
 Dataset load_mnist(const std::string& dir, Split split);
 
 }  // namespace data

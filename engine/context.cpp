@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "engine/checks.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace engine {
 

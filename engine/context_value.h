@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "engine/context.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace engine {
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace engine {
 

@@ -1,7 +1,7 @@
 // The engine's own CUDA kernels: the elementwise and reduction parts of the layers that are not
 // fused into a GEMM's epilogue, the loss and the optimisers. Every matrix product goes through the
 // GEMM dispatch instead (Context::gemm). Each launcher states its shapes in backend.h; the kernels
-// repeat them. All launch dependently (kernels/launch.cuh): each starts while the kernel before
+// repeat them. All launch dependently (base/launch.cuh): each starts while the kernel before
 // it on its stream finishes, and calls gemm::await_prior_kernels() before touching memory.
 #include <cuda_runtime.h>
 
@@ -12,8 +12,8 @@
 #include <string>
 
 #include "engine/backend.h"
-#include "kernels/cuda_check.h"
-#include "kernels/launch.cuh"
+#include "base/cuda_check.h"
+#include "base/launch.cuh"
 
 namespace engine::cuda {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "engine/ops.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace engine {
 

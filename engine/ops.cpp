@@ -5,7 +5,7 @@
 
 #include "engine/backend.h"
 #include "engine/checks.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace engine {
 

@@ -15,7 +15,7 @@
 
 #include "engine/atomic_file.h"
 #include "engine/tensor.h"  // gemm_mlp::Error
-#include "kernels/memory_limit.h"
+#include "base/memory_limit.h"
 
 namespace engine::safetensors {
 

@@ -56,7 +56,7 @@ void write(const std::string& path, const std::vector<Entry>& tensors, const Met
 Header read_header(const std::string& path);
 
 // Throws unless twice the header's tensors (held once as read and once by the model) fit in the
-// host memory available (kernels/memory_limit.h), naming the size, the file and the limit.
+// host memory available (base/memory_limit.h), naming the size, the file and the limit.
 void require_fits_in_memory(const std::string& path, const Header& header);
 
 // read_header's checks, then require_fits_in_memory, and only then the data, tensor by tensor;

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <utility>
 
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace engine {
 

@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace engine {
 
 // Every failure in engine/ (bad shapes, mismatched devices, misuse, bad files, a CUDA or cuRAND
 // error) is the project's gemm_mlp::Error, whose message names the problem. Tensors live on a
-// gemm_mlp::Device; device_name gives "cpu" or "cuda" (all three from kernels/cuda_check.h).
+// gemm_mlp::Device; device_name gives "cpu" or "cuda" (all three from base/cuda_check.h).
 using gemm_mlp::Device;
 using gemm_mlp::device_name;
 using gemm_mlp::Error;

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "kernels/auto_table.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 #include "kernels/launchers.h"
 
 namespace gemm::detail {

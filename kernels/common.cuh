@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 #include "kernels/gemm.h"
 
 namespace gemm::detail {

@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <sstream>
 
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 #include "kernels/gemm.h"
 #include "kernels/launchers.h"
 

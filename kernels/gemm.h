@@ -1,5 +1,6 @@
-// The public GEMM contract. Outside kernels/, code includes this header (and cuda_check.h for
-// its own CUDA calls) and nothing else from kernels/.
+// The public GEMM contract. Outside kernels/, code includes this header and nothing else from
+// kernels/ (tests/kernels and tools/tune, which test and tune the kernels, excepted); the project's
+// ground floor, base/, is for everyone.
 //
 //   C[M×N] = alpha · op(A)[M×K] · op(B)[K×N] + beta · C        (row-major, as BLAS but row-major)
 //
@@ -29,7 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
+#include "base/dependent_launch.h"
 
 namespace gemm {
 
@@ -109,14 +111,8 @@ void run(const std::string& variant, const Problem& p, cudaStream_t stream = nul
 // True when a CUDA device can be used (cuda_check.h).
 using gemm_mlp::cuda_device_available;
 
-// Programmatic dependent launch (kernels/launch.cuh): on compute capability 9.0 and newer, the
-// production kernels (fast/, the variants `fast`, `tf32_fast`, `tf32x3_fast` and what `auto` picks
-// of them), the split-K reduction and the engine's kernels start while the kernel before them on
-// their stream finishes, and wait inside for its results. On by default; off launches them in
-// plain stream order (to measure what it gains: train_mlp --no-dependent-launch). Process-wide;
-// set it between launches, not while another thread launches.
-void set_dependent_launch(bool on);
-bool dependent_launch();
+// Programmatic dependent launch, on by default: set_dependent_launch(bool) and
+// dependent_launch() (base/dependent_launch.h, included above).
 
 // "NN", "NT", "TN" or "TT".
 std::string layout_name(Op op_a, Op op_b);

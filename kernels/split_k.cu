@@ -4,7 +4,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "kernels/launch.cuh"
+#include "base/launch.cuh"
 #include "kernels/split_k.cuh"
 
 namespace gemm::detail {

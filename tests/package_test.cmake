@@ -20,12 +20,12 @@ function(step)
 endfunction()
 
 step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
-foreach(header engine/engine.h kernels/gemm.h models/mlp.h data/loader.h)
+foreach(header base/cuda_check.h engine/engine.h kernels/gemm.h models/mlp.h data/loader.h)
   if(NOT EXISTS ${WORK_DIR}/prefix/include/gemm_mlp/${header})
     message(FATAL_ERROR "package_test: include/gemm_mlp/${header} was not installed")
   endif()
 endforeach()
-# LIBRARIES: the four libraries' file names, comma-separated (libgemm_engine.a or .so …).
+# LIBRARIES: the five libraries' file names, comma-separated (libgemm_engine.a or .so …).
 string(REPLACE "," ";" libraries "${LIBRARIES}")
 foreach(library IN LISTS libraries)
   file(GLOB found ${WORK_DIR}/prefix/lib*/${library})

@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "apps/gemm_bench/bench_kernels.h"
-#include "kernels/cuda_check.h"
-#include "kernels/device_buffer.h"
+#include "base/cuda_check.h"
+#include "base/device_buffer.h"
 #include "kernels/gemm.h"
 
 namespace bench {

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "apps/gemm_bench/bench_kernels.h"
-#include "kernels/cuda_check.h"
-#include "kernels/memory_limit.h"
+#include "base/cuda_check.h"
+#include "base/memory_limit.h"
 
 namespace bench {
 

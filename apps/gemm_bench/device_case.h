@@ -16,7 +16,7 @@
 
 #include "apps/gemm_bench/result.h"
 #include "apps/gemm_bench/timing.h"
-#include "kernels/device_buffer.h"
+#include "base/device_buffer.h"
 #include "kernels/gemm.h"
 
 namespace bench {

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "apps/gemm_bench/shapes.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 #include "kernels/gemm.h"
 
 namespace bench {

@@ -8,7 +8,7 @@
 
 #include "apps/gemm_bench/device_info.h"
 #include "apps/gemm_bench/report.h"
-#include "kernels/memory_limit.h"
+#include "base/memory_limit.h"
 
 namespace bench {
 namespace {

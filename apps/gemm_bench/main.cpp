@@ -23,7 +23,7 @@
 //
 // Numeric flags are decimal, finite and in range; the output files' folders, and every shape's
 // memory (host for the cpu variant, the GPU's free memory for the others), are checked before the
-// first case runs (kernels/memory_limit.h).
+// first case runs (base/memory_limit.h).
 //
 // The files: shapes (--shapes), device_info (the GPU), device_case (validate and time one shape),
 // host_bench (--variants cpu), report (table, CSV, JSON), auto_table (--auto-table), this one
@@ -43,9 +43,9 @@
 #include "apps/gemm_bench/device_info.h"
 #include "apps/gemm_bench/host_bench.h"
 #include "apps/gemm_bench/report.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 #include "kernels/gemm.h"
-#include "kernels/memory_limit.h"
+#include "base/memory_limit.h"
 
 namespace {
 

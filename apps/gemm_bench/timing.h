@@ -21,8 +21,8 @@
 #include <functional>
 #include <vector>
 
-#include "kernels/cuda_check.h"
-#include "kernels/device_buffer.h"
+#include "base/cuda_check.h"
+#include "base/device_buffer.h"
 
 namespace bench {
 

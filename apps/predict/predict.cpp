@@ -23,7 +23,7 @@
 #include "data/datasets.h"
 #include "data/image.h"
 #include "engine/engine.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 #include "models/mlp.h"
 
 namespace {

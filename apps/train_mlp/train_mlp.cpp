@@ -37,8 +37,8 @@
 #include "data/loader.h"
 #include "data/mnist.h"
 #include "engine/engine.h"
-#include "kernels/cuda_check.h"
-#include "kernels/memory_limit.h"
+#include "base/cuda_check.h"
+#include "base/memory_limit.h"
 #include "models/mlp.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "engine/engine.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 #include "models/spiral.h"
 
 int main(int argc, char** argv) {

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "kernels/launch.cuh"
+#include "base/launch.cuh"
 #include "kernels/pipeline.cuh"
 #include "kernels/split_k.cuh"
 

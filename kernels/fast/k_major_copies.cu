@@ -5,7 +5,7 @@
 
 #include "kernels/common.cuh"
 #include "kernels/fast/k_major_copies.h"
-#include "kernels/launch.cuh"
+#include "base/launch.cuh"
 
 namespace gemm::detail {
 namespace {

@@ -9,7 +9,7 @@
 #pragma once
 
 #include "kernels/fast/thread_tile.cuh"
-#include "kernels/launch.cuh"
+#include "base/launch.cuh"
 #include "kernels/pipeline.cuh"
 #include "kernels/split_k.cuh"
 

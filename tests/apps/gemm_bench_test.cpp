@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "apps/common/number_flags.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 #include "run_app.h"
 
 namespace {

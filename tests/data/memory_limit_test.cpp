@@ -1,5 +1,5 @@
-// kernels/memory_limit.h: the sizes, the arithmetic that cannot wrap, and the error's wording.
-#include "kernels/memory_limit.h"
+// base/memory_limit.h: the sizes, the arithmetic that cannot wrap, and the error's wording.
+#include "base/memory_limit.h"
 
 #include <gtest/gtest.h>
 

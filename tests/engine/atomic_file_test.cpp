@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "expect_error.h"
-#include "kernels/cuda_check.h"  // gemm_mlp::Error
+#include "base/cuda_check.h"  // gemm_mlp::Error
 
 namespace {
 

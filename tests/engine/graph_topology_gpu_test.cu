@@ -10,7 +10,7 @@
 #include "engine/graph_topology.h"
 #include "expect_error.h"
 #include "gpu_test.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "expect_error.h"
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace {
 

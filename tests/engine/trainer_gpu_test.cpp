@@ -39,7 +39,7 @@ class DependentLaunch {
 // The trainer's ways, for every device variant and both optimisers: launch by launch (one
 // stream, or branched), the graph of a serial step, the graph with side streams, and that graph
 // without
-// dependent launch (kernels/launch.cuh) give the same losses and parameters, bit for bit. Batches
+// dependent launch (base/launch.cuh) give the same losses and parameters, bit for bit. Batches
 // from two buffers (so the graph is captured again when the input changes) and a partial batch
 // (run launch by launch in all).
 TEST(EngineGpu, GraphReplayMatchesLaunchByLaunch) {

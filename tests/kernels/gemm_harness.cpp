@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "kernels/device_buffer.h"
+#include "base/device_buffer.h"
 #include "ref_gemm.h"
 
 namespace gemm_test {

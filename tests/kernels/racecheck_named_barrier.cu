@@ -19,7 +19,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace {
 

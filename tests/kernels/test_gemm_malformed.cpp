@@ -7,7 +7,7 @@
 
 #include "gemm_harness.h"
 #include "gpu_test.h"
-#include "kernels/device_buffer.h"
+#include "base/device_buffer.h"
 #include "kernels/gemm.h"
 #include "variant_test.h"
 

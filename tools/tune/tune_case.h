@@ -14,7 +14,7 @@
 
 #include "apps/gemm_bench/shapes.h"
 #include "apps/gemm_bench/timing.h"
-#include "kernels/device_buffer.h"
+#include "base/device_buffer.h"
 #include "kernels/launchers.h"
 
 namespace tune {

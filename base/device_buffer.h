@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace gemm {
 

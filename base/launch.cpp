@@ -1,10 +1,12 @@
-// The switch of programmatic dependent launch (gemm.h, kernels/launch.cuh), and the device check
-// it shares with the cluster split-K (fast/cluster_split_k.cuh).
-#include "kernels/launch.cuh"
+// The switch of programmatic dependent launch (dependent_launch.h, launch.cuh), and the device
+// check it shares with the cluster split-K (kernels/fast/cluster_split_k.cuh).
+#include "base/dependent_launch.h"
+
+#include <cuda_runtime_api.h>
 
 #include <atomic>
 
-#include "kernels/gemm.h"
+#include "base/cuda_check.h"
 
 namespace gemm {
 

@@ -15,7 +15,8 @@
 
 #include <utility>
 
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
+#include "base/dependent_launch.h"
 
 namespace gemm {
 
@@ -28,15 +29,6 @@ __device__ __forceinline__ void await_prior_kernels() {
 #endif
 }
 
-// Whether the current device has compute capability 9.0 or newer (Hopper's clusters and
-// dependent launch).
-namespace detail {
-bool compute_capability_9_or_newer();
-}  // namespace detail
-
-// Whether launch_kernel launches dependently: the switch is on and the current device has
-// compute capability 9.0 or newer.
-bool dependent_launch_active();
 
 struct LaunchShape {
   dim3 grid;

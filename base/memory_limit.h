@@ -26,7 +26,7 @@
 #include <limits>
 #include <string>
 
-#include "kernels/cuda_check.h"
+#include "base/cuda_check.h"
 
 namespace gemm_mlp {
 
