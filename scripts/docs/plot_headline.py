@@ -48,16 +48,14 @@ def panel(ax, model, batch, rows):
             bar.set_hatch("//")
             bar.set_alpha(0.6)
     top = max(ms)
+    lines = []
     for precision, colour, style in (("fp32", FP32_COLOUR, "--"), ("tf32", TF32_COLOUR, ":")):
         graph = [r for r in rows if r["system"] == "pytorch_graph" and r["precision"] == precision]
         if graph:
             y = 1e3 * float(graph[0]["s_per_epoch"])
             top = max(top, y)
             ax.axhline(y, color=colour, linestyle=style, linewidth=2)
-            ax.text(len(ours) - 0.5, y, "PyTorch %s %.1f" % (
-                "TF32" if precision == "tf32" else precision, y), color=colour, ha="right",
-                va="bottom", fontsize=8, fontweight="bold",
-                bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1))
+            lines.append("%s %.1f" % ("TF32" if precision == "tf32" else precision, y))
     for x, y in zip(xs, ms):
         ax.text(x, y + 0.01 * top, "%.0f" % y if y >= 100 else "%.1f" % y, ha="center",
                 va="bottom", fontsize=7)
@@ -65,7 +63,8 @@ def panel(ax, model, batch, rows):
     ax.set_xticklabels([r["variant"] for r in ours], rotation=60, ha="right", fontsize=8)
     ax.set_xlim(-0.6, len(ours) - 0.4)
     ax.set_ylim(0, 1.12 * top)
-    ax.set_title("%s, batch %s" % (model, batch), fontsize=10)
+    ax.set_title("%s, batch %s\nPyTorch's graph: %s ms" % (model, batch, ", ".join(lines)),
+                 fontsize=10)
     ax.grid(axis="y", alpha=0.3)
 
 
