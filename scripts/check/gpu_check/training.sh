@@ -74,9 +74,11 @@ if [[ $steps == *,vs,* ]]; then
     else
       fail "vs: scripts/pytorch/vs_pytorch.py failed after $((SECONDS - start)) s (gpu_check.log)"
     fi
-    # Checkpoints both ways: PyTorch loads ours, train_mlp --eval reads PyTorch's.
+    # Checkpoints both ways: PyTorch loads ours, train_mlp --eval reads PyTorch's. Both programs
+    # from this check's build (BUILD_DIR), not the script's default build-gpu.
     if run_logged "$main_log" env PYTHONUNBUFFERED=1 python3 "$repo/scripts/pytorch/torch_roundtrip.py" \
-        --data-dir "$mnist_dir" --train-mlp "$build_dir/apps/train_mlp/train_mlp"; then
+        --data-dir "$mnist_dir" --train-mlp "$build_dir/apps/train_mlp/train_mlp" \
+        --predict "$build_dir/apps/predict/predict"; then
       note "vs: checkpoint round trip with PyTorch ok"
     else
       fail "vs: scripts/pytorch/torch_roundtrip.py failed (gpu_check.log)"
