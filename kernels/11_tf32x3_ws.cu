@@ -13,6 +13,10 @@
 // Production (fast/wgmma_pipeline.cuh) runs the same arithmetic on step 9's production pipeline.
 // Inputs must be finite: an infinite x gives lo = ∞ − ∞ = NaN.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+//
+// Run it (a build in build/, scripts/train.sh makes one):
+//   build/apps/gemm_bench/gemm_bench --variants tf32x3,tf32x3_ws --shapes 4096
+//   scripts/train.sh --gemm tf32x3_ws --epochs 2
 #include <string>
 
 #include "kernels/launchers.h"
@@ -198,7 +202,7 @@ void launch_tf32x3_ws(const Problem& p, cudaStream_t stream) {
     return launch_tf32x3(p, stream);  // TMA needs 16-byte aligned bases and strides
   const long tiles = tile_count<Tf32x3Tile::kBlockM, Tf32x3Tile::kBlockN>(p);
   launch_tile<Tf32x3Tile>(
-      p, plan_split_k<kPanelK>(p, tiles, multiprocessor_count(), 1, 16, 4, true), stream);
+      p, plan_split_k<kPanelK>(p, tiles, multiprocessor_count(), {.one_wave = true}), stream);
 }
 
 }  // namespace gemm::detail
