@@ -116,8 +116,8 @@ __global__ void __launch_bounds__(WgmmaShape<Tile>::kThreads)
     // This warpgroup's products of K tile kt, acc[64 × kBn] += A[64 × kBk] · B[kBk × kBn], issued
     // without waiting: one wgmma.m64n128k8 per k step of 8 and 128 columns, each reading both
     // operands from the swizzled tiles through descriptors. A k step is 8 floats (32 bytes) into
-    // each 128-byte swizzled row of a 32-k panel; a 64-row (128-row) slab is 8 (16) whole atoms
-    // further on, so every descriptor starts on an atom row.
+    // each 128-byte swizzled row of a 32-k panel; a warpgroup's 64 rows of A lie 8 whole 1024-byte
+    // atoms further on, B's next 128 columns 16, so every descriptor starts on an atom row.
     const float* a_rows = a_tile(stage) + warpgroup * kWgmmaM * kPanelK;  // this warpgroup's rows
     wgmma_fence();  // the accumulators' registers are ready for the asynchronous MMAs
 #pragma unroll
