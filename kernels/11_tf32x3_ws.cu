@@ -152,6 +152,11 @@ __global__ void __launch_bounds__(WsShape<Tile, KMajorA, KMajorB>::kThreads, 1)
       Arithmetic::prepare<S::kPartFloats, 128 * S::kConsumers>(a_tile(stage), tid);
       fence_proxy_async();
       consumer_barrier(128 * S::kConsumers);
+      // TUTORIAL: the call below is step 9's K-tile products with three wgmma per k step and
+      // wgmma tile (Arithmetic::mma), the remainders kPartFloats further on than the tiles:
+      //   wgmma_m64n128k8_ss(acc[i][j], descriptor(lo of A, kk), descriptor(B, kk));
+      //   wgmma_m64n128k8_ss(acc[i][j], descriptor(A, kk), descriptor(lo of B, kk));
+      //   wgmma_m64n128k8_ss(acc[i][j], descriptor(A, kk), descriptor(B, kk));
       wgmma_k_tile<S::kBm, S::kBn, S::kBk, S::kWm, Arithmetic>(
           acc, a_tile(stage) + warpgroup * S::kWm * kPanelK, b_tile(stage), S::kPartFloats);
       wgmma_wait<1>();  // the batch of tile kt − 1 has completed
