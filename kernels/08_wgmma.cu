@@ -40,7 +40,8 @@ struct SmallTile {
   static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 32, kStages = 3;
 };
 // At small M: one warpgroup of 64 rows, 4 stages of 24 KB, so two blocks share a multiprocessor
-// (as many warps as one SmallTile block); K split for kOneWarpgroupTileBlocksPerSm blocks on each.
+// (as many warps as one SmallTile block); K split for kOneWarpgroupTileBlocksPerSm blocks on each,
+// rounded down (one wave: the two that fit, never a third that would wait).
 // Taken where SmallTile's tiles would give at most half the multiprocessors a block; false turns
 // the rule off (SmallTile there, as before it existed).
 struct OneWarpgroupTile {
@@ -185,8 +186,9 @@ void launch_wgmma(const Problem& p, cudaStream_t stream) {
     const long narrow_tiles = tile_count<OneWarpgroupTile::kBlockM, OneWarpgroupTile::kBlockN>(p);
     return launch_tile<OneWarpgroupTile>(
         p,
-        plan_split_k<OneWarpgroupTile::kBlockK>(p, narrow_tiles, sms,
-                                                {.blocks_per_sm = kOneWarpgroupTileBlocksPerSm}),
+        plan_split_k<OneWarpgroupTile::kBlockK>(
+            p, narrow_tiles, sms,
+            {.blocks_per_sm = kOneWarpgroupTileBlocksPerSm, .one_wave = true}),
         stream);
   }
   launch_tile<SmallTile>(p, plan_split_k<SmallTile::kBlockK>(p, tiles, sms), stream);
