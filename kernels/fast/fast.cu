@@ -3,6 +3,7 @@
 // the chip, else a small tile with K split across blocks, a narrow one for outputs at most 32
 // wide, or a fine one in place of short K slices. docs/NOTES.md, "fast", has the measurements.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+#include "kernels/fast/split_k_rules.cuh"
 #include "kernels/fast/warptile.cuh"
 #include "kernels/launchers.h"
 
@@ -44,7 +45,8 @@ struct FineTile : NarrowTile {
 template <class Cfg>
 SplitK split_plan(const Problem& p, int sms) {
   const long tiles = tile_count<Cfg::kBlockM, Cfg::kBlockN>(p);
-  const SplitK plan = plan_split_k<Cfg::kBlockK>(p, tiles, sms, 3, 16);
+  const SplitK plan =
+      plan_split_k<Cfg::kBlockK>(p, tiles, sms, {.blocks_per_sm = 3, .max_splits = 16});
   return in_whole_waves<Cfg::kBlockK>(p, plan, tiles, long(warptile_resident_blocks<Cfg>(p)) * sms);
 }
 

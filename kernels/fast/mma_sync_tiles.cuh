@@ -13,9 +13,9 @@
 #pragma once
 
 #include "kernels/fast/cluster_split_k.cuh"
+#include "kernels/fast/split_tf32.cuh"
 #include "kernels/launchers.h"
 #include "kernels/mma_sync.cuh"
-#include "kernels/split_tf32.cuh"
 
 namespace gemm::detail {
 
@@ -140,9 +140,9 @@ constexpr int kSplitTileBlocksPerSm = 4, kSplitTileMinKTiles = 2, kSplitTileMaxS
 template <class Cfg, class Arithmetic = mma_ops::Tf32x3, int BlocksPerSm = kSplitTileBlocksPerSm>
 void launch_split_tile(const Problem& p, cudaStream_t stream) {
   const int max_splits = clusters_supported() ? kMaxClusterSplits : kSplitTileMaxSplits;
-  const SplitK plan = plan_split_k<Cfg::kBlockK>(p, tile_count<Cfg::kBlockM, Cfg::kBlockN>(p),
-                                                 multiprocessor_count(), BlocksPerSm, max_splits,
-                                                 kSplitTileMinKTiles);
+  const SplitK plan = plan_split_k<Cfg::kBlockK>(
+      p, tile_count<Cfg::kBlockM, Cfg::kBlockN>(p), multiprocessor_count(),
+      {.blocks_per_sm = BlocksPerSm, .max_splits = max_splits, .min_k_tiles = kSplitTileMinKTiles});
   launch_mma_sync_tile<Cfg, Arithmetic>(p, plan, stream);
 }
 
