@@ -11,9 +11,8 @@
 // as one group and keeps that group in flight across the next barrier: a stage is refilled only
 // once the group that read it has completed, so the kernel needs at least 3 stages.
 // The tile follows the problem: 256×128 (4 warpgroups) where it gives every multiprocessor a
-// block, else 128×128 (2) with K split across blocks; at small M, where even the 128×128 tiles
-// would leave at least half the multiprocessors without a block, 64×128 (one warpgroup), for
-// twice the tiles and fewer K slices (kOneWarpgroupTileAtSmallM turns that rule off).
+// block, else 128×128 (2) with K split across blocks. (A 64×128 tile of one warpgroup at small M
+// was measured and did not pay in training: docs/NOTES.md, "8. wgmma".)
 // sm_90a code runs on compute capability 9.0 only, so the launcher checks the GPU first.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 //
@@ -39,16 +38,6 @@ struct LargeTile {
 struct SmallTile {
   static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 32, kStages = 3;
 };
-// At small M: one warpgroup of 64 rows, 4 stages of 24 KB, so two blocks share a multiprocessor
-// (as many warps as one SmallTile block); K split for kOneWarpgroupTileBlocksPerSm blocks on each,
-// rounded down (one wave: the two that fit, never a third that would wait).
-// Taken where SmallTile's tiles would give at most half the multiprocessors a block; false turns
-// the rule off (SmallTile there, as before it existed).
-struct OneWarpgroupTile {
-  static constexpr int kBlockM = 64, kBlockN = 128, kBlockK = 32, kStages = 4;
-};
-constexpr bool kOneWarpgroupTileAtSmallM = true;
-constexpr int kOneWarpgroupTileBlocksPerSm = 2;
 
 // Tile's derived sizes. Each warpgroup owns 64 rows × all BN columns.
 template <class Tile>
@@ -174,23 +163,13 @@ const char* wgmma_unavailable() {
 }
 
 // The large tile where it gives every multiprocessor a block; otherwise the small one, with K
-// split across blocks until the grid fills the chip (split_k.cuh); where the small one's tiles
-// would give at most half the multiprocessors a block, the one-warpgroup tile, split likewise.
+// split across blocks until the grid fills the chip (split_k.cuh).
 void launch_wgmma(const Problem& p, cudaStream_t stream) {
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
   const int sms = multiprocessor_count();
   if (tile_count<LargeTile::kBlockM, LargeTile::kBlockN>(p) >= sms)
     return launch_tile<LargeTile>(p, SplitK{1, p.k}, stream);
   const long tiles = tile_count<SmallTile::kBlockM, SmallTile::kBlockN>(p);
-  if (kOneWarpgroupTileAtSmallM && 2 * tiles <= sms) {
-    const long narrow_tiles = tile_count<OneWarpgroupTile::kBlockM, OneWarpgroupTile::kBlockN>(p);
-    return launch_tile<OneWarpgroupTile>(
-        p,
-        plan_split_k<OneWarpgroupTile::kBlockK>(
-            p, narrow_tiles, sms,
-            {.blocks_per_sm = kOneWarpgroupTileBlocksPerSm, .one_wave = true}),
-        stream);
-  }
   launch_tile<SmallTile>(p, plan_split_k<SmallTile::kBlockK>(p, tiles, sms), stream);
 }
 
