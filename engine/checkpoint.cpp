@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -373,7 +374,14 @@ std::string repair_model_file(const std::string& path) {
 namespace {
 
 std::mutex held_mutex;
-std::set<std::pair<dev_t, ino_t>> held_locks;  // the lock files this process holds
+// The lock files held, and by which process: a child made by fork() inherits the set, not the
+// locks' ownership (its own open of the file conflicts with its parent's).
+std::map<std::pair<dev_t, ino_t>, pid_t> held_locks;
+
+bool held_here(dev_t dev, ino_t ino) {
+  const auto it = held_locks.find({dev, ino});
+  return it != held_locks.end() && it->second == ::getpid();
+}
 
 }  // namespace
 
@@ -394,7 +402,7 @@ CheckpointLock::CheckpointLock(const std::string& path) : path_(path), lock_path
     }
     {
       const std::lock_guard<std::mutex> guard(held_mutex);
-      if (held_locks.count({st.st_dev, st.st_ino})) {
+      if (held_here(st.st_dev, st.st_ino)) {
         ::close(fd_);
         throw Error(what + ": this process holds its lock " + lock_path_ +
                     " already (two writers of one path in one program)");
@@ -427,7 +435,7 @@ CheckpointLock::CheckpointLock(const std::string& path) : path_(path), lock_path
       // The lock holds without the pid; a second run's message then says "pid unknown".
     }
     const std::lock_guard<std::mutex> guard(held_mutex);
-    held_locks.insert({st.st_dev, st.st_ino});
+    held_locks[{st.st_dev, st.st_ino}] = ::getpid();
     return;
   }
   throw Error(what + ": cannot take its lock " + lock_path_ +
@@ -435,12 +443,14 @@ CheckpointLock::CheckpointLock(const std::string& path) : path_(path), lock_path
 }
 
 CheckpointLock::~CheckpointLock() {
+  bool mine = false;  // not in a child made by fork(), whose copy this may be
   struct stat st {};
   if (::fstat(fd_, &st) == 0) {
     const std::lock_guard<std::mutex> guard(held_mutex);
-    held_locks.erase({st.st_dev, st.st_ino});
+    mine = held_here(st.st_dev, st.st_ino);
+    if (mine) held_locks.erase({st.st_dev, st.st_ino});
   }
-  ::unlink(lock_path_.c_str());  // while locked: a waiter then sees a new file (see above)
+  if (mine) ::unlink(lock_path_.c_str());  // while locked: a waiter then sees a new file (above)
   ::close(fd_);
 }
 
@@ -448,7 +458,7 @@ bool CheckpointLock::held(const std::string& path) {
   struct stat st {};
   if (::stat((path + ".lock").c_str(), &st) != 0) return false;
   const std::lock_guard<std::mutex> guard(held_mutex);
-  return held_locks.count({st.st_dev, st.st_ino}) > 0;
+  return held_here(st.st_dev, st.st_ino);
 }
 
 std::string fingerprint(const std::vector<std::pair<const void*, size_t>>& parts) {

@@ -388,7 +388,7 @@ Contents read(const std::string& path) {
           f = static_cast<float>(d);  // to nearest, ties to even
           if (!std::isfinite(f)) {
             char text[32];
-            std::snprintf(text, sizeof text, "%.17g", d);
+            std::snprintf(text, sizeof text, "%.10g", d);
             throw Error(where + " (F64) holds " + text + " at index " + std::to_string(i) +
                         ", beyond fp32's range (|x| <= 3.4028235e38); scale the model before "
                         "saving it");

@@ -7,7 +7,8 @@ images, kills saves at random instants and fills the disk under them, and sorts 
     silent      exit 0 on bad input (or a valid input refused)
     unbounded   more memory than --max-rss-mb, or past the time limit
     crashed     killed by a signal (a segfault, an abort)
-    data lost   after a kill or a full disk, no consistent checkpoint pair to resume from
+    data lost   after a kill or a full disk, no consistent checkpoint pair to resume from; or
+                the wrong file of a pair used, or a stale one left unrepaired
 
     scripts/check/probe.py --build build --data-dir data/mnist [--csv probe.csv] [--kills 12]
 
@@ -96,13 +97,22 @@ class Probe:
 
 # --- Files -------------------------------------------------------------------------------------
 
-def write_safetensors(path, tensors, metadata=None, header_override=None):
+def pack(dtype, values):
+    """Little-endian bytes of `values` as a safetensors dtype (BF16: fp32's upper halves)."""
+    if dtype == "BF16":
+        return b"".join(struct.pack("<f", v)[2:] for v in values)
+    return struct.pack(f"<{len(values)}" + {"F32": "f", "F16": "e", "F64": "d"}[dtype], *values)
+
+
+def write_safetensors(path, tensors, metadata=None, header_override=None, dtypes=None):
+    """tensors: {name: (shape, values)}; dtypes: {name: "F16"|"BF16"|"F64"} (default F32)."""
     header, data = {}, b""
     if metadata is not None:
         header["__metadata__"] = metadata
     for name, (shape, values) in tensors.items():
-        raw = struct.pack(f"<{len(values)}f", *values)
-        header[name] = {"dtype": "F32", "shape": shape,
+        dtype = (dtypes or {}).get(name, "F32")
+        raw = pack(dtype, values)
+        header[name] = {"dtype": dtype, "shape": shape,
                         "data_offsets": [len(data), len(data) + len(raw)]}
         data += raw
     text = json.dumps(header) if header_override is None else header_override
@@ -258,7 +268,7 @@ def bad_checkpoints(p):
         "unknown dataset": dict(meta, dataset="cifar"),
         "epoch abc": dict(meta, epoch="abc"),
         "shapes not a chain": "chain",
-        "F16 dtype": "f16",
+        "F16 header over F32 data": "f16",
         "30 GiB sparse": "sparse",
     }
     for name, spec in specs.items():
@@ -283,6 +293,101 @@ def bad_checkpoints(p):
         p.case("checkpoints", name + ", --eval", ev(path))
         if name not in ("seed -1", "epoch abc"):  # keys of a training run, which predict ignores
             p.case("checkpoints", name + ", predict", pr(path))
+
+
+def read_header(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        return n, json.loads(f.read(n))
+
+
+def pairs(p):
+    """Issue 37's checkpoints: PyTorch dtypes, checksums, a save stopped between its two renames
+    (the first and a later one), two writers of one path, and a resume on other data."""
+    ev = lambda path: [p.train, "--device", "cpu", "--data-dir", p.data, "--eval", path]
+    pr = lambda path: [p.predict, "--device", "cpu", "--model", path, p.path("digit.png")]
+    resume = lambda path, epochs, data=None: [p.train, "--device", "cpu", "--data-dir",
+                                              data or p.data, "--resume", path, "--epochs",
+                                              str(epochs)]
+    write_png(p.path("digit.png"), 28, 28, 0)
+    good = mlp_tensors([784, 16, 10])
+    for dtypes in ["F16", "BF16", "F64"]:
+        path = p.path(f"torch_{dtypes}.safetensors")
+        write_safetensors(path, good, dtypes={name: dtypes for name in good})
+        p.case("pairs", f"PyTorch {dtypes} state_dict, --eval (valid)", ev(path), expect_error=False)
+        p.case("pairs", f"PyTorch {dtypes} state_dict, predict (valid)", pr(path),
+               expect_error=False)
+
+    d = p.path("pairs")
+    os.makedirs(d)
+    ckpt = os.path.join(d, "m.safetensors")
+    optim = os.path.join(d, "m.optim.safetensors")
+    if run(train_args(p, save=ckpt), 300)[0] != 0:
+        p.record("pairs", "a run to save", "silent", "train_mlp --save failed")
+        return
+    saved = open(ckpt, "rb").read()
+    # A flipped exponent bit in the first weight of the model file.
+    n, header = read_header(ckpt)
+    begin = header["0.weight"]["data_offsets"][0]
+    flipped = bytearray(saved)
+    flipped[8 + n + begin + 3] ^= 0x40
+    open(p.path("flipped.safetensors"), "wb").write(flipped)
+    p.case("pairs", "flipped exponent bit, --eval", ev(p.path("flipped.safetensors")))
+    p.case("pairs", "flipped exponent bit, predict", pr(p.path("flipped.safetensors")))
+
+    # The first save stopped between its renames: the optimiser file alone.
+    os.remove(ckpt)
+    rc, out, err = p.case("pairs", "first save stopped between renames, --eval (valid)", ev(ckpt),
+                          expect_error=False)
+    if rc == 0 and "note: " not in out + err:
+        p.record("pairs", "first save stopped, --eval says which file", "silent", out + err)
+    p.case("pairs", "first save stopped between renames, predict (valid)", pr(ckpt),
+           expect_error=False)
+    rc, out, err = p.case("pairs", "first save stopped between renames, --resume (valid)",
+                          resume(ckpt, 2), expect_error=False, timeout=300)
+    if rc == 0 and not os.path.exists(ckpt):
+        p.record("pairs", "first save stopped, model file rewritten", "data lost", out + err)
+
+    # A later save stopped between its renames: the model file one save behind.
+    older = open(ckpt, "rb").read()  # epoch 2 now
+    p.case("pairs", "extend to epoch 3 (valid)", resume(ckpt, 3), expect_error=False, timeout=300)
+    open(ckpt, "wb").write(older)
+    rc, out, err = p.case("pairs", "stale model file, --eval (valid)", ev(ckpt), expect_error=False)
+    if rc == 0 and "using the newer parameters" not in out + err:
+        p.record("pairs", "stale model file, --eval uses the newer file", "data lost", out + err)
+    rc, out, err = p.case("pairs", "stale model file, predict (valid)", pr(ckpt),
+                          expect_error=False)
+    if rc == 0 and "using the newer parameters" not in out + err:
+        p.record("pairs", "stale model file, predict uses the newer file", "data lost", out + err)
+    rc, out, err = p.case("pairs", "stale model file, --resume (valid: nothing to train)",
+                          resume(ckpt, 3), expect_error=False)
+    epoch = read_header(ckpt)[1]["__metadata__"].get("epoch")
+    if rc == 0 and (epoch != "3" or "rewrote it" not in out):
+        p.record("pairs", "stale model file repaired by --resume", "data lost",
+                 f"its epoch is {epoch}: " + out)
+
+    # Two runs saving to one path: the second refused before it trains.
+    other = os.path.join(d, "two.safetensors")
+    first = subprocess.Popen(train_args(p, epochs="1000", save=other), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    for _ in range(600):
+        if os.path.exists(other):
+            break
+        time.sleep(0.1)
+    rc, out, err = p.case("pairs", "a second run saving to one path",
+                          train_args(p, save=other, seed="2"))
+    if rc != 0 and "epoch" in out:
+        p.record("pairs", "the second writer refused before training", "silent", out)
+    first.kill()
+    first.wait()
+
+    # --resume on other data: one pixel changed.
+    def one_pixel(raw):
+        raw = bytearray(raw)
+        raw[16 + 300] ^= 0xff
+        return bytes(raw)
+    changed = mnist_copy(p, "mnist_changed", images_hook=one_pixel)
+    p.case("pairs", "--resume on other data (one pixel)", resume(ckpt, 4, changed))
 
 
 def huge_sizes(p):
@@ -408,7 +513,8 @@ def main():
     work = tempfile.mkdtemp(prefix="probe-")
     p = Probe(args, work)
     steps = {"flags": bad_flags, "files": bad_files, "checkpoints": bad_checkpoints,
-             "sizes": huge_sizes, "images": images, "saves": save_targets, "kills": kills,
+             "sizes": huge_sizes, "images": images, "saves": save_targets, "pairs": pairs,
+             "kills": kills,
              "disk": full_disk}
     try:
         for name, fn in steps.items():

@@ -135,7 +135,7 @@ TEST_F(Checkpoint, ErrorsNameTheFileAndTheTensor) {
   f16.replace(f16.find("F32"), 3, "F16");
   write_bytes(with_header(good, f16));
   EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
-                    "bytes for shape [2] of F16 (4 expected)");
+                    "tensor '0.bias': 16 bytes for shape [4] of F16 (8 expected)");
   std::string missing = h;  // the tensor and its checksum renamed
   for (size_t at; (at = missing.find("2.bias")) != std::string::npos;)
     missing.replace(at, 6, "9.bias");
@@ -636,7 +636,7 @@ TEST_F(Checkpoint, PyTorchDtypesLoadAsFp32) {
                         {"2.weight", "F64", {2, 4}, bytes_of(too_big)},
                         {"2.bias", "F32", {2}, bytes_of(f32)}}));
   EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
-                    "tensor '2.weight' (F64) holds -1.0000000000000001e+39 at index 5, beyond "
+                    "tensor '2.weight' (F64) holds -1e+39 at index 5, beyond "
                     "fp32's range");
   std::vector<uint16_t> inf16 = f16;
   inf16[2] = 0x7C00;
