@@ -364,6 +364,18 @@ std::string repair_model_file(const std::string& path) {
   std::vector<safetensors::Entry> parameters;
   for (const safetensors::Entry& e : state.tensors)
     if (!names.count(e.name)) parameters.push_back(e);
+  // In the file's order (the model's, as the save wrote them): the bytes the save would have
+  // written.
+  std::vector<safetensors::TensorInfo> order = safetensors::read_header(state_path).tensors;
+  const auto begin_of = [&](const std::string& name) {
+    for (const safetensors::TensorInfo& t : order)
+      if (t.name == name) return t.begin;
+    return uint64_t{0};
+  };
+  std::stable_sort(parameters.begin(), parameters.end(),
+                   [&](const safetensors::Entry& a, const safetensors::Entry& b) {
+                     return begin_of(a.name) < begin_of(b.name);
+                   });
   Metadata m = state.metadata;
   m.erase("state_tensors");
   replace_file("checkpoint", path, safetensors::encode(path, parameters, m));

@@ -855,9 +855,9 @@ TEST(TrainMlp, ASecondRunSavingToOnePathIsRefused) {
       << second.output;
   EXPECT_EQ(second.output.find("epoch  1/1"), std::string::npos) << second.output;
   // --resume of the same path is a second writer too.
-  EXPECT_FAILS_WITH(kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt +
-                        " --epochs 200000",
-                    "is being written by another run (pid " + std::to_string(first.pid));
+  EXPECT_FAILS_WITH(
+      kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt + " --epochs 200000",
+      "is being written by another run (pid " + std::to_string(first.pid));
   ::kill(first.pid, SIGKILL);
   finish(first);
   EXPECT_TRUE(std::ifstream(lock).good());  // left behind, holding nothing
@@ -895,15 +895,15 @@ TEST(TrainMlp, OnlyTheOptimiserFileLeftIsUsedAndRepaired) {
   const Result p = run(kPredict + " --device cpu --model " + ckpt + " " + image);
   const Result p_good = run(kPredict + " --device cpu --model " + kept + " " + image);
   ASSERT_EQ(p.status, 0) << p.output;
-  EXPECT_NE(p.output.find("predict: note: " + ckpt + " is missing"), std::string::npos)
-      << p.output;
+  EXPECT_NE(p.output.find("predict: note: " + ckpt + " is missing"), std::string::npos) << p.output;
   EXPECT_EQ(p.output.substr(p.output.find(image + ":")), p_good.output);
   // --resume: continues, and writes the model file again.
-  const Result r = run(kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt +
-                       " --epochs 2");
+  const Result r =
+      run(kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt + " --epochs 2");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("note: " + ckpt + " is missing, as a first save stopped between its "
-                                            "two renames leaves it; resuming from " +
+  EXPECT_NE(r.output.find("note: " + ckpt +
+                          " is missing, as a first save stopped between its "
+                          "two renames leaves it; resuming from " +
                           state),
             std::string::npos)
       << r.output;
@@ -930,8 +930,9 @@ TEST(TrainMlp, StaleModelFileIsNotUsedAndResumeRepairsIt) {
   ASSERT_EQ(run("cp " + ckpt + " " + newer + " && cp " + older + " " + ckpt).status, 0);
 
   const std::string note = "note: " + ckpt + " is from an earlier save (step 2, epoch 1) than " +
-                           state + " (step 4, epoch 2), as a save stopped between its two renames "
-                                   "leaves them; using the newer parameters in " +
+                           state +
+                           " (step 4, epoch 2), as a save stopped between its two renames "
+                           "leaves them; using the newer parameters in " +
                            state;
   const std::string eval = kTrain + " --device cpu --data-dir " + dir + " --eval ";
   const Result e = run(eval + ckpt), e_new = run(eval + newer);
@@ -949,8 +950,9 @@ TEST(TrainMlp, StaleModelFileIsNotUsedAndResumeRepairsIt) {
 
   const Result r = run(resume);
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("note: " + ckpt + " was from an earlier save (step 2, epoch 1); rewrote "
-                                            "it from the parameters in " +
+  EXPECT_NE(r.output.find("note: " + ckpt +
+                          " was from an earlier save (step 2, epoch 1); rewrote "
+                          "it from the parameters in " +
                           state + " (step 4, epoch 2), so that the pair is one save again"),
             std::string::npos)
       << r.output;
@@ -981,7 +983,8 @@ TEST(TrainMlp, AFlippedBitIsRefused) {
   EXPECT_FAILS_WITH(kPredict + " --device cpu --model " + ckpt + " " + save_image(), damaged);
   EXPECT_FAILS_WITH(
       kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt + " --epochs 2",
-      "checkpoint " + engine::optimizer_state_path(ckpt) + ": tensor '0.weight': its data's CRC-32");
+      "checkpoint " + engine::optimizer_state_path(ckpt) +
+          ": tensor '0.weight': its data's CRC-32");
 }
 
 // --resume checks the data: a fingerprint of the training set in the metadata, compared before
@@ -993,12 +996,13 @@ TEST(TrainMlp, ResumeOnOtherDataIsRefused) {
   const std::string saved = engine::read_checkpoint_metadata(ckpt).at("data_fingerprint");
   EXPECT_EQ(saved.rfind("fnv1a64:", 0), 0u) << saved;
   {  // one pixel of the training images changed, the count the same
-    std::fstream f(dir + "/train-images-idx3-ubyte", std::ios::binary | std::ios::in | std::ios::out);
+    std::fstream f(dir + "/train-images-idx3-ubyte",
+                   std::ios::binary | std::ios::in | std::ios::out);
     f.seekp(16 + 5);
     f.put(static_cast<char>(200));
   }
-  const Result r = run(kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt +
-                       " --epochs 2");
+  const Result r =
+      run(kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt + " --epochs 2");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("--resume " + ckpt + ": the run trained on data of fingerprint " + saved +
                           ", but the data here (" + dir + ", --train-limit 0) has fingerprint "),
