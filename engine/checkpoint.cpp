@@ -121,10 +121,8 @@ ResumePoint resume_point(const std::string& path, const Metadata* model, const M
                 model_run + " and " + run + "); resuming needs the pair that one run saved");
   const auto model_save = model->find("save_id");
   if (model_save == model->end() || model_save->second != save) {
-    const auto model_step = model->find("step");
-    point.note = path + " is from another save of this run (step " +
-                 (model_step == model->end() ? std::string("?") : model_step->second) + ") than " +
-                 state_path + " (step " + state.at("step") +
+    point.note = path + " is from another save of this run (" + save_text(*model) + ") than " +
+                 state_path + " (" + save_text(state) +
                  "), as a save stopped between its two renames leaves them; resuming from " +
                  state_path + ", which holds the parameters too";
     point.model_stale = true;
