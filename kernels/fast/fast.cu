@@ -9,7 +9,7 @@
 namespace gemm::detail {
 namespace {
 
-// The fastest on the H200 of the shapes scripts/tuning/tune_tiles.sh sweeps (docs/NOTES.md,
+// The fastest on the H200 of the shapes scripts/tuning/tune.sh fast sweeps (docs/NOTES.md,
 // docs/results/tuning_h200.txt). Large: 4 stages of BK = 16, warp tiles of 64×32, K-major
 // tiles transposed one K tile ahead. Small: 3 stages of BK = 16 (2 buffers where the fragment
 // reads are pipelined), the K-major reads, K split for 3 blocks per multiprocessor in at most 16
