@@ -125,7 +125,7 @@ class Trainer {
   MetricTotals peek_metrics();
   // The network's outputs for x (N×features, N ≥ 1, in the context's memory), computed in
   // batches of at most max_batch, in order: N×outputs() floats, row-major, in memory the caller
-  // owns (a regression's predictions, a classifier's logits). Waits for the device.
+  // owns (a regression's predictions, a classifier's logits). Waits for the device once a batch.
   std::vector<float> predict(const Tensor& x);
   // The metrics of the network on a whole set (x: N×features; labels: N, or targets:
   // N×outputs()), in batches of at most max_batch, in order. Waits for the device once.
