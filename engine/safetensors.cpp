@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,9 +14,9 @@
 #include <set>
 #include <utility>
 
+#include "base/memory_limit.h"
 #include "engine/atomic_file.h"
 #include "engine/tensor.h"  // gemm_mlp::Error
-#include "base/memory_limit.h"
 
 namespace engine::safetensors {
 
@@ -26,6 +27,63 @@ using nlohmann::json;
 // A header larger than this is not one of ours, nor any sane model's (safetensors' own reader
 // stops at 100 MB).
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
+
+// The metadata key of a tensor's checksum.
+const std::string kCrcPrefix = "crc32:";
+
+size_t dtype_bytes(Dtype d) {
+  switch (d) {
+    case Dtype::F16:
+    case Dtype::BF16:
+      return 2;
+    case Dtype::F64:
+      return 8;
+    default:
+      return 4;
+  }
+}
+
+bool parse_dtype(const std::string& text, Dtype& out) {
+  for (Dtype d : {Dtype::F32, Dtype::F16, Dtype::BF16, Dtype::F64})
+    if (text == dtype_name(d)) return out = d, true;
+  return false;
+}
+
+std::string hex32(uint32_t v) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%08x", v);
+  return text;
+}
+
+// zlib's crc32 over any length (its length argument is 32-bit).
+uint32_t crc_of(const void* data, uint64_t n, uint32_t crc = 0) {
+  const auto* p = static_cast<const Bytef*>(data);
+  uLong c = crc;
+  while (n > 0) {
+    const uInt chunk = static_cast<uInt>(std::min<uint64_t>(n, 1u << 30));
+    c = ::crc32(c, p, chunk);
+    p += chunk, n -= chunk;
+  }
+  return static_cast<uint32_t>(c);
+}
+
+// An IEEE half (binary16) as fp32: exact.
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h >> 15) << 31;
+  const uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  if (exp == 0) {  // zero or subnormal: mant · 2^-24, exact in fp32
+    const float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  uint32_t bits;
+  if (exp == 31)
+    bits = sign | 0x7f800000u | (mant << 13);  // infinity or NaN (refused by the caller)
+  else
+    bits = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
 
 // A checkpoint file open for reading: a regular file (not a directory, FIFO or device), read at
 // offsets so that nothing is read that is not asked for.
@@ -122,11 +180,12 @@ Header parse_header(const ReadOnlyFile& file, uint64_t& data_offset) {
     if (!t.is_object() || !t.contains("dtype") || !t.contains("shape") ||
         !t.contains("data_offsets"))
       throw Error(where + " lacks dtype, shape or data_offsets");
-    if (t["dtype"] != "F32")
-      throw Error(where + " has dtype " + t["dtype"].dump() + "; only F32 is read");
+    TensorInfo info{name, {}, 0, 0};
+    if (!t["dtype"].is_string() || !parse_dtype(t["dtype"].get<std::string>(), info.dtype))
+      throw Error(where + " has dtype " + t["dtype"].dump() +
+                  "; F32, F16, BF16 and F64 are read (convert it to one of them)");
     const json& shape = t["shape"];
     const json& off = t["data_offsets"];
-    TensorInfo info{name, {}, 0, 0};
     uint64_t count = 1;
     if (!shape.is_array()) throw Error(where + ": shape is not a list");
     for (const json& d : shape) {
@@ -144,9 +203,11 @@ Header parse_header(const ReadOnlyFile& file, uint64_t& data_offset) {
       throw Error(where + ": data_offsets [" + std::to_string(info.begin) + ", " +
                   std::to_string(info.end) + ") lie outside the " + std::to_string(data_size) +
                   " data bytes");
-    if (info.end - info.begin != count * 4)
+    const uint64_t expected = count * dtype_bytes(info.dtype);
+    if (info.end - info.begin != expected)
       throw Error(where + ": " + std::to_string(info.end - info.begin) + " bytes for shape " +
-                  shape.dump() + " (" + std::to_string(count * 4) + " expected)");
+                  shape.dump() + " of " + dtype_name(info.dtype) + " (" + std::to_string(expected) +
+                  " expected)");
     spans.emplace_back(info.begin, info.end);
     out.tensors.push_back(std::move(info));
   }
@@ -163,6 +224,26 @@ Header parse_header(const ReadOnlyFile& file, uint64_t& data_offset) {
                 " bytes; its header accounts for " + std::to_string(data_offset + covered) + ")");
   std::sort(out.tensors.begin(), out.tensors.end(),
             [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
+  // The checksums: out of the metadata, onto their tensors.
+  for (auto it = out.metadata.begin(); it != out.metadata.end();) {
+    if (it->first.compare(0, kCrcPrefix.size(), kCrcPrefix) != 0) {
+      ++it;
+      continue;
+    }
+    const std::string tensor = it->first.substr(kCrcPrefix.size());
+    const auto t = std::find_if(out.tensors.begin(), out.tensors.end(),
+                                [&](const TensorInfo& i) { return i.name == tensor; });
+    if (t == out.tensors.end())
+      throw Error("checkpoint " + path + ": metadata '" + it->first + "' is the checksum of '" +
+                  tensor + "', which is not in the file");
+    const std::string& text = it->second;
+    if (text.size() != 8 || text.find_first_not_of("0123456789abcdef") != std::string::npos)
+      throw Error("checkpoint " + path + ": metadata '" + it->first + "' is '" + text +
+                  "', not a CRC-32 (8 lowercase hexadecimal digits)");
+    t->has_crc32 = true;
+    t->crc32 = static_cast<uint32_t>(std::stoul(text, nullptr, 16));
+    it = out.metadata.erase(it);
+  }
   return out;
 }
 
@@ -171,7 +252,11 @@ Header parse_header(const ReadOnlyFile& file, uint64_t& data_offset) {
 std::string encode(const std::string& path, const std::vector<Entry>& tensors,
                    const Metadata& metadata) {
   json header = json::object();
-  header["__metadata__"] = metadata;
+  Metadata m = metadata;
+  for (const auto& [key, value] : metadata)
+    if (key.compare(0, kCrcPrefix.size(), kCrcPrefix) == 0)
+      throw Error("checkpoint " + path + ": metadata key '" + key + "' starts with '" + kCrcPrefix +
+                  "', which is kept for the tensors' checksums; nothing was written");
   std::string data;
   for (const Entry& e : tensors) {
     const std::string where = "checkpoint " + path + ": tensor '" + e.name + "'";
@@ -188,7 +273,9 @@ std::string encode(const std::string& path, const std::vector<Entry>& tensors,
       for (int i = 0; i < 4; ++i) data.push_back(static_cast<char>(bits >> (8 * i)));
     }
     header[e.name] = {{"dtype", "F32"}, {"shape", e.shape}, {"data_offsets", {begin, data.size()}}};
+    m[kCrcPrefix + e.name] = hex32(crc_of(data.data() + begin, data.size() - begin));
   }
+  header["__metadata__"] = m;
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // the data 8-byte aligned, as safetensors does
   std::string bytes;
@@ -206,12 +293,40 @@ Header read_header(const std::string& path) {
   return parse_header(ReadOnlyFile(path), data_offset);
 }
 
+uint64_t TensorInfo::count() const {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);  // read_header bounds it by 2^40
+  return n;
+}
+
+const char* dtype_name(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::F16:
+      return "F16";
+    case Dtype::BF16:
+      return "BF16";
+    case Dtype::F64:
+      return "F64";
+    default:
+      return "F32";
+  }
+}
+
 void require_fits_in_memory(const std::string& path, const Header& header) {
-  // Held twice at most: once as read, once in the model.
-  gemm_mlp::check_host_allocation(gemm_mlp::byte_product({header.data_bytes, 2}),
-                                  "checkpoint " + path + ": its tensors (twice " +
-                                      gemm_mlp::byte_text(header.data_bytes) +
-                                      ", as read and loaded)");
+  // As fp32, held twice at most: once as read, once in the model; plus, for a dtype other than
+  // F32, one tensor's raw bytes at a time (read, then converted).
+  uint64_t values = 0, largest_raw = 0;
+  for (const TensorInfo& t : header.tensors) {
+    values += 4 * t.count();
+    if (t.dtype != Dtype::F32) largest_raw = std::max(largest_raw, t.end - t.begin);
+  }
+  values = std::max(values, header.data_bytes);  // a header without tensors, as tests make them
+  const uint64_t twice = gemm_mlp::byte_product({values, 2});
+  gemm_mlp::check_host_allocation(
+      twice > UINT64_MAX - largest_raw ? UINT64_MAX : twice + largest_raw,
+      "checkpoint " + path + ": its tensors (twice " + gemm_mlp::byte_text(values) +
+          (largest_raw ? " as fp32, and one converted from its dtype" : "") +
+          ", as read and loaded)");
 }
 
 Contents read(const std::string& path) {
@@ -219,27 +334,70 @@ Contents read(const std::string& path) {
   uint64_t data_offset = 0;
   Header header = parse_header(file, data_offset);
   require_fits_in_memory(path, header);
-  uint32_t probe = 1;
-  unsigned char first_byte;
-  std::memcpy(&first_byte, &probe, 1);
-  const bool little_endian_host = first_byte == 1;
 
   Contents out;
   out.metadata = std::move(header.metadata);
+  std::vector<unsigned char> raw;
   for (TensorInfo& t : header.tensors) {
     const std::string where = "checkpoint " + path + ": tensor '" + t.name + "'";
+    const uint64_t n = t.count(), bytes = t.end - t.begin;
     Entry e{std::move(t.name), std::move(t.shape), {}};
-    e.values.resize((t.end - t.begin) / 4);
-    file.read_at(data_offset + t.begin, e.values.data(), t.end - t.begin);
-    for (size_t i = 0; i < e.values.size(); ++i) {
-      if (!little_endian_host) {  // the file is little-endian
-        uint32_t bits;
-        std::memcpy(&bits, &e.values[i], 4);
-        bits = (bits >> 24) | ((bits >> 8) & 0xff00u) | ((bits << 8) & 0xff0000u) | (bits << 24);
-        std::memcpy(&e.values[i], &bits, 4);
+    e.values.resize(n);
+    // F32 straight into the values; other dtypes through `raw`, then converted.
+    unsigned char* dst = reinterpret_cast<unsigned char*>(e.values.data());
+    if (t.dtype != Dtype::F32) {
+      raw.resize(bytes);
+      dst = raw.data();
+    }
+    file.read_at(data_offset + t.begin, dst, bytes);
+    if (t.has_crc32) {
+      const uint32_t crc = crc_of(dst, bytes);
+      if (crc != t.crc32)
+        throw Error(where + ": its data's CRC-32 is " + hex32(crc) + ", but the file's metadata " +
+                    "records " + hex32(t.crc32) +
+                    ": the data changed after it was written (a damaged disk or copy); restore "
+                    "the file from a good copy, or train again");
+    }
+    const auto le = [&](uint64_t offset, int width) {  // the file is little-endian
+      uint64_t v = 0;
+      for (int b = 0; b < width; ++b) v |= static_cast<uint64_t>(dst[offset + b]) << (8 * b);
+      return v;
+    };
+    for (uint64_t i = 0; i < n; ++i) {
+      float f;
+      switch (t.dtype) {
+        case Dtype::F32: {
+          const uint32_t bits = static_cast<uint32_t>(le(4 * i, 4));
+          std::memcpy(&f, &bits, 4);
+          break;
+        }
+        case Dtype::F16:
+          f = half_to_float(static_cast<uint16_t>(le(2 * i, 2)));
+          break;
+        case Dtype::BF16: {
+          const uint32_t bits = static_cast<uint32_t>(le(2 * i, 2)) << 16;
+          std::memcpy(&f, &bits, 4);
+          break;
+        }
+        default: {
+          const uint64_t bits = le(8 * i, 8);
+          double d;
+          std::memcpy(&d, &bits, 8);
+          if (!std::isfinite(d))
+            throw Error(where + " holds a non-finite value at index " + std::to_string(i));
+          f = static_cast<float>(d);  // to nearest, ties to even
+          if (!std::isfinite(f)) {
+            char text[32];
+            std::snprintf(text, sizeof text, "%.10g", d);
+            throw Error(where + " (F64) holds " + text + " at index " + std::to_string(i) +
+                        ", beyond fp32's range (|x| <= 3.4028235e38); scale the model before "
+                        "saving it");
+          }
+        }
       }
-      if (!std::isfinite(e.values[i]))
+      if (!std::isfinite(f))
         throw Error(where + " holds a non-finite value at index " + std::to_string(i));
+      e.values[i] = f;
     }
     out.tensors.push_back(std::move(e));
   }

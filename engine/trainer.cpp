@@ -1,6 +1,7 @@
 #include "engine/trainer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 namespace engine {
@@ -171,10 +172,64 @@ void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill
   ++steps_;
 }
 
+namespace {
+
+std::string steps_text(int64_t first, int64_t last) {
+  if (first == last) return "step " + std::to_string(first);
+  return "steps " + std::to_string(first) + " to " + std::to_string(last) +
+         " (the steps since the metrics were last taken; take them more often to name one)";
+}
+
+}  // namespace
+
+NonFiniteLoss::NonFiniteLoss(int64_t first, int64_t last)
+    : Error("trainer: the training loss became non-finite (NaN or infinite) in " +
+            engine::steps_text(first, last) +
+            "; the network diverged and its parameters are not to be trusted from there on "
+            "(try a smaller learning rate, or check the inputs and targets)"),
+      first_step(first),
+      last_step(last) {}
+
+std::string NonFiniteLoss::steps_text() const { return engine::steps_text(first_step, last_step); }
+
+void Trainer::require_finite(const MetricTotals& t) const {
+  if (!std::isfinite(t.loss_sum)) throw NonFiniteLoss(metrics_from_ + 1, steps_);
+}
+
 MetricTotals Trainer::take_metrics() {
   const MetricTotals t = train_metrics_.read(ctx_);
   train_metrics_.reset(ctx_);
+  const int64_t from = metrics_from_;
+  metrics_from_ = steps_;
+  if (!std::isfinite(t.loss_sum)) throw NonFiniteLoss(from + 1, steps_);
   return t;
+}
+
+MetricTotals Trainer::peek_metrics() {
+  const MetricTotals t = train_metrics_.read(ctx_);
+  require_finite(t);
+  return t;
+}
+
+std::vector<float> Trainer::predict(const Tensor& x) {
+  if (x.device() != ctx_.device())
+    throw Error(std::string("trainer: predict got x on ") + device_name(x.device()) +
+                ", but the context is " + device_name(ctx_.device()) +
+                " (Tensor::from_host(ctx.device(), ...) puts it there)");
+  if (x.rows() < 1 || x.cols() != net_.in_features())
+    throw Error("trainer: predict got x of " + x.shape() + " for a network of " +
+                std::to_string(net_.in_features()) + " inputs (it needs >= 1 rows of " +
+                std::to_string(net_.in_features()) + ")");
+  const int n = x.rows(), f = x.cols(), b = options_.max_batch;
+  std::vector<float> out(static_cast<size_t>(n) * outputs_);
+  for (int start = 0; start < n; start += b) {
+    const int size = std::min(b, n - start);
+    const Tensor xb =
+        Tensor::view(ctx_.device(), x.data() + static_cast<int64_t>(start) * f, size, f);
+    const std::vector<float> y = net_.forward(ctx_, xb).download(ctx_.stream());
+    std::copy(y.begin(), y.end(), out.begin() + static_cast<int64_t>(start) * outputs_);
+  }
+  return out;
 }
 
 MetricTotals Trainer::evaluate(const Tensor& x, const LabelTensor& labels) {

@@ -9,6 +9,12 @@
 //   engine::Trainer trainer(ctx, net, o);              // prepares everything, once
 //   for (...) trainer.step(x, labels);                 // x: B×784, labels: B (B ≤ 256)
 //   engine::MetricTotals t = trainer.take_metrics();   // the one wait
+//   std::vector<float> y = trainer.predict(x_test);    // the outputs, the caller's to keep
+//
+// Divergence: take_metrics() and peek_metrics() throw engine::NonFiniteLoss, naming the steps,
+// when the training loss of the steps they cover is NaN or infinite (the rate too high, or bad
+// inputs). The loss is accumulated on the device and read only there, so the steps named are
+// those since the metrics were last taken (one step when they are taken after every step).
 //
 // A regression sets o.loss = TrainerOptions::Loss::MeanSquaredError and passes float targets,
 // a Tensor of B×outputs, where a classifier passes labels: trainer.step(x, targets). Its metrics
@@ -44,6 +50,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/context.h"
 #include "engine/loss.h"
@@ -66,6 +73,15 @@ struct TrainerOptions {
   // With parallel_step, steps launched one by one branch too: slower on the host, but the kernels
   // run in the graph's order (scripts/check/critical_path.py profiles them so).
   bool branch_launch_by_launch = false;
+};
+
+// The training loss became NaN or infinite: thrown by Trainer::take_metrics and peek_metrics.
+// Steps are counted from 1, across a resumed run (Trainer::steps()).
+class NonFiniteLoss : public Error {
+ public:
+  NonFiniteLoss(int64_t first_step, int64_t last_step);
+  int64_t first_step, last_step;   // the steps whose loss was read: it went bad in one of them
+  std::string steps_text() const;  // "step 7", or "steps 1 to 234"
 };
 
 class Trainer {
@@ -102,10 +118,15 @@ class Trainer {
             Gather gather = Gather::ThisStep);
 
   // The loss (and, for cross-entropy, accuracy) of the steps since the last call; waits for the
-  // device once.
+  // device once. Throws NonFiniteLoss (the metrics start over all the same) when that loss is NaN
+  // or infinite.
   MetricTotals take_metrics();
   // The same without starting over (a running loss for progress reports); waits once.
-  MetricTotals peek_metrics() { return train_metrics_.read(ctx_); }
+  MetricTotals peek_metrics();
+  // The network's outputs for x (N×features, N ≥ 1, in the context's memory), computed in
+  // batches of at most max_batch, in order: N×outputs() floats, row-major, in memory the caller
+  // owns (a regression's predictions, a classifier's logits). Waits for the device once a batch.
+  std::vector<float> predict(const Tensor& x);
   // The metrics of the network on a whole set (x: N×features; labels: N, or targets:
   // N×outputs()), in batches of at most max_batch, in order. Waits for the device once.
   MetricTotals evaluate(const Tensor& x, const LabelTensor& labels);
@@ -116,7 +137,7 @@ class Trainer {
 
   int64_t steps() const { return steps_; }  // steps taken
   // Resuming: the optimiser's step count (load_optimizer_state sets it) becomes the trainer's.
-  void resume_from_optimizer() { steps_ = optimizer_->steps(); }
+  void resume_from_optimizer() { steps_ = metrics_from_ = optimizer_->steps(); }
   float lr() const { return lr_at(optimizer_->schedule(), steps_); }  // the next step's rate
   const int64_t* device_step() const { return optimizer_->device_step(); }
   Optimizer& optimizer() { return *optimizer_; }
@@ -157,6 +178,9 @@ class Trainer {
   MeanSquaredError mean_squared_error_;  // prepared with Loss::MeanSquaredError
   Metrics train_metrics_, eval_metrics_;
   int64_t steps_ = 0;
+  int64_t metrics_from_ = 0;  // steps_ when the training metrics last started over
+  // Throws NonFiniteLoss when t's loss is not finite.
+  void require_finite(const MetricTotals& t) const;
 
   bool use_graph_;
   bool warmed_up_ = false;  // a full-size step has run uncaptured

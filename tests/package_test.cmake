@@ -1,6 +1,6 @@
 # Installs the built project into a scratch prefix, runs the installed programs from there, then
-# configures, builds and runs examples/consumer's two programs against it (a classifier and a
-# regression), as another CMake project would use the package. The libraries are static or
+# configures, builds and runs examples/consumer's three programs against it (a classifier and two
+# regressions), as another CMake project would use the package. The libraries are static or
 # shared, as the build made them (BUILD_SHARED_LIBS).
 #   cmake -DBUILD_DIR=… -DSOURCE_DIR=… -DWORK_DIR=… -DLIBRARIES=… -DAPPS=ON|OFF \
 #         -P package_test.cmake
@@ -52,7 +52,7 @@ endif()
 step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/consumer -B ${WORK_DIR}/build
      "-DCMAKE_PREFIX_PATH=${prefix_path}" -DCMAKE_BUILD_TYPE=Release)
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-foreach(program xor_mlp fit_sine)
+foreach(program xor_mlp fit_sine regression)
   step(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${WORK_DIR}/build/${program})
   message(STATUS "package_test: ${step_output}")
 endforeach()

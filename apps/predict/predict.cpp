@@ -8,8 +8,10 @@
 // and centred), all of them go through the network as one batch, and each gets a line with its
 // top classes, named as the checkpoint's dataset names them (--dataset overrides; mnist where it
 // names none), and their softmax probabilities. The layer sizes come from the tensors' names and
-// shapes (models::mlp_sizes, from the header alone). A blank image gets a warning; an image that
-// cannot be read is reported and skipped, and the exit status is then 1.
+// shapes (models::mlp_sizes, from the header alone). Of a training pair, the newer whole file is
+// used (a note says when that is the optimiser file), and every tensor's checksum is verified. A
+// blank image gets a warning; an image that cannot be read is reported and skipped, and the exit
+// status is then 1.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -20,10 +22,10 @@
 #include <vector>
 
 #include "apps/common/parse_number.h"
+#include "base/cuda_check.h"
 #include "data/datasets.h"
 #include "data/image.h"
 #include "engine/engine.h"
-#include "base/cuda_check.h"
 #include "models/mlp.h"
 
 namespace {
@@ -60,8 +62,12 @@ int run(const Options& o) {
     throw std::runtime_error("--polarity must be auto, light or dark, got '" + o.polarity + "'");
   const engine::Device device = gemm_mlp::resolve_device(o.device, "--device");
 
-  const engine::safetensors::Header header = engine::safetensors::read_header(o.model);
-  const models::MlpSizes sizes = models::mlp_sizes(o.model, header);
+  // The newer whole file of a training pair: the model file, or its optimiser file after a save
+  // stopped between its two renames (engine::find_parameters), said so.
+  const engine::ParameterFile file = engine::find_parameters(o.model);
+  if (!file.note.empty()) std::cerr << "predict: note: " << file.note << "\n";
+  const engine::safetensors::Header& header = file.header;
+  const models::MlpSizes sizes = models::mlp_sizes(file.path, header);
   data::require_input_normalisation(o.model, header.metadata);
   const data::DatasetInfo* dataset = data::checkpoint_dataset(o.model, header.metadata);
   if (o.dataset_given) {
@@ -105,7 +111,7 @@ int run(const Options& o) {
     engine::Context ctx(device, /*seed=*/1);
     models::MLP mlp(ctx, inputs, sizes.hidden, sizes.classes);
     mlp.prepare(ctx, n);
-    engine::load_checkpoint(ctx, o.model, mlp.parameters());
+    engine::load_parameters(ctx, file, mlp.parameters());
     const engine::Tensor x = engine::Tensor::from_host(device, n, inputs, pixels);
     const std::vector<float> logits = mlp.forward(ctx, x).download(ctx.stream());
 

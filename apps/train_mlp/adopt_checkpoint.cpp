@@ -18,8 +18,11 @@ using apps::parse_seed;
 using apps::Range;
 
 void adopt_checkpoint(Options& o, const std::string& flag, const std::string& path) {
-  const engine::safetensors::Header header = engine::safetensors::read_header(path);
-  const models::MlpSizes sizes = models::mlp_sizes(path, header);
+  // The newer whole file of a training pair (the optimiser file when the model file is missing or
+  // stale); --resume and --eval say which.
+  const engine::ParameterFile file = engine::find_parameters(path);
+  const engine::safetensors::Header& header = file.header;
+  const models::MlpSizes sizes = models::mlp_sizes(file.path, header);
   const engine::Metadata& m = header.metadata;
   const bool resume = flag == "--resume";
   const std::string source = flag + " " + path;

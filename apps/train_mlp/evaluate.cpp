@@ -2,6 +2,7 @@
 #include "apps/train_mlp/evaluate.h"
 
 #include <cstdio>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 
@@ -12,8 +13,11 @@
 
 int evaluate_checkpoint(const Options& o, engine::Device device) {
   const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);
-  const models::MlpSizes sizes =
-      models::mlp_sizes(o.eval, engine::safetensors::read_header(o.eval));
+  // The newer whole file of a training pair: the model file, or the optimiser file beside it after
+  // a save stopped between its two renames (engine::find_parameters), said so.
+  const engine::ParameterFile file = engine::find_parameters(o.eval);
+  if (!file.note.empty()) std::cout << "note: " << file.note << "\n";
+  const models::MlpSizes sizes = models::mlp_sizes(file.path, file.header);
   if (sizes.inputs != test_set.features())
     throw std::runtime_error("--eval " + o.eval + ": the model " + sizes.text() + " takes " +
                              std::to_string(sizes.inputs) + " inputs, but the test images in " +
@@ -29,7 +33,7 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
   models::MLP mlp(ctx, sizes.inputs, sizes.hidden, sizes.classes);
   engine::TrainerOptions t = trainer_options(o, 0, false);
   engine::Trainer trainer(ctx, mlp, t);
-  engine::load_checkpoint(ctx, o.eval, mlp.parameters());
+  engine::load_parameters(ctx, file, mlp.parameters());  // every tensor's checksum verified
   data::BatchLoader test_data(test_set, o.batch, o.seed, device, false, ctx.stream());
   const engine::MetricTotals te = trainer.evaluate(
       engine::Tensor::view(device, test_data.all_images(), test_data.count(), test_set.features()),

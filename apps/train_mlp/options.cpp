@@ -277,5 +277,6 @@ engine::Metadata run_metadata(const Options& o, const std::string& layers, const
           {"schedule", o.schedule},
           {"normalisation", data::input_normalisation()},
           {"train_limit", std::to_string(o.train_limit)},
-          {"run_id", o.run_id}};
+          {"run_id", o.run_id},
+          {"data_fingerprint", o.data_fingerprint}};
 }

@@ -41,6 +41,8 @@ struct Options {
   int log_interval = 0;
   std::set<std::string> given;  // the flags given on the command line, e.g. "--hidden"
   std::string run_id;  // the run's identity, in its checkpoints and history (kept by --resume)
+  // The training set's engine::fingerprint, in its checkpoints (checked by --resume).
+  std::string data_fingerprint;
 };
 
 // Fills `options` from the command line. Returns the exit status when the program is to stop

@@ -69,10 +69,8 @@ class Progress {
     const bool log = log_interval_ > 0 && done % log_interval_ == 0;
     const bool draw = bar_ && (now - last_draw_ > std::chrono::milliseconds(250) || done == total_);
     if (!log && !draw) return;
+    // A non-finite running loss throws engine::NonFiniteLoss here (train.cpp: Diverged).
     const engine::MetricTotals m = trainer_.peek_metrics();
-    if (!std::isfinite(m.loss_sum))
-      throw Diverged("the loss became non-finite in epoch " + std::to_string(epoch_) +
-                     ", by step " + std::to_string(done) + " of " + std::to_string(total_));
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     const double eta = done > first_ ? elapsed / (done - first_) * (total_ - done) : 0.0;
     if (log)

@@ -23,6 +23,16 @@ double metadata_number(const engine::Metadata& m, const std::string& path, const
 std::optional<Resumed> read_resumed(Options& o) {
   Resumed resumed;
   resumed.point = engine::read_resume_point(o.resume);
+  // A save stopped between its two renames: the model file is missing or one save behind. The run
+  // continues from the optimiser file, and the model file is rewritten from it first, so that
+  // --eval and predict of it see this save too.
+  if (!resumed.point.note.empty()) std::cout << "note: " << resumed.point.note << "\n";
+  const bool repaired = resumed.point.model_stale;
+  if (repaired) {
+    std::cout << "note: " << engine::repair_model_file(o.resume) << "\n";
+    resumed.point.note.clear();
+    resumed.point.model_stale = false;
+  }
   const engine::Metadata& m = resumed.point.metadata;
   const std::string from = engine::optimizer_state_path(o.resume);
   const auto epochs_in = [&](const char* key) {
@@ -44,7 +54,8 @@ std::optional<Resumed> read_resumed(Options& o) {
   if (o.epochs == resumed.epoch) {
     std::cout << "nothing to train: " << o.resume << " was saved after epoch " << resumed.epoch
               << ", and --epochs is " << o.epochs
-              << " (the run is complete; a larger --epochs extends it); nothing was written\n";
+              << " (the run is complete; a larger --epochs extends it); nothing "
+              << (repaired ? "else " : "") << "was written\n";
     return std::nullopt;
   }
   if (!o.history.empty()) {
@@ -76,12 +87,7 @@ StartPoint continue_run(const Options& o, engine::Context& ctx, models::MLP& mlp
   if (point.metadata.at("save_id") != resumed.point.metadata.at("save_id"))
     throw std::runtime_error("--resume " + o.resume + ": changed while this run started");
   trainer.resume_from_optimizer();
-  const auto saved_examples = point.metadata.find("examples");
-  if (saved_examples != point.metadata.end() && saved_examples->second != std::to_string(examples))
-    throw std::runtime_error("--resume " + o.resume + ": the run trained on " +
-                             saved_examples->second + " examples an epoch; the data here (" +
-                             o.data_dir + ", --train-limit " + std::to_string(o.train_limit) +
-                             ") has " + std::to_string(examples));
+  (void)examples;  // checked before the run, by check_resumed_data
   start.first_epoch = resumed.epoch + 1;
   const int64_t into = trainer.steps() - static_cast<int64_t>(resumed.epoch) * batches;
   if (into < 0 || into >= batches)
@@ -99,7 +105,6 @@ StartPoint continue_run(const Options& o, engine::Context& ctx, models::MLP& mlp
     start.carried.gemm_seconds = metadata_number(m, from, "epoch_gemm_seconds");
   }
   start.history = resumed.history;
-  if (!point.note.empty()) std::cout << "note: " << point.note << "\n";
   std::cout << "resumed from " << engine::optimizer_state_path(o.resume) << " (save "
             << point.metadata.at("save_id") << " of run " << o.run_id << "): after epoch "
             << resumed.epoch;
@@ -108,4 +113,28 @@ StartPoint continue_run(const Options& o, engine::Context& ctx, models::MLP& mlp
               << batches << " steps";
   std::cout << "\n";
   return start;
+}
+
+void check_resumed_data(const Options& o, const Resumed& resumed, int examples,
+                        const std::string& fingerprint) {
+  const engine::Metadata& m = resumed.point.metadata;
+  const std::string here =
+      "the data here (" + o.data_dir + ", --train-limit " + std::to_string(o.train_limit) + ")";
+  const auto saved_examples = m.find("examples");
+  if (saved_examples != m.end() && saved_examples->second != std::to_string(examples))
+    throw std::runtime_error("--resume " + o.resume + ": the run trained on " +
+                             saved_examples->second + " examples an epoch; " + here + " has " +
+                             std::to_string(examples));
+  const auto saved = m.find("data_fingerprint");
+  if (saved == m.end() || saved->second.empty()) {
+    std::cout << "note: " << o.resume
+              << " records no data fingerprint (saved before they were recorded): the data "
+                 "cannot be checked against the run's\n";
+    return;
+  }
+  if (saved->second != fingerprint)
+    throw std::runtime_error("--resume " + o.resume + ": the run trained on data of fingerprint " +
+                             saved->second + ", but " + here + " has fingerprint " + fingerprint +
+                             "; resume it on the data it started on (--data-dir), or start a new "
+                             "run");
 }

@@ -20,8 +20,9 @@ struct Resumed {
   std::vector<EpochLog> history;
 };
 
-// --resume: the save it continues from (the pair checked), whether anything is left to train,
-// and the --history rows of the epochs before it. Sets o.run_id, and o.epochs unless given.
+// --resume: the save it continues from (the pair checked; a missing or stale model file rewritten
+// from the optimiser file, with a note), whether anything is left to train, and the --history rows
+// of the epochs before it. Sets o.run_id, and o.epochs unless given.
 // Returns nothing when the run is complete (the message is printed; nothing is to be written).
 std::optional<Resumed> read_resumed(Options& o);
 
@@ -39,9 +40,15 @@ struct StartPoint {
   std::vector<EpochLog> history;
 };
 
+// Before any training: the data here must be the run's, the same examples an epoch and the same
+// fingerprint (engine::fingerprint of the training set's labels and images, in the metadata as
+// "data_fingerprint"). A checkpoint that records none resumes with a note.
+void check_resumed_data(const Options& o, const Resumed& resumed, int examples,
+                        const std::string& fingerprint);
+
 // Loads the resumed checkpoint's parameters, optimiser state and step count into mlp and trainer
 // (the run continues), checks that it is the save read_resumed saw and that it fits the data here
-// (examples an epoch, batches an epoch), and prints where the run resumes.
+// (batches an epoch), and prints where the run resumes.
 StartPoint continue_run(const Options& o, engine::Context& ctx, models::MLP& mlp,
                         engine::Trainer& trainer, const Resumed& resumed, int examples,
                         int batches);

@@ -58,9 +58,7 @@ void print_run_line(const Options& o, engine::Device device, const char* variant
   } else if (trainer.steps() == 0) {
     std::cout << "no step was taken, nothing saved\n";
   } else {
-    const engine::MetricTotals so_far = trainer.peek_metrics();
-    if (!std::isfinite(so_far.loss_sum))
-      throw Diverged("the loss became non-finite in epoch " + std::to_string(epoch));
+    const engine::MetricTotals so_far = trainer.peek_metrics();  // NonFiniteLoss: not saved
     const double gemm_s = gemm_profiled ? 0.0 : times.gemm_s;
     const engine::MetricTotals& c = carried.totals;
     save(epoch - 1, {{"epoch_loss_sum", exact(c.loss_sum + so_far.loss_sum)},
@@ -75,11 +73,9 @@ void print_run_line(const Options& o, engine::Device device, const char* variant
   throw Stopped{stop_signal()};
 }
 
-// After an epoch's training steps: no non-finite loss or parameter (else Diverged).
-void require_finite(engine::Context& ctx, engine::Trainer& trainer,
-                    const engine::MetricTotals& totals, int epoch) {
-  if (!std::isfinite(totals.loss_sum))
-    throw Diverged("the loss became non-finite in epoch " + std::to_string(epoch));
+// After an epoch's training steps, whose loss the trainer found finite (else NonFiniteLoss): no
+// non-finite parameter (else Diverged).
+void require_finite_parameters(engine::Context& ctx, engine::Trainer& trainer, int epoch) {
   for (float v : trainer.optimizer().values().download(ctx.stream()))
     if (!std::isfinite(v))
       throw Diverged("a parameter became non-finite in epoch " + std::to_string(epoch));
@@ -137,46 +133,57 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   bool graph_noted = false;
   // The step count of the last save to o.save (the resumed one, when it is the same file).
   int64_t saved_at = resumed && o.save == o.resume ? trainer.steps() : -1;
-  for (int epoch = start.first_epoch; epoch <= o.epochs; ++epoch) {
-    const int first = epoch == start.first_epoch ? start.first_step : 0;
-    ctx.begin_epoch();
-    train_data.begin_epoch(epoch);
-    int done;
-    {
-      Progress progress(trainer, variant.name, epoch, batches, o.log_interval, first);
-      done = run_epoch(trainer, train_data, x, y, &progress, first);
+  // The trainer's NonFiniteLoss (a step's loss NaN or infinite: engine/trainer.h), the one check
+  // of the loss, names the steps; Diverged adds the epoch and makes it exit status 3.
+  int epoch = start.first_epoch;
+  try {
+    for (; epoch <= o.epochs; ++epoch) {
+      const int first = epoch == start.first_epoch ? start.first_step : 0;
+      ctx.begin_epoch();
+      train_data.begin_epoch(epoch);
+      int done;
+      {
+        Progress progress(trainer, variant.name, epoch, batches, o.log_interval, first);
+        done = run_epoch(trainer, train_data, x, y, &progress, first);
+      }
+      const engine::EpochTimes times = ctx.end_epoch();
+      if (done < batches)  // stopped by a signal, between two steps
+        stop_in_epoch(o, trainer, epoch, done, batches, saved_at, carried, times,
+                      profiled_gemm_s >= 0, save);
+      engine::MetricTotals tr = trainer.take_metrics();
+      // The epoch's steps before a resumed mid-epoch save count too (for the first epoch only).
+      tr.loss_sum += carried.totals.loss_sum;
+      tr.correct += carried.totals.correct;
+      tr.seen += carried.totals.seen;
+      const double epoch_s = times.epoch_s + carried.seconds,
+                   cpu_gemm_s = times.gemm_s + carried.gemm_seconds;
+      carried = {};
+      require_finite_parameters(ctx, trainer, epoch);
+      const engine::MetricTotals te = trainer.evaluate(test_x, test_y);
+      if (!trainer.graph_note().empty() && !graph_noted) {
+        std::cout << "[" << variant.name << "] note: " << trainer.graph_note() << "\n";
+        graph_noted = true;
+      }
+      const double gemm_s = profiled_gemm_s >= 0 ? profiled_gemm_s : cpu_gemm_s;
+      result.epochs.push_back(
+          {epoch, tr.mean_loss(), tr.accuracy(), te.accuracy(), trainer.lr(), epoch_s, gemm_s});
+      history.push_back(result.epochs.back());
+      if (!o.history.empty()) write_history(o.history, history, o.run_id);
+      std::printf("[%s] epoch %2d/%d  loss %.6f  train %6.2f%%  test %6.2f%%  epoch %.4f s\n",
+                  variant.name, epoch, o.epochs, tr.mean_loss(), 100 * tr.accuracy(),
+                  100 * te.accuracy(), epoch_s);
+      std::fflush(stdout);
+      if (!o.save.empty()) {  // after every epoch, so that an interrupted run can be resumed
+        save(epoch, {});
+        saved_at = trainer.steps();
+      }
     }
-    const engine::EpochTimes times = ctx.end_epoch();
-    if (done < batches)  // stopped by a signal, between two steps
-      stop_in_epoch(o, trainer, epoch, done, batches, saved_at, carried, times,
-                    profiled_gemm_s >= 0, save);
-    engine::MetricTotals tr = trainer.take_metrics();
-    // The epoch's steps before a resumed mid-epoch save count too (for the first epoch only).
-    tr.loss_sum += carried.totals.loss_sum;
-    tr.correct += carried.totals.correct;
-    tr.seen += carried.totals.seen;
-    const double epoch_s = times.epoch_s + carried.seconds,
-                 cpu_gemm_s = times.gemm_s + carried.gemm_seconds;
-    carried = {};
-    require_finite(ctx, trainer, tr, epoch);
-    const engine::MetricTotals te = trainer.evaluate(test_x, test_y);
-    if (!trainer.graph_note().empty() && !graph_noted) {
-      std::cout << "[" << variant.name << "] note: " << trainer.graph_note() << "\n";
-      graph_noted = true;
-    }
-    const double gemm_s = profiled_gemm_s >= 0 ? profiled_gemm_s : cpu_gemm_s;
-    result.epochs.push_back(
-        {epoch, tr.mean_loss(), tr.accuracy(), te.accuracy(), trainer.lr(), epoch_s, gemm_s});
-    history.push_back(result.epochs.back());
-    if (!o.history.empty()) write_history(o.history, history, o.run_id);
-    std::printf("[%s] epoch %2d/%d  loss %.6f  train %6.2f%%  test %6.2f%%  epoch %.4f s\n",
-                variant.name, epoch, o.epochs, tr.mean_loss(), 100 * tr.accuracy(),
-                100 * te.accuracy(), epoch_s);
-    std::fflush(stdout);
-    if (!o.save.empty()) {  // after every epoch, so that an interrupted run can be resumed
-      save(epoch, {});
-      saved_at = trainer.steps();
-    }
+  } catch (const engine::NonFiniteLoss& e) {
+    throw Diverged("the loss became non-finite in epoch " + std::to_string(epoch) + " (" +
+                   (e.first_step == e.last_step ? "step " + std::to_string(e.first_step)
+                                                : "steps " + std::to_string(e.first_step) + " to " +
+                                                      std::to_string(e.last_step)) +
+                   ")");
   }
   std::printf("[%s] GEMM time per epoch %.4f s%s\n", variant.name, result.mean_gemm_s(),
               profiled_gemm_s >= 0 ? " (measured in a separate, profiled epoch)" : "");

@@ -131,6 +131,11 @@ int run(Options o) {
   for (int h : o.hidden)
     if (h < 1) throw std::runtime_error("--hidden sizes must be >= 1, got " + std::to_string(h));
 
+  // One writer per checkpoint path, for the whole run: a second run saving to it is refused here,
+  // before any training (engine::CheckpointLock; a lock file a killed run left blocks nothing).
+  std::optional<engine::CheckpointLock> lock;
+  if (!o.save.empty()) lock.emplace(o.save);
+
   std::optional<Resumed> resumed;
   if (!o.resume.empty()) {
     resumed = read_resumed(o);
@@ -140,6 +145,11 @@ int run(Options o) {
   }
 
   const auto [train_set, test_set] = load_data(o, device);
+  // What the run trains on, in its checkpoints; a resumed run's must be the same.
+  o.data_fingerprint =
+      engine::fingerprint({{train_set.labels.data(), train_set.labels.size() * sizeof(int32_t)},
+                           {train_set.images.data(), train_set.images.size() * sizeof(float)}});
+  if (resumed) check_resumed_data(o, *resumed, train_set.count, o.data_fingerprint);
   std::vector<RunResult> runs;
   for (const gemm::Variant* v : variants)
     runs.push_back(train(o, device, *v, train_set, test_set, resumed ? &*resumed : nullptr));

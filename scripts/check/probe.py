@@ -7,7 +7,8 @@ images, kills saves at random instants and fills the disk under them, and sorts 
     silent      exit 0 on bad input (or a valid input refused)
     unbounded   more memory than --max-rss-mb, or past the time limit
     crashed     killed by a signal (a segfault, an abort)
-    data lost   after a kill or a full disk, no consistent checkpoint pair to resume from
+    data lost   after a kill or a full disk, no consistent checkpoint pair to resume from; or
+                the wrong file of a pair used, or a stale one left unrepaired
 
     scripts/check/probe.py --build build --data-dir data/mnist [--csv probe.csv] [--kills 12]
 
@@ -24,6 +25,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from gemm_mlp_tools.probe_cases import (bad_checkpoints, bad_files, bad_flags,  # noqa: E402
                                         full_disk, huge_sizes, images, kills, save_targets)
+from gemm_mlp_tools.probe_pairs import pairs  # noqa: E402
 from gemm_mlp_tools.probe_runner import Probe  # noqa: E402
 
 
@@ -39,8 +41,8 @@ def main():
     work = tempfile.mkdtemp(prefix="probe-")
     p = Probe(args, work)
     steps = {"flags": bad_flags, "files": bad_files, "checkpoints": bad_checkpoints,
-             "sizes": huge_sizes, "images": images, "saves": save_targets, "kills": kills,
-             "disk": full_disk}
+             "sizes": huge_sizes, "images": images, "saves": save_targets, "pairs": pairs,
+             "kills": kills, "disk": full_disk}
     try:
         for name, fn in steps.items():
             if not args.only or name in args.only.split(","):

@@ -114,7 +114,7 @@ def bad_checkpoints(p):
         "unknown dataset": dict(meta, dataset="cifar"),
         "epoch abc": dict(meta, epoch="abc"),
         "shapes not a chain": "chain",
-        "F16 dtype": "f16",
+        "F16 header over F32 data": "f16",
         "30 GiB sparse": "sparse",
     }
     for name, spec in specs.items():

@@ -8,13 +8,22 @@ import struct
 import zlib
 
 
-def write_safetensors(path, tensors, metadata=None, header_override=None):
+def pack(dtype, values):
+    """Little-endian bytes of `values` as a safetensors dtype (BF16: fp32's upper halves)."""
+    if dtype == "BF16":
+        return b"".join(struct.pack("<f", v)[2:] for v in values)
+    return struct.pack(f"<{len(values)}" + {"F32": "f", "F16": "e", "F64": "d"}[dtype], *values)
+
+
+def write_safetensors(path, tensors, metadata=None, header_override=None, dtypes=None):
+    """tensors: {name: (shape, values)}; dtypes: {name: "F16"|"BF16"|"F64"} (default F32)."""
     header, data = {}, b""
     if metadata is not None:
         header["__metadata__"] = metadata
     for name, (shape, values) in tensors.items():
-        raw = struct.pack(f"<{len(values)}f", *values)
-        header[name] = {"dtype": "F32", "shape": shape,
+        dtype = (dtypes or {}).get(name, "F32")
+        raw = pack(dtype, values)
+        header[name] = {"dtype": dtype, "shape": shape,
                         "data_offsets": [len(data), len(data) + len(raw)]}
         data += raw
     text = json.dumps(header) if header_override is None else header_override
@@ -68,3 +77,10 @@ def mnist_copy(probe, name, images_hook=None, labels_hook=None, gz=False):
             with open(os.path.join(d, f), "wb") as o:
                 o.write(raw)
     return d
+
+
+def read_header(path):
+    """A safetensors file's header length and its JSON header."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        return n, json.loads(f.read(n))

@@ -832,17 +832,195 @@ TEST(TrainMlp, KillDuringSavesLeavesAPairThatResumes) {
   EXPECT_EQ(temporaries_of(ckpt), 0);  // what the killed saves left is gone
 }
 
-// Two runs saving to one path at the same time: both finish (each save has temporary files of
-// its own).
-TEST(TrainMlp, TwoRunsSavingToOnePathBothFinish) {
+// Two runs saving to one path: the second is refused before it trains, naming the path and the
+// first's pid; once the first is gone (killed: its lock file is left behind), a run saves there.
+TEST(TrainMlp, ASecondRunSavingToOnePathIsRefused) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string ckpt = test_file(".safetensors"), lock = ckpt + ".lock";
+  std::remove(ckpt.c_str());
+  std::remove(lock.c_str());
+  const Child first = spawn(tiny_train(dir) + " --epochs 100000 --save " + ckpt);
+  ASSERT_GT(first.pid, 0);
+  for (int i = 0; i < 3000 && !std::ifstream(ckpt).good(); ++i)  // saving: it holds the lock
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(std::ifstream(lock).good());
+  const Result second = run(tiny_train(dir) + " --epochs 1 --seed 2 --save " + ckpt);
+  EXPECT_EQ(second.status, 1) << second.output;
+  EXPECT_NE(second.output.find("train_mlp: error: checkpoint " + ckpt +
+                               " is being written by another run (pid " +
+                               std::to_string(first.pid) + ", which holds " + lock +
+                               "); two runs saving to one path would overwrite each other's "
+                               "saves: wait for that run to end, or save to another path"),
+            std::string::npos)
+      << second.output;
+  EXPECT_EQ(second.output.find("epoch  1/1"), std::string::npos) << second.output;
+  // --resume of the same path is a second writer too.
+  EXPECT_FAILS_WITH(
+      kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt + " --epochs 200000",
+      "is being written by another run (pid " + std::to_string(first.pid));
+  ::kill(first.pid, SIGKILL);
+  finish(first);
+  EXPECT_TRUE(std::ifstream(lock).good());  // left behind, holding nothing
+  const Result after = run(tiny_train(dir) + " --epochs 1 --seed 2 --save " + ckpt);
+  EXPECT_EQ(after.status, 0) << after.output;
+  EXPECT_FALSE(std::ifstream(lock).good());  // removed by the run that released it
+  EXPECT_EQ(temporaries_of(ckpt), 0);
+}
+
+// The first save stopped between its two renames leaves the optimiser file alone (here: the
+// model file removed): --eval and predict use it and say so; --resume continues from it and
+// writes the model file again, saying so.
+TEST(TrainMlp, OnlyTheOptimiserFileLeftIsUsedAndRepaired) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string ckpt = test_file(".safetensors"), kept = test_file("_kept.safetensors");
+  const std::string state = engine::optimizer_state_path(ckpt);
+  ASSERT_EQ(run(tiny_train(dir) + " --epochs 1 --save " + ckpt).status, 0);
+  ASSERT_EQ(std::rename(ckpt.c_str(), kept.c_str()), 0);
+  const std::string eval = kTrain + " --device cpu --data-dir " + dir + " --eval ";
+  // --eval: the same scores as the model file's, with a note.
+  const Result good = run(eval + kept);
+  ASSERT_EQ(good.status, 0) << good.output;
+  const Result e = run(eval + ckpt);
+  ASSERT_EQ(e.status, 0) << e.output;
+  EXPECT_NE(e.output.find("note: " + ckpt +
+                          " is missing (a first save stopped between its two renames leaves "
+                          "only the optimiser file); using the parameters in " +
+                          state + " (step 2, epoch 1)"),
+            std::string::npos)
+      << e.output;
+  const auto scores = [](const std::string& out) { return out.substr(out.find("test loss")); };
+  EXPECT_EQ(scores(e.output), scores(good.output));
+  // predict: the same classes and probabilities, with a note.
+  const std::string image = save_image();
+  const Result p = run(kPredict + " --device cpu --model " + ckpt + " " + image);
+  const Result p_good = run(kPredict + " --device cpu --model " + kept + " " + image);
+  ASSERT_EQ(p.status, 0) << p.output;
+  EXPECT_NE(p.output.find("predict: note: " + ckpt + " is missing"), std::string::npos) << p.output;
+  EXPECT_EQ(p.output.substr(p.output.find(image + ":")), p_good.output);
+  // --resume: continues, and writes the model file again.
+  const Result r =
+      run(kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt + " --epochs 2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("note: " + ckpt +
+                          " is missing, as a first save stopped between its "
+                          "two renames leaves it; resuming from " +
+                          state),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("note: " + ckpt + " was missing; rewrote it from the parameters in " +
+                          state + " (step 2, epoch 1), so that the pair is one save again"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("epoch  2/2"), std::string::npos) << r.output;
+  EXPECT_EQ(engine::read_checkpoint_metadata(ckpt).at("epoch"), "2");
+}
+
+// The last save stopped between its two renames leaves the model file one save behind: --eval and
+// predict use the newer optimiser file and say so; --resume of the finished run has nothing to
+// train but rewrites the model file, byte for byte the one the save would have written.
+TEST(TrainMlp, StaleModelFileIsNotUsedAndResumeRepairsIt) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string ckpt = test_file(".safetensors"), older = test_file("_epoch1.safetensors");
+  const std::string newer = test_file("_epoch2.safetensors");
+  const std::string state = engine::optimizer_state_path(ckpt);
+  const std::string resume = kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt;
+  ASSERT_EQ(run(tiny_train(dir) + " --epochs 1 --schedule constant --save " + ckpt).status, 0);
+  ASSERT_EQ(run("cp " + ckpt + " " + older).status, 0);
+  ASSERT_EQ(run(resume + " --epochs 2").status, 0);
+  ASSERT_EQ(run("cp " + ckpt + " " + newer + " && cp " + older + " " + ckpt).status, 0);
+
+  const std::string note = "note: " + ckpt + " is from an earlier save (step 2, epoch 1) than " +
+                           state +
+                           " (step 4, epoch 2), as a save stopped between its two renames "
+                           "leaves them; using the newer parameters in " +
+                           state;
+  const std::string eval = kTrain + " --device cpu --data-dir " + dir + " --eval ";
+  const Result e = run(eval + ckpt), e_new = run(eval + newer);
+  ASSERT_EQ(e.status, 0) << e.output;
+  EXPECT_NE(e.output.find(note), std::string::npos) << e.output;
+  const auto scores = [](const std::string& out) { return out.substr(out.find("test loss")); };
+  EXPECT_EQ(scores(e.output), scores(e_new.output));
+  const std::string image = save_image();
+  const Result p = run(kPredict + " --device cpu --model " + ckpt + " " + image);
+  const Result p_new = run(kPredict + " --device cpu --model " + newer + " " + image);
+  ASSERT_EQ(p.status, 0) << p.output;
+  EXPECT_NE(p.output.find("predict: " + note.substr(0, note.find(" than "))), std::string::npos)
+      << p.output;
+  EXPECT_EQ(p.output.substr(p.output.find(image + ":")), p_new.output);
+
+  const Result r = run(resume);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("note: " + ckpt +
+                          " was from an earlier save (step 2, epoch 1); rewrote "
+                          "it from the parameters in " +
+                          state + " (step 4, epoch 2), so that the pair is one save again"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("nothing to train: "), std::string::npos) << r.output;
+  EXPECT_TRUE(file_bytes(ckpt) == file_bytes(newer)) << "the model file is not the save's";
+  const Result again = run(resume);  // the pair is whole: no note
+  EXPECT_EQ(again.output.find("note: "), std::string::npos) << again.output;
+}
+
+// A flipped exponent bit in a saved weight: --eval, predict and --resume refuse the file, naming
+// the tensor, instead of scoring 10% with exit 0.
+TEST(TrainMlp, AFlippedBitIsRefused) {
   const std::string dir = write_tiny_dataset(4, 8);
   const std::string ckpt = test_file(".safetensors");
-  const std::string command = tiny_train(dir) + " --epochs 40 --save " + ckpt;
-  const Child a = spawn(command), b = spawn(command + " --seed 2");
-  const Result ra = finish(a), rb = finish(b);
-  EXPECT_EQ(ra.status, 0) << ra.output;
-  EXPECT_EQ(rb.status, 0) << rb.output;
-  EXPECT_EQ(temporaries_of(ckpt), 0);
+  ASSERT_EQ(run(tiny_train(dir) + " --epochs 1 --save " + ckpt).status, 0);
+  for (const std::string& file : {ckpt, engine::optimizer_state_path(ckpt)}) {
+    const engine::safetensors::Header h = engine::safetensors::read_header(file);
+    const auto w = std::find_if(h.tensors.begin(), h.tensors.end(),
+                                [](const auto& t) { return t.name == "0.weight"; });
+    std::string bytes = file_bytes(file);
+    uint64_t n = 0;
+    for (int i = 0; i < 8; ++i) n |= uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
+    bytes[8 + n + w->begin + 3] ^= 0x40;  // bit 30 of the first value: its exponent's highest
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+  }
+  const std::string damaged = "checkpoint " + ckpt + ": tensor '0.weight': its data's CRC-32 is ";
+  EXPECT_FAILS_WITH(kTrain + " --device cpu --data-dir " + dir + " --eval " + ckpt, damaged);
+  EXPECT_FAILS_WITH(kPredict + " --device cpu --model " + ckpt + " " + save_image(), damaged);
+  EXPECT_FAILS_WITH(
+      kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt + " --epochs 2",
+      "checkpoint " + engine::optimizer_state_path(ckpt) +
+          ": tensor '0.weight': its data's CRC-32");
+}
+
+// --resume checks the data: a fingerprint of the training set in the metadata, compared before
+// any training.
+TEST(TrainMlp, ResumeOnOtherDataIsRefused) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string ckpt = test_file(".safetensors");
+  ASSERT_EQ(run(tiny_train(dir) + " --epochs 1 --save " + ckpt).status, 0);
+  const std::string saved = engine::read_checkpoint_metadata(ckpt).at("data_fingerprint");
+  EXPECT_EQ(saved.rfind("fnv1a64:", 0), 0u) << saved;
+  {  // one pixel of the training images changed, the count the same
+    std::fstream f(dir + "/train-images-idx3-ubyte",
+                   std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(16 + 5);
+    f.put(static_cast<char>(200));
+  }
+  const Result r =
+      run(kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt + " --epochs 2");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("--resume " + ckpt + ": the run trained on data of fingerprint " + saved +
+                          ", but the data here (" + dir + ", --train-limit 0) has fingerprint "),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("epoch  2/2"), std::string::npos) << r.output;
+}
+
+// A rate far too high on the tiny data: status 3, the epoch and the steps named (the Trainer's
+// NonFiniteLoss, the one check).
+TEST(TrainMlp, DivergenceOnTinyDataStopsWithStatus3) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const Result r = run(tiny_train(dir) + " --epochs 3 --lr 1e30");
+  EXPECT_EQ(r.status, 3) << r.output;
+  EXPECT_NE(r.output.find("train_mlp: training diverged: the loss became non-finite in epoch "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(" (steps "), std::string::npos) << r.output;
 }
 
 }  // namespace

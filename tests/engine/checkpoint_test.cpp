@@ -6,12 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -36,6 +38,7 @@ class Checkpoint : public ::testing::Test {
   void TearDown() override {
     std::remove(path_.c_str());
     std::remove(engine::optimizer_state_path(path_).c_str());
+    std::remove((path_ + ".lock").c_str());
   }
   static void build(Context& ctx, engine::Sequential& net, int hidden) {
     net.add<engine::Linear>(ctx, 3, hidden);
@@ -123,22 +126,36 @@ TEST_F(Checkpoint, ErrorsNameTheFileAndTheTensor) {
   write_bytes(with_header(good, std::string(h.size(), '{')));
   EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
                     "not valid JSON");
-  std::string f16 = h;
+  std::string i8 = h;
+  i8.replace(i8.find("F32"), 3, "I8");
+  write_bytes(with_header(good, i8));
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
+                    "dtype \"I8\"; F32, F16, BF16 and F64 are read");
+  std::string f16 = h;  // F16 is read, but needs 2 bytes a value
   f16.replace(f16.find("F32"), 3, "F16");
   write_bytes(with_header(good, f16));
   EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
-                    "dtype \"F16\"");
-  std::string missing = h;
-  missing.replace(missing.find("\"2.bias\""), 8, "\"9.bias\"");
+                    "tensor '0.bias': 16 bytes for shape [4] of F16 (8 expected)");
+  std::string missing = h;  // the tensor and its checksum renamed
+  for (size_t at; (at = missing.find("2.bias")) != std::string::npos;)
+    missing.replace(at, 6, "9.bias");
   write_bytes(with_header(good, missing));
   EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
                     "tensor '9.bias' is not in the model");
 
-  // A NaN in 0.weight's data (its first value: the data starts right after the header).
+  // A NaN in 0.weight's data (its first value: the data starts right after the header): its
+  // checksum no longer matches; without the checksum, the value itself is refused.
   std::string nan = good;
   const float bad = std::nanf("");
   std::memcpy(&nan[8 + h.size()], &bad, 4);
   write_bytes(nan);
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
+                    "tensor '0.weight': its data's CRC-32 is ");
+  std::string unchecked = h;
+  const size_t crc = unchecked.find("\"crc32:0.weight\"");
+  ASSERT_NE(crc, std::string::npos) << h;
+  unchecked.replace(crc, 16, "\"no_crc:0.weight\"");
+  write_bytes(with_header(nan, unchecked));
   EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
                     "tensor '0.weight' holds a non-finite value at index 0");
 }
@@ -163,8 +180,9 @@ TEST_F(Checkpoint, HeaderAloneGivesNamesShapesAndMetadata) {
   EXPECT_EQ(h.tensors[2].shape, (std::vector<int64_t>{2}));
   EXPECT_EQ(h.data_bytes, 4u * (12 + 4 + 8 + 2));
   EXPECT_EQ(engine::read_checkpoint_metadata(path_).at("layers"), "3-4-2");
+  EXPECT_TRUE(h.tensors[1].has_crc32);
   EXPECT_THROW_WITH(engine::safetensors::read(path_), gemm_mlp::Error,
-                    "tensor '0.weight' holds a non-finite value");
+                    "tensor '0.weight': its data's CRC-32");
 
   engine::safetensors::write(path_, {{"0.weight", {2, 3}, std::vector<float>(6, 0.5f)}}, {});
   const engine::safetensors::Header plain = engine::safetensors::read_header(path_);
@@ -412,12 +430,334 @@ TEST_F(Checkpoint, TrainingPairOfTwoRunsIsRefused) {
   EXPECT_THROW_WITH(a.load(path_), gemm_mlp::Error,
                     "are from different runs (run_id run-a and run-b)");
   EXPECT_THROW_WITH(engine::read_resume_point(path_), gemm_mlp::Error, "different runs");
+  EXPECT_THROW_WITH(engine::repair_model_file(path_), gemm_mlp::Error, "different runs");
+  // To use the parameters, the file named is taken: the optimiser file beside it is another run's.
+  EXPECT_EQ(engine::find_parameters(path_).path, path_);
+  EXPECT_EQ(engine::find_parameters(path_).note, "");
   engine::save_optimizer_state(a.ctx, engine::optimizer_state_path(path_), a.trainer->optimizer());
   EXPECT_THROW_WITH(a.load(path_), gemm_mlp::Error, "no 'run_id' in its metadata");
   EXPECT_THROW_WITH(engine::save_training_checkpoint(a.ctx, path_, a.net.parameters(),
                                                      a.trainer->optimizer(), {}),
                     gemm_mlp::Error, "needs a 'run_id'");
   std::remove(other.c_str());
+}
+
+// The file steps of a save of run.save(path, "run-a") in a child that stops (as a kill -9 would)
+// just before file step `stop`.
+void save_stopped_at(TinyRun& run, const std::string& path, int stop) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    hook_calls = 0, hook_at = stop;
+    engine::testing::set_file_hook([](engine::testing::FileStep, const std::string&) {
+      if (hook_calls++ == hook_at) ::_exit(0);
+      return 0;
+    });
+    try {
+      run.save(path, "run-a");
+    } catch (...) {
+      ::_exit(2);
+    }
+    ::_exit(3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
+
+// The first save, stopped between its two renames, leaves the optimiser file alone: it resumes,
+// its parameters are the ones used, and repair_model_file writes the model file from it.
+TEST_F(Checkpoint, FirstSaveStoppedBetweenRenamesLeavesAResumePoint) {
+  TinyRun run(1);
+  run.step();
+  save_stopped_at(run, path_, kRenameModel);
+  ASSERT_FALSE(file_exists(path_));
+  const std::string state = engine::optimizer_state_path(path_);
+  ASSERT_TRUE(file_exists(state));
+
+  const engine::ResumePoint point = engine::read_resume_point(path_);
+  EXPECT_TRUE(point.model_stale);
+  EXPECT_NE(point.note.find(path_ +
+                            " is missing, as a first save stopped between its two renames "
+                            "leaves it; resuming from " +
+                            state + " (step 1)"),
+            std::string::npos)
+      << point.note;
+  TinyRun resumed(2);
+  EXPECT_EQ(resumed.load(path_).metadata.at("step"), "1");
+  EXPECT_EQ(resumed.values(), run.values());
+
+  const engine::ParameterFile file = engine::find_parameters(path_);
+  EXPECT_EQ(file.path, state);
+  EXPECT_NE(file.note.find(path_ +
+                           " is missing (a first save stopped between its two renames "
+                           "leaves only the optimiser file); using the parameters in " +
+                           state + " (step 1)"),
+            std::string::npos)
+      << file.note;
+  ASSERT_EQ(file.header.tensors.size(), 4u);  // the parameters, not momentum_buffer
+  TinyRun fresh(3);
+  engine::load_parameters(fresh.ctx, file, fresh.net.parameters());
+  EXPECT_EQ(fresh.values(), run.values());
+
+  const std::string note = engine::repair_model_file(path_);
+  EXPECT_NE(note.find(path_ + " was missing; rewrote it from the parameters in " + state +
+                      " (step 1), so that the pair is one save again"),
+            std::string::npos)
+      << note;
+  EXPECT_EQ(engine::read_checkpoint_metadata(path_).at("save_id"), point.metadata.at("save_id"));
+  EXPECT_EQ(engine::read_checkpoint_metadata(path_).count("state_tensors"), 0u);
+  TinyRun loaded(4);
+  engine::load_checkpoint(loaded.ctx, path_, loaded.net.parameters());
+  EXPECT_EQ(loaded.values(), run.values());
+  EXPECT_EQ(engine::repair_model_file(path_), "");
+  EXPECT_EQ(engine::find_parameters(path_).path, path_);
+  EXPECT_FALSE(engine::read_resume_point(path_).model_stale);
+  EXPECT_FALSE(file_exists(path_ + ".lock"));
+}
+
+// A later save stopped between its two renames leaves a stale model file: the parameters used
+// are the optimiser file's (newer), said so, and the repair makes the pair one save again.
+TEST_F(Checkpoint, StaleModelFileIsNotUsedAndIsRepaired) {
+  TinyRun run(1);
+  run.step();
+  run.save(path_, "run-a");
+  const std::vector<float> before = run.values();
+  run.step();
+  save_stopped_at(run, path_, kRenameModel);
+  const std::string state = engine::optimizer_state_path(path_);
+  const engine::ParameterFile file = engine::find_parameters(path_);
+  EXPECT_EQ(file.path, state);
+  EXPECT_NE(file.note.find(path_ + " is from an earlier save (step 1) than " + state +
+                           " (step 2), as a save stopped between its two renames leaves them; "
+                           "using the newer parameters in " +
+                           state),
+            std::string::npos)
+      << file.note;
+  TinyRun fresh(3);
+  engine::load_parameters(fresh.ctx, file, fresh.net.parameters());
+  EXPECT_EQ(fresh.values(), run.values());
+  EXPECT_NE(fresh.values(), before);
+  EXPECT_TRUE(engine::read_resume_point(path_).model_stale);
+
+  const std::string note = engine::repair_model_file(path_);
+  EXPECT_NE(note.find(path_ +
+                      " was from an earlier save (step 1); rewrote it from the parameters "
+                      "in " +
+                      state + " (step 2)"),
+            std::string::npos)
+      << note;
+  TinyRun loaded(4);
+  const engine::Metadata m = engine::load_checkpoint(loaded.ctx, path_, loaded.net.parameters());
+  EXPECT_EQ(loaded.values(), run.values());
+  EXPECT_EQ(m.at("step"), "2");
+  EXPECT_EQ(engine::read_resume_point(path_).note, "");
+  EXPECT_EQ(engine::find_parameters(path_).path, path_);
+}
+
+// A file as PyTorch's save_file writes it: no metadata, so no checksums; each tensor's dtype and
+// its bytes (little-endian, as the host is).
+struct RawTensor {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+
+template <class T>
+std::string bytes_of(const std::vector<T>& values) {
+  std::string out(values.size() * sizeof(T), '\0');
+  std::memcpy(out.data(), values.data(), out.size());
+  return out;
+}
+
+std::string raw_file(const std::vector<RawTensor>& tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  std::string data;
+  for (const RawTensor& t : tensors) {
+    header[t.name] = {{"dtype", t.dtype},
+                      {"shape", t.shape},
+                      {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
+    data += t.bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string out;
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(uint64_t(text.size()) >> (8 * i)));
+  return out + text + data;
+}
+
+// F16 and BF16 tensors load exactly (subnormals and the largest values included), F64 rounded to
+// the nearest fp32; a value beyond fp32's range is an error naming the tensor and the index. A
+// file without checksums loads.
+TEST_F(Checkpoint, PyTorchDtypesLoadAsFp32) {
+  Context ctx(Device::CPU, "cpu", 1);
+  engine::Sequential net;
+  build(ctx, net, 4);  // 0.weight [4,3], 0.bias [4], 2.weight [2,4], 2.bias [2]
+  const std::vector<uint16_t> bf16 = {0x3F80, 0xC2F7, 0x0001, 0x7F7F, 0x8000, 0x3EAB,
+                                      0x4049, 0xBF00, 0x0080, 0x3C00, 0x4000, 0xC040};
+  const std::vector<uint16_t> f16 = {0x3C00, 0x0001, 0x7BFF, 0x8400};
+  const std::vector<double> f64 = {0.1, 1.0 / 3, 1e-50, -2.5, 3.4028234e38, -1e-40, 7, 1e-3};
+  const std::vector<float> f32 = {0.25f, -8.0f};
+  write_bytes(raw_file({{"0.weight", "BF16", {4, 3}, bytes_of(bf16)},
+                        {"0.bias", "F16", {4}, bytes_of(f16)},
+                        {"2.weight", "F64", {2, 4}, bytes_of(f64)},
+                        {"2.bias", "F32", {2}, bytes_of(f32)}}));
+  const engine::Metadata m = engine::load_checkpoint(ctx, path_, net.parameters());
+  EXPECT_TRUE(m.empty());
+  const auto params = net.parameters();
+  std::vector<float> want_bf16;
+  for (uint16_t b : bf16) {
+    const uint32_t bits = uint32_t(b) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    want_bf16.push_back(f);
+  }
+  EXPECT_EQ(params[0]->value.download(), want_bf16);
+  EXPECT_EQ(want_bf16[1], -123.5f);
+  EXPECT_EQ(want_bf16[2], std::ldexp(1.0f, -133));
+  EXPECT_EQ(params[1]->value.download(),
+            (std::vector<float>{1.0f, std::ldexp(1.0f, -24), 65504.0f, -std::ldexp(1.0f, -14)}));
+  std::vector<float> want_f64;
+  for (double d : f64) want_f64.push_back(static_cast<float>(d));
+  EXPECT_EQ(params[2]->value.download(), want_f64);
+  EXPECT_EQ(want_f64[2], 0.0f);
+  EXPECT_EQ(params[3]->value.download(), f32);
+  const engine::safetensors::Header h = engine::safetensors::read_header(path_);
+  EXPECT_EQ(h.tensors[0].dtype, engine::safetensors::Dtype::F16);  // 0.bias
+  EXPECT_FALSE(h.tensors[0].has_crc32);
+
+  std::vector<double> too_big = f64;
+  too_big[5] = -1e39;
+  write_bytes(raw_file({{"0.weight", "BF16", {4, 3}, bytes_of(bf16)},
+                        {"0.bias", "F16", {4}, bytes_of(f16)},
+                        {"2.weight", "F64", {2, 4}, bytes_of(too_big)},
+                        {"2.bias", "F32", {2}, bytes_of(f32)}}));
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
+                    "tensor '2.weight' (F64) holds -1e+39 at index 5, beyond "
+                    "fp32's range");
+  std::vector<uint16_t> inf16 = f16;
+  inf16[2] = 0x7C00;
+  write_bytes(raw_file({{"0.bias", "F16", {4}, bytes_of(inf16)}}));
+  EXPECT_THROW_WITH(engine::safetensors::read(path_), gemm_mlp::Error,
+                    "tensor '0.bias' holds a non-finite value at index 2");
+}
+
+// Every tensor's bytes carry a CRC-32 in the metadata: a flipped exponent bit in a saved weight is
+// an error naming the tensor and the file, not a model that scores 10%.
+TEST_F(Checkpoint, AFlippedBitIsAnError) {
+  Context ctx(Device::CPU, "cpu", 1);
+  engine::Sequential net;
+  build(ctx, net, 4);
+  engine::save_checkpoint(ctx, path_, net.parameters(), {{"layers", "3-4-2"}});
+  const engine::safetensors::Header h = engine::safetensors::read_header(path_);
+  EXPECT_EQ(h.metadata, (engine::Metadata{{"layers", "3-4-2"}}));  // the checksums apart
+  for (const auto& t : h.tensors) EXPECT_TRUE(t.has_crc32) << t.name;
+  EXPECT_NE(header().find("\"crc32:2.weight\":\""), std::string::npos) << header();
+  const auto w = std::find_if(h.tensors.begin(), h.tensors.end(),
+                              [](const auto& t) { return t.name == "2.weight"; });
+  std::string bytes = read_bytes();
+  bytes[8 + header().size() + w->begin + 3] ^= 0x40;  // bit 30: the exponent's highest
+  write_bytes(bytes);
+  EXPECT_THROW_WITH(engine::load_checkpoint(ctx, path_, net.parameters()), gemm_mlp::Error,
+                    "checkpoint " + path_ + ": tensor '2.weight': its data's CRC-32 is ");
+  // The key is the format's own.
+  EXPECT_THROW_WITH(engine::save_checkpoint(ctx, path_, net.parameters(), {{"crc32:x", "0"}}),
+                    gemm_mlp::Error, "metadata key 'crc32:x' starts with 'crc32:'");
+  // A checksum that names no tensor, or is no CRC-32, is a malformed header.
+  engine::save_checkpoint(ctx, path_, net.parameters());
+  std::string other = header();
+  other.replace(other.find("crc32:2.weight"), 14, "crc32:7.weight");
+  write_bytes(with_header(read_bytes(), other));
+  EXPECT_THROW_WITH(engine::safetensors::read_header(path_), gemm_mlp::Error,
+                    "metadata 'crc32:7.weight' is the checksum of '7.weight', which is not in the "
+                    "file");
+}
+
+// One writer per path: a second lock, from this process or another, is refused naming the
+// holder's pid; a save of another process is refused while it is held; a lock file that a killed
+// holder left behind blocks nothing.
+TEST_F(Checkpoint, OneWriterPerPath) {
+  const std::string lock_file = path_ + ".lock";
+  TinyRun run(1);
+  {
+    engine::CheckpointLock lock(path_);
+    EXPECT_EQ(lock.lock_path(), lock_file);
+    EXPECT_TRUE(engine::CheckpointLock::held(path_));
+    EXPECT_THROW_WITH(engine::CheckpointLock again(path_), gemm_mlp::Error,
+                      "this process holds its lock " + lock_file + " already");
+    run.save(path_, "run-a");  // its holder saves
+    for (int save = 0; save < 2; ++save) {
+      int fds[2];
+      ASSERT_EQ(::pipe(fds), 0);
+      std::fflush(nullptr);
+      const pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        ::close(fds[0]);
+        try {
+          if (save)
+            run.save(path_, "run-b");
+          else
+            engine::CheckpointLock other(path_);
+        } catch (const std::exception& e) {
+          const ssize_t n = ::write(fds[1], e.what(), std::strlen(e.what()));
+          ::_exit(n > 0 ? 1 : 2);
+        }
+        ::_exit(0);
+      }
+      ::close(fds[1]);
+      std::string message;
+      char buf[512];
+      for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) message.append(buf, n);
+      ::close(fds[0]);
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+      EXPECT_NE(message.find("checkpoint " + path_ + " is being written by another run (pid " +
+                             std::to_string(::getpid()) + ", which holds " + lock_file +
+                             "); two runs saving to one path would overwrite each other's "
+                             "saves: wait for that run to end, or save to another path"),
+                std::string::npos)
+          << message;
+    }
+  }
+  EXPECT_FALSE(engine::CheckpointLock::held(path_));
+  EXPECT_FALSE(file_exists(lock_file));  // removed on release
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    new engine::CheckpointLock(path_);  // never released: the process ends holding it
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_TRUE(file_exists(lock_file));
+  EXPECT_NO_THROW(engine::CheckpointLock after(path_));
+  run.save(path_, "run-a");
+}
+
+TEST(Fingerprint, ChangesWithAnyByteAndEachPartsLength) {
+  const std::vector<int32_t> labels = {1, 2, 3, 4, 5};
+  std::vector<float> images(37, 0.5f);
+  const auto of = [&] {
+    return engine::fingerprint(
+        {{labels.data(), labels.size() * 4}, {images.data(), images.size() * 4}});
+  };
+  const std::string a = of();
+  EXPECT_EQ(a.size(), 8u + 16u);
+  EXPECT_EQ(a.rfind("fnv1a64:", 0), 0u);
+  EXPECT_EQ(of(), a);
+  images[36] = 0.25f;  // the tail, past the last whole 8 bytes
+  EXPECT_NE(of(), a);
+  images[36] = 0.5f;
+  EXPECT_EQ(of(), a);
+  EXPECT_NE(engine::fingerprint({{labels.data(), 8}, {labels.data() + 2, 12}}),
+            engine::fingerprint({{labels.data(), 12}, {labels.data() + 3, 8}}));
 }
 
 }  // namespace

@@ -245,4 +245,52 @@ TEST(EngineGpu, MeanSquaredErrorTrainerMatchesCpu) {
   EXPECT_LT(replayed.back(), replayed.front());
 }
 
+// On the GPU, with the step replayed as a graph: predict returns the same outputs as the CPU's
+// trainer given the same parameters, into the caller's memory; a NaN input's loss is
+// NonFiniteLoss naming its step.
+TEST(EngineGpu, PredictAndNonFiniteLossOnTheGpu) {
+  GPU_TEST_OR_SKIP();
+  const int in = 5, out = 3, n = 70, batch = 32;  // 32 + 32 + 6 rows
+  std::mt19937_64 rng(17);
+  const std::vector<float> xv = random_values(rng, n * in);
+  std::vector<float> ys[2];
+  for (Device device : {Device::CPU, Device::CUDA}) {
+    Context ctx(device, 3);
+    engine::Sequential net;
+    net.add<engine::Linear>(ctx, in, 16);
+    net.add<engine::ReLU>();
+    net.add<engine::Linear>(ctx, 16, out);
+    engine::TrainerOptions o;
+    o.max_batch = batch;
+    engine::Trainer trainer(ctx, net, o);
+    if (device == Device::CUDA) {  // the CPU's parameters
+      Context host(Device::CPU, 3);
+      engine::Sequential cpu;
+      cpu.add<engine::Linear>(host, in, 16);
+      cpu.add<engine::ReLU>();
+      cpu.add<engine::Linear>(host, 16, out);
+      const auto from = cpu.parameters(), to = net.parameters();
+      for (size_t i = 0; i < from.size(); ++i)
+        to[i]->value.upload(from[i]->value.download(), ctx.stream());
+    }
+    ys[device == Device::CUDA] = trainer.predict(Tensor::from_host(device, n, in, xv));
+    if (device == Device::CUDA) {
+      const Tensor x = Tensor::from_host(device, batch, in,
+                                         std::vector<float>(xv.begin(), xv.begin() + batch * in));
+      std::vector<int32_t> labels(batch, 1);
+      const engine::LabelTensor y(device, labels);
+      for (int step = 0; step < 3; ++step) trainer.step(x, y);  // the third replays the graph
+      EXPECT_TRUE(std::isfinite(trainer.take_metrics().loss_sum));
+      std::vector<float> bad(xv.begin(), xv.begin() + batch * in);
+      bad[7] = std::numeric_limits<float>::quiet_NaN();
+      const Tensor x_bad = Tensor::from_host(device, batch, in, bad);
+      trainer.step(x_bad, y);  // step 4
+      EXPECT_THROW_WITH(trainer.take_metrics(), engine::NonFiniteLoss, "in step 4;");
+    }
+  }
+  ASSERT_EQ(ys[0].size(), static_cast<size_t>(n * out));
+  ASSERT_EQ(ys[1].size(), ys[0].size());
+  for (size_t i = 0; i < ys[0].size(); ++i) EXPECT_NEAR(ys[1][i], ys[0][i], 1e-4) << i;
+}
+
 }  // namespace

@@ -210,4 +210,61 @@ TEST(Trainer, LossesCountTheStepWhenGivenACounter) {
   EXPECT_EQ(steps, 43);
 }
 
+// A loss that becomes NaN is an error naming the step (the metrics taken after every step), or
+// the steps since they were last taken; train_mlp reports it the same way (exit 3).
+TEST(Trainer, NonFiniteLossIsAnErrorNamingTheStep) {
+  Context ctx(Device::CPU, "cpu", 1);
+  engine::Sequential net;
+  net.add<engine::Linear>(ctx, 2, 3);
+  engine::Trainer trainer(ctx, net, options_for(Loss::CrossEntropy, 2));
+  const engine::LabelTensor y(Device::CPU, std::vector<int32_t>{0, 2});
+  const Tensor good = Tensor::from_host(Device::CPU, 2, 2, {1, 2, -1, 0.5f});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  trainer.step(good, y);
+  EXPECT_TRUE(std::isfinite(trainer.take_metrics().loss_sum));
+  trainer.step(Tensor::from_host(Device::CPU, 2, 2, {1, nan, -1, 0.5f}), y);  // step 2
+  EXPECT_THROW_WITH(trainer.peek_metrics(), engine::NonFiniteLoss,
+                    "trainer: the training loss became non-finite (NaN or infinite) in step 2; "
+                    "the network diverged");
+  try {
+    trainer.take_metrics();
+    ADD_FAILURE() << "no NonFiniteLoss";
+  } catch (const engine::NonFiniteLoss& e) {
+    EXPECT_EQ(e.first_step, 2);
+    EXPECT_EQ(e.last_step, 2);
+    EXPECT_NE(std::string(e.what()).find("(try a smaller learning rate, or check the inputs"),
+              std::string::npos)
+        << e.what();
+  }
+  trainer.step(good, y);  // the parameters are NaN now: steps 3 and 4 too
+  trainer.step(good, y);
+  EXPECT_THROW_WITH(trainer.take_metrics(), gemm_mlp::Error,
+                    "in steps 3 to 4 (the steps since the metrics were last taken");
+}
+
+// predict: the outputs of a whole set, in batches of max_batch, into a vector the caller keeps:
+// x·Wᵀ + b, as the parameters say.
+TEST(Trainer, PredictReturnsTheOutputsInTheCallersMemory) {
+  const int in = 3, out = 2, n = 10;
+  Context ctx(Device::CPU, "cpu", 5);
+  engine::Sequential net;
+  net.add<engine::Linear>(ctx, in, out);
+  engine::Trainer trainer(ctx, net, options_for(Loss::MeanSquaredError, 4));  // 4 + 4 + 2 rows
+  std::mt19937_64 rng(8);
+  const std::vector<float> xv = random_values(rng, n * in);
+  const Tensor x = Tensor::from_host(Device::CPU, n, in, xv);
+  const std::vector<float> y = trainer.predict(x);
+  ASSERT_EQ(y.size(), static_cast<size_t>(n * out));
+  const auto params = net.parameters();
+  const std::vector<float> w = params[0]->value.download(), b = params[1]->value.download();
+  for (int r = 0; r < n; ++r)
+    for (int o = 0; o < out; ++o) {
+      double want = b[o];
+      for (int i = 0; i < in; ++i) want += double(w[o * in + i]) * xv[r * in + i];
+      EXPECT_NEAR(y[r * out + o], want, 1e-5) << r << "," << o;
+    }
+  EXPECT_THROW_WITH(trainer.predict(Tensor::from_host(Device::CPU, 2, 4, std::vector<float>(8))),
+                    gemm_mlp::Error, "predict got x of 2x4 for a network of 3 inputs");
+}
+
 }  // namespace
