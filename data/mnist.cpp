@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "base/memory_limit.h"
 #include "data/idx.h"
+#include "base/memory_limit.h"
 
 namespace data {
 namespace {
