@@ -4,6 +4,7 @@
 // case runs. Cases that need a GPU check what the machine has, so the same tests pass with
 // or without one (and none skips).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -297,6 +298,23 @@ TEST(GemmBench, AutoTableFromJsonRefusesBadFlagsAndFiles) {
   const Result r = run(from + "," + b);
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("'" + b + "': not JSON"), std::string::npos) << r.output;
+}
+
+// A FIFO or a directory given to --from-json is refused at once (reading a FIFO would wait for a
+// writer; `timeout` ends such a wait as exit status 124).
+TEST(GemmBench, FromJsonRefusesAFifoAndADirectory) {
+  const std::string fifo = test_file("_fifo.json"), table = test_file(".inc");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Result r = run("timeout 20 " + kBench + " --auto-table " + table + " --from-json " + fifo);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("'" + fifo + "': is a FIFO (named pipe), not a gemm_bench --json file"),
+            std::string::npos)
+      << r.output;
+  std::remove(fifo.c_str());
+  const std::string dir = ::testing::TempDir();
+  EXPECT_FAILS_WITH(kBench + " --auto-table " + table + " --from-json " + dir,
+                    "is a directory, not a gemm_bench --json file");
 }
 
 // A bad result: the file, the result's index and what is wrong with it.
