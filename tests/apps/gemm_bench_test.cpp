@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "apps/common/number_flags.h"
+#include "apps/common/strict_flags.h"
 #include "base/cuda_check.h"
 #include "run_app.h"
 
@@ -54,6 +55,41 @@ TEST(NumberFlags, DecimalIntegersOnlyInRange) {
   }
   std::string minus = "-1";
   EXPECT_NE(validated(apps::decimal_integer(0, 9), minus), "");  // no sign when min >= 0
+}
+
+// apps/common/strict_flags.h: a switch given a value, and an empty item in a list, are errors.
+TEST(StrictFlags, ASwitchGivenAValueIsNamed) {
+  CLI::App app{"t"};
+  bool on = false;
+  std::string text;
+  app.add_flag("--serial-step", on, "a switch");
+  app.add_option("--save", text, "takes a value");
+  const auto check = [&](std::vector<std::string> args) {
+    std::vector<char*> argv{const_cast<char*>("app")};
+    for (std::string& a : args) argv.push_back(a.data());
+    return apps::switch_given_a_value(app, static_cast<int>(argv.size()), argv.data());
+  };
+  EXPECT_EQ(check({"--serial-step=2"}).value_or(""),
+            "--serial-step is a switch and takes no value, got '--serial-step=2' (give "
+            "--serial-step alone, or leave it out)");
+  EXPECT_TRUE(check({"--serial-step=true"}).has_value());
+  EXPECT_FALSE(check({"--serial-step"}).has_value());
+  EXPECT_FALSE(check({"--save=a=b"}).has_value());             // an option's value
+  EXPECT_FALSE(check({"--", "--serial-step=2"}).has_value());  // not an option after --
+}
+
+TEST(StrictFlags, AnEmptyListItemIsNamed) {
+  EXPECT_EQ(apps::comma_list("--shapes", {"64,33x17x9:TN", "8"}),
+            (std::vector<std::string>{"64", "33x17x9:TN", "8"}));
+  for (const char* bad : {"64,,64", "cpu,", ",cpu", ""}) {
+    try {
+      apps::comma_list("--variants", {bad});
+      ADD_FAILURE() << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(e.what(), std::string("--variants '") + bad +
+                              "': an empty item (a comma at an end, or two together)");
+    }
+  }
 }
 
 TEST(NumberFlags, DecimalUnsignedToTwoToThe64) {
