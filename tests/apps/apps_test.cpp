@@ -846,3 +846,113 @@ TEST(TrainMlp, TwoRunsSavingToOnePathBothFinish) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 37: values that were taken silently are errors before any work, each naming the flag.
+TEST(TrainMlp, SilentValuesAreErrors) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string train = tiny_train(dir) + " --epochs 1";
+  const std::string model = save_model();
+  for (const char* flag : {" --save x.safetensors", " --history h.csv", " --epochs 3",
+                           " --train-limit 5", " --log-interval 2"})
+    EXPECT_FAILS_WITH(kTrain + " --device cpu --eval " + model + flag,
+                      "--eval scores a checkpoint and trains nothing: " +
+                          std::string(flag).substr(1, std::string(flag).find(' ', 1) - 1) +
+                          " does not apply");
+  EXPECT_FAILS_WITH(train + " --optimizer adam --momentum 0.5",
+                    "--momentum is SGD's: --optimizer adam does not use it");
+  EXPECT_FAILS_WITH(train + " --save ' '", "--save ' ': the file name is blank");
+  EXPECT_FAILS_WITH(train + " --history ' h.csv'",
+                    "--history ' h.csv': the file name begins or ends with a space");
+  EXPECT_FAILS_WITH(train + " --serial-step=2",
+                    "--serial-step is a switch and takes no value, got '--serial-step=2'");
+  EXPECT_FAILS_WITH(train + " --no-graph=false", "--no-graph is a switch and takes no value");
+  // A missing Fashion-MNIST: the hint is the command that fetches Fashion-MNIST, there.
+  const std::string nowhere = test_file("_no_fashion");
+  EXPECT_FAILS_WITH(kTrain + " --device cpu --dataset fashion --data-dir " + nowhere,
+                    "to download Fashion-MNIST there, run: ");
+  EXPECT_FAILS_WITH(kTrain + " --device cpu --dataset fashion --data-dir " + nowhere,
+                    "fetch_mnist.sh fashion " + nowhere);
+}
+
+// Output names are checked in full before any work: a name that fits the file system but whose
+// temporary name does not, and a folder that is not a real one (/proc), fail before the epoch.
+TEST(TrainMlp, OutputNamesAreCheckedInFullBeforeTraining) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string train = tiny_train(dir) + " --epochs 1";
+  const std::string long_name = kTmp + std::string(250, 'n');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" --save " + long_name, "the name is too long for the file system"},
+      {" --history " + long_name, "the name is too long for the file system"},
+      {" --results " + long_name, "the name is too long for the file system"},
+      {" --history /proc/self/h.csv", "--history /proc/self/h.csv: cannot be written"},
+      {" --save /proc/m.safetensors", "--save /proc/m.safetensors: cannot be written"},
+  };
+  for (const auto& [flags, message] : cases) {
+    const Result r = run(train + flags);
+    EXPECT_EQ(r.status, 1) << flags << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+    EXPECT_EQ(r.output.find("epoch  1/1"), std::string::npos) << flags << "\n" << r.output;
+  }
+}
+
+// Written to a file, the log keeps its order: stdout is line-buffered, so the header is in the
+// file before the run is stopped, and the stop notice (stderr) comes after it. A second signal
+// stops at once and says that no save was made.
+TEST(TrainMlp, LogInAFileKeepsItsOrderAndASecondSignalSaysNoSave) {
+  // 100000 steps an epoch: the first epoch lasts long enough to see the header before it ends.
+  const std::string dir = write_tiny_dataset(4, 400000);
+  const std::string log = test_file(".log"), ckpt = test_file(".safetensors");
+  std::remove(log.c_str());
+  const Child child = spawn("sh -c 'exec " + tiny_train(dir) + " --epochs 50 --save " + ckpt +
+                            " >" + log + " 2>&1'");
+  ASSERT_GT(child.pid, 0);
+  std::string text;
+  for (int i = 0; i < 3000 && text.find("training examples") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    text = file_bytes(log);
+  }
+  ASSERT_NE(text.find("training examples"), std::string::npos)
+      << "the header did not reach the file while the run trained:\n"
+      << text;
+  EXPECT_EQ(text.find("epoch  1/"), std::string::npos)
+      << "the header reached the file only with the first epoch's line:\n"
+      << text;
+  ::kill(child.pid, SIGINT);
+  ::kill(child.pid, SIGINT);  // at once: within the step the first one lets finish
+  ::close(child.out);
+  int status = 0;
+  ::waitpid(child.pid, &status, 0);
+  text = file_bytes(log);
+  const size_t header = text.find("training examples"), notice = text.find("stopping after");
+  EXPECT_NE(notice, std::string::npos) << text;
+  EXPECT_LT(header, notice) << text;
+  if (WIFSIGNALED(status)) {  // the second signal came before the step ended
+    EXPECT_EQ(WTERMSIG(status), SIGINT);
+    EXPECT_NE(text.find("second signal: stopped at once; no save was made"), std::string::npos)
+        << text;
+  } else {  // the step ended first: the first signal's stop, saved
+    EXPECT_EQ(WEXITSTATUS(status), 130) << text;
+    EXPECT_NE(text.find("saved " + ckpt), std::string::npos) << text;
+  }
+}
+
+// Inputs that are not regular files are refused at once: reading a FIFO would wait for a writer.
+TEST(Predict, AFifoIsRefusedWithoutWaiting) {
+  const std::string fifo = test_file("_fifo"), model = save_model(), image = save_image();
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Result m = run("timeout 20 " + kPredict + " --device cpu --model " + fifo + " " + image);
+  EXPECT_EQ(m.status, 1) << m.output;
+  EXPECT_NE(m.output.find("--model " + fifo + ": is a FIFO (named pipe), not a checkpoint file"),
+            std::string::npos)
+      << m.output;
+  const Result i = run("timeout 20 " + kPredict + " --device cpu --model " + model + " " + fifo);
+  EXPECT_EQ(i.status, 1) << i.output;
+  EXPECT_NE(i.output.find(fifo + ": is a FIFO (named pipe), not an image file"), std::string::npos)
+      << i.output;
+  std::remove(fifo.c_str());
+}
+
+}  // namespace
