@@ -10,6 +10,8 @@
 // names none), and their softmax probabilities. The layer sizes come from the tensors' names and
 // shapes (models::mlp_sizes, from the header alone). A blank image gets a warning; an image that
 // cannot be read is reported and skipped, and the exit status is then 1.
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -20,10 +22,10 @@
 #include <vector>
 
 #include "apps/common/parse_number.h"
+#include "base/cuda_check.h"
 #include "data/datasets.h"
 #include "data/image.h"
 #include "engine/engine.h"
-#include "base/cuda_check.h"
 #include "models/mlp.h"
 
 namespace {
@@ -60,6 +62,14 @@ int run(const Options& o) {
     throw std::runtime_error("--polarity must be auto, light or dark, got '" + o.polarity + "'");
   const engine::Device device = gemm_mlp::resolve_device(o.device, "--device");
 
+  // A FIFO would wait for a writer; a directory or a device is no checkpoint either.
+  struct stat st;
+  if (::stat(o.model.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw std::runtime_error("--model " + o.model + ": is " +
+                             (S_ISDIR(st.st_mode)    ? "a directory"
+                              : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                                                     : "not a regular file") +
+                             ", not a checkpoint file");
   const engine::safetensors::Header header = engine::safetensors::read_header(o.model);
   const models::MlpSizes sizes = models::mlp_sizes(o.model, header);
   data::require_input_normalisation(o.model, header.metadata);
