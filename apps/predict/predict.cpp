@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "apps/common/parse_number.h"
-#include "base/cuda_check.h"
 #include "data/datasets.h"
 #include "data/image.h"
 #include "engine/engine.h"
+#include "base/cuda_check.h"
 #include "models/mlp.h"
 
 namespace {
