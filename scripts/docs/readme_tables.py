@@ -3,17 +3,21 @@
 committed H200 results in docs/results/.
 
 Each block goes between its marker comments (<!-- NAME:begin --> ... <!-- NAME:end -->) in
-whichever of the documents holds them (README.md holds `train`; docs/KERNELS.md `ladder`,
-`production` and the `step:VARIANT` blocks; docs/RESULTS.md the others), so re-running replaces
-them in place and a new GPU run only needs its results copied to docs/results/. Standard library
-only.
+whichever of the documents holds them (README.md holds `pytorch`, `train` and `first_run`;
+docs/KERNELS.md `ladder`, `production` and the `step:VARIANT` blocks; docs/RESULTS.md the
+others), so re-running replaces them in place and a new GPU run only needs its results copied to
+docs/results/ (docs/results/README.md lists the files). Standard library only.
+  pytorch  vs_pytorch.csv/.json: per model and precision, PyTorch eager, PyTorch's CUDA graph, our
+           fastest variant and our engine on cuBLAS, in ms per epoch and as a ratio to the graph
+  first_run  first_run.csv (scripts/check/first_run_time.sh --csv): a fresh clone's set-up and
+           build, and one epoch on that machine; a placeholder row while the file has none
   squares  TFLOP/s of every variant on square NN GEMMs, and % of cuBLAS fp32 at 4096³
   mlp      TFLOP/s on the nine GEMMs of the default model's step (784-1024-1024-10, batch 256,
            mlp_shapes.json), with the percentage of cuBLAS in each variant's own precision
   wide     the same for the wide model (784-4096-4096-10, batch 512, mlp4096_shapes.json)
   train    train_mlp --compare: seconds per epoch (one CUDA graph per step, and launch by
            launch from train_compare_nograph.csv of the same run), GEMM share, speedup over
-           naive, accuracy
+           naive, accuracy; the date and GPU from summary.txt, the run's gpu_check.sh summary
   vs       scripts/pytorch/vs_pytorch.py: s per epoch beside PyTorch eager and PyTorch's CUDA graph
   roofline scripts/docs/roofline.py (roofline.csv): each model's step at the H200's peaks, and the
            floor as a fraction of every measured epoch time of vs_pytorch.csv
@@ -102,7 +106,7 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def train_table(path, nograph_path):
+def train_table(path, nograph_path, summary_path):
     rows = read_csv(path)
     nograph = {r["variant"]: r for r in read_csv(nograph_path)} if os.path.exists(nograph_path) else {}
     out = ("| variant | s / epoch | launch by launch | GEMM share | speedup over naive "
@@ -115,6 +119,77 @@ def train_table(path, nograph_path):
             "%.4f" % float(plain["s_per_epoch"]) if plain else "",
             100 * float(r["gemm_share"]), float(r["speedup_vs_naive"]),
             100 * float(r["final_test_acc"]))
+    return out + "\n" + summary_line(summary_path) + "\n"
+
+
+def summary_line(path):
+    """'Measured on GPU on DATE by scripts/check/gpu_check.sh' from a gpu_check.sh summary.txt."""
+    date = gpu = None
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"gpu_check\.sh summary \((\d{4}-\d\d-\d\d)", line)
+            if m:
+                date = m.group(1)
+            if line.startswith("GPU: "):
+                gpu = line[5:].split(",")[0].strip()
+    if not date or not gpu:
+        raise SystemExit("readme_tables.py: %s names no date or no GPU (is it gpu_check.sh's "
+                         "summary.txt?)" % path)
+    return "Measured on the %s on %s by `scripts/check/gpu_check.sh`." % (gpu, date)
+
+
+def pytorch_table(path, json_path):
+    """Per model and precision: PyTorch eager and graph, our fastest variant and our engine on
+    cuBLAS, ms per epoch, each of ours with its ratio to PyTorch's graph."""
+    with open(json_path) as f:
+        meta = json.load(f)
+    groups = {}
+    for r in read_csv(path):
+        if r["s_per_epoch"]:
+            groups.setdefault((r["model"], r["batch"], r["precision"]), []).append(r)
+    out = ["| model, batch | precision | PyTorch eager | PyTorch, CUDA graph | gemm-mlp, fastest "
+           "| gemm-mlp on cuBLAS |", "|---|---|--:|--:|--:|--:|"]
+    for (model, batch, precision), rows in groups.items():
+        by = {r["system"]: r for r in rows}
+        ours = [r for r in rows if r["system"] == "gemm-mlp" and not r["variant"].startswith("cublas")]
+        blas = [r for r in rows if r["system"] == "gemm-mlp" and r["variant"].startswith("cublas")]
+        if "pytorch_graph" not in by or not ours:
+            raise SystemExit("readme_tables.py: %s has no PyTorch graph or no gemm-mlp row for %s, "
+                             "%s" % (path, model, precision))
+        best = min(ours, key=lambda r: float(r["s_per_epoch"]))
+
+        def ms(r, ratio=True):
+            text = "%.1f" % (1e3 * float(r["s_per_epoch"]))
+            if ratio:
+                text += " (%.2f×)" % float(r["ratio_to_pytorch_graph"])
+            return text
+        out.append("| %s, %s | %s | %s | %s | **%s** `%s` | %s |" % (
+            model, batch, "TF32" if precision == "tf32" else precision,
+            ms(by["pytorch_eager"], False) if "pytorch_eager" in by else "",
+            ms(by["pytorch_graph"], False), ms(best), best["variant"],
+            ms(blas[0]) if blas else ""))
+    out.append("")
+    out.append("ms per epoch (in brackets: the time over PyTorch's CUDA graph's in the same precision; "
+               "below 1 is faster); the mean of %d epochs after an untimed one, the same model, "
+               "seed and hyper-parameters for all. Measured on the %s on %s by "
+               "`scripts/check/gpu_check.sh` (`scripts/pytorch/vs_pytorch.py`, PyTorch %s)."
+               % (int(meta["epochs"]), meta["device"], meta["date"][:10], meta["torch"]))
+    return "\n".join(out) + "\n"
+
+
+def first_run_table(path):
+    """One row per measurement of first_run.csv; a placeholder row while it has none."""
+    rows = read_csv(path) if os.path.exists(path) else []
+    out = ("| machine | fresh clone to a trained epoch | set-up and build | one epoch of the "
+           "default model | train_mlp |\n|---|--:|--:|--:|--:|\n")
+    if not rows:
+        return out + ("| *not measured yet: `scripts/check/first_run_time.sh --csv "
+                      "docs/results/first_run.csv`* | | | | |\n")
+    for r in rows:
+        gpu = r["gpu"] if r["gpu"] != "none" else "no GPU"
+        out += "| %s cores, %s (%s) | %.1f min | %.1f min | %.1f s | %.0f MB |\n" % (
+            r["cores"], gpu, r["date"], float(r["wall_s"]) / 60, float(r["setup_build_s"]) / 60,
+            float(r["epoch_s"]), float(r["train_mlp_bytes"]) / 1e6)
     return out
 
 
@@ -329,7 +404,11 @@ def main():
             replace_block(docs, block, step_table(json.load(f)["results"]))
     replace_block(docs, "train",
                          train_table(os.path.join(args.results, "train_compare.csv"),
-                                     os.path.join(args.results, "train_compare_nograph.csv")))
+                                     os.path.join(args.results, "train_compare_nograph.csv"),
+                                     os.path.join(args.results, "summary.txt")))
+    replace_block(docs, "pytorch", pytorch_table(os.path.join(args.results, "vs_pytorch.csv"),
+                                                 os.path.join(args.results, "vs_pytorch.json")))
+    replace_block(docs, "first_run", first_run_table(os.path.join(args.results, "first_run.csv")))
     replace_block(docs, "vs", vs_table(os.path.join(args.results, "vs_pytorch.csv")))
     replace_block(docs, "roofline", roofline_table(os.path.join(args.results, "roofline.csv")))
     replace_block(docs, "odd", odd_table(os.path.join(args.results, "odd_widths.csv")))

@@ -9,7 +9,7 @@ Each production variant is no slower in training than what it replaces:
 A rule's ratio is the variant's s/epoch over the fastest reference's; it passes at ratio <= 1 +
 tolerance. The default tolerance, 2%, is above the run-to-run noise of train_mlp's s/epoch: two
 runs of one variant on the default model, old build against new with nothing changed between
-them, differ by 0.1-0.7% (docs/results/issue23_train_ab.csv).
+them, differ by 0.1-0.7% (docs/results/archive/issue23_train_ab.csv).
 
 The CSV odd_widths.py writes holds every run; its `auto_lists` column says which variants the
 auto table listed at run time, so the rules can be checked again from the CSV alone.
