@@ -336,6 +336,24 @@ TEST(GemmBench, AutoTableFromJsonRefusesBadFlagsAndFiles) {
   EXPECT_NE(r.output.find("'" + b + "': not JSON"), std::string::npos) << r.output;
 }
 
+// Issue 37: values that were taken silently are errors, exit 2.
+TEST(GemmBench, SilentValuesAreErrors) {
+  const std::string out = test_file("_out");
+  EXPECT_FAILS_WITH(kBench + " --variants cpu --shapes 8 --csv " + out + " --json " + out,
+                    "--csv '" + out + "' and --json '" + out +
+                        "' are the same file: each would overwrite the other");
+  EXPECT_FAILS_WITH(kBench + " --variants cpu, --shapes 8",
+                    "--variants 'cpu,': an empty item (a comma at an end, or two together)");
+  EXPECT_FAILS_WITH(kBench + " --variants cpu --shapes 64,,64", "--shapes '64,,64': an empty item");
+  EXPECT_FAILS_WITH(kBench + " --from-json ,a.json --auto-table x.inc",
+                    "--from-json ',a.json': an empty item");
+  const Result r = run(kBench + " --variants cpu --shapes 8 --skip-slow=1");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--skip-slow is a switch and takes no value, got '--skip-slow=1'"),
+            std::string::npos)
+      << r.output;
+}
+
 // A FIFO or a directory given to --from-json is refused at once (reading a FIFO would wait for a
 // writer; `timeout` ends such a wait as exit status 124).
 TEST(GemmBench, FromJsonRefusesAFifoAndADirectory) {
