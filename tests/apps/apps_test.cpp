@@ -955,4 +955,18 @@ TEST(Predict, AFifoIsRefusedWithoutWaiting) {
   std::remove(fifo.c_str());
 }
 
+// train_spiral: an empty --gemm is no silent default, and --hidden is checked against the memory
+// before anything is allocated, as train_mlp's layers are (not a std::bad_alloc).
+TEST(TrainSpiral, EmptyGemmAndHugeHiddenAreErrors) {
+  const std::string spiral = TRAIN_SPIRAL_BINARY;
+  EXPECT_FAILS_WITH(spiral + " --device cpu --gemm ''", "--gemm needs a value, got ''");
+  const Result r = run(spiral + " --device cpu --hidden 1000000");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("train_spiral: error: --hidden 1000000: the model's parameters, with "
+                          "their gradients and Adam's state, needs "),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
+}
+
 }  // namespace
