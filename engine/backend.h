@@ -1,5 +1,5 @@
 // The two backends of the engine's non-GEMM work, internal to engine/. The same functions with the
-// same raw-pointer arguments: engine::cuda queues kernels on `stream` (kernels.cu), engine::host
+// same raw-pointer arguments: engine::cuda queues kernels on `stream` (kernels_*.cu), engine::host
 // runs plain loops (host_ops.cpp). ops.cpp checks shapes and devices, then calls one of them.
 // Every matrix is row-major and contiguous. The shape comments are given once, on engine::cuda.
 #pragma once

@@ -1,9 +1,12 @@
+// engine::Context (context.h): its construction on a device, the cuRAND generator, the GEMM calls
+// and their timers, the epochs' timing. Streams and branches: context_streams.cpp; graph capture:
+// context_graph.cpp.
 #include "engine/context.h"
 
 #include <algorithm>
 
-#include "engine/checks.h"
 #include "base/cuda_check.h"
+#include "engine/checks.h"
 
 namespace engine {
 
@@ -136,74 +139,6 @@ void Context::reserve_gemm_timers(int calls) {
   }
 }
 
-Context::Branches::Branches(Context& ctx) : ctx_(ctx) {
-  if (ctx.branches_open_) throw Error("context: Branches inside Branches");
-  ctx.branches_open_ = true;
-  ctx.next_side_ = 0;  // the same side streams in every step: their workspaces already exist
-}
-
-Context::Branches::~Branches() {
-  try {
-    ctx_.join();
-  } catch (...) {  // a destructor must not throw; the error stays for the next checked call
-  }
-  ctx_.branches_open_ = false;
-  ctx_.current_ = 0;
-}
-
-int Context::fork() {
-  if (!branches_open_ || !is_cuda()) return 0;
-  const int side = next_side_;
-  next_side_ = (next_side_ + 1) % kSideStreams;
-  CUDA_CHECK(cudaEventRecord(fork_mark_, stream()));
-  CUDA_CHECK(cudaStreamWaitEvent(side_streams_[side], fork_mark_, 0));
-  forked_ |= 1u << side;
-  return side + 1;
-}
-
-int Context::fork_after_all() {
-  const unsigned earlier = forked_;
-  const int side = fork();
-  if (side == 0) return 0;
-  for (int s = 0; s < kSideStreams; ++s) {
-    if (!(earlier & (1u << s)) || s == side - 1) continue;
-    CUDA_CHECK(cudaEventRecord(side_marks_[s], side_streams_[s]));
-    CUDA_CHECK(cudaStreamWaitEvent(side_streams_[side - 1], side_marks_[s], 0));
-  }
-  return side;
-}
-
-void Context::follow_main(int side) {
-  if (side == 0) return;
-  if (!forked(side))
-    throw Error("context: follow_main(" + std::to_string(side) + ") of a stream not forked");
-  CUDA_CHECK(cudaEventRecord(fork_mark_, stream_));
-  CUDA_CHECK(cudaStreamWaitEvent(side_streams_[side - 1], fork_mark_, 0));
-}
-
-void Context::on(int side, const std::function<void()>& work) {
-  if (!forked(side))
-    throw Error("context: on(" + std::to_string(side) + ") of a stream not forked");
-  const int outer = current_;
-  current_ = side;
-  try {
-    work();
-  } catch (...) {
-    current_ = outer;
-    throw;
-  }
-  current_ = outer;
-}
-
-void Context::join() {
-  for (int s = 0; s < kSideStreams; ++s) {
-    if (!(forked_ & (1u << s))) continue;
-    CUDA_CHECK(cudaEventRecord(side_marks_[s], side_streams_[s]));
-    CUDA_CHECK(cudaStreamWaitEvent(stream_, side_marks_[s], 0));
-  }
-  forked_ = 0;
-}
-
 void Context::begin_epoch() {
   if (in_epoch_) throw Error("context: begin_epoch while an epoch is running");
   reserve_gemm_timers(most_calls_);  // grow to what the largest epoch so far needed
@@ -241,77 +176,6 @@ EpochTimes Context::end_epoch() {
   t.gemm_s = gemm_ms * 1e-3;
   t.gemm_untimed = calls_ - timed;
   return t;
-}
-
-CudaGraph Context::capture(const std::function<void()>& work) {
-  if (!is_cuda()) throw Error("context: capture needs a cuda context");
-  if (capturing_) throw Error("context: capture inside a capture");
-  // Thread-local mode: other threads' CUDA calls cannot invalidate this capture.
-  if (graph_gemm_timing_ && in_epoch_ && gemm_timing_)
-    throw Error(
-        "context: a timed capture inside a timed epoch (the graph's timers would overlap "
-        "the epoch's); set_gemm_timing(false) first");
-  CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-  capturing_ = true;
-  graph_calls_ = graph_gemm_timing_ ? 0 : -1;
-  cudaGraph_t graph = nullptr;
-  try {
-    work();
-  } catch (...) {
-    capturing_ = false;
-    graph_calls_ = -1;
-    if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
-    cudaGetLastError();  // the failed capture's error is the one being thrown
-    throw;
-  }
-  capturing_ = false;
-  CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-  try {
-    if (capture_hook_) capture_hook_(graph);
-  } catch (...) {
-    cudaGraphDestroy(graph);
-    throw;
-  }
-  cudaGraphExec_t exec = nullptr;
-  const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
-  cudaGraphDestroy(graph);
-  CUDA_CHECK(err);
-  return CudaGraph(exec);
-}
-
-double Context::graph_gemm_seconds() {
-  if (graph_calls_ < 0) throw Error("context: no graph was captured with GEMM timing on");
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
-  double ms_total = 0.0;
-  for (int i = 0; i < graph_calls_; ++i) {
-    float ms = 0.0f;
-    const cudaError_t err = cudaEventElapsedTime(&ms, gemm_start_[i], gemm_stop_[i]);
-    if (err != cudaSuccess) {
-      cudaGetLastError();  // not sticky: clear it, so that the next checked call does not see it
-      throw Error(std::string("context: the GEMM events inside the graph cannot be timed (") +
-                  cudaGetErrorString(err) + ")");
-    }
-    ms_total += ms;
-  }
-  return ms_total * 1e-3;
-}
-
-CudaGraph& CudaGraph::operator=(CudaGraph&& other) noexcept {
-  if (this != &other) {
-    if (exec_) cudaGraphExecDestroy(exec_);
-    exec_ = other.exec_;
-    other.exec_ = nullptr;
-  }
-  return *this;
-}
-
-CudaGraph::~CudaGraph() {
-  if (exec_) cudaGraphExecDestroy(exec_);  // no throwing from a destructor
-}
-
-void CudaGraph::launch(cudaStream_t stream) const {
-  if (!exec_) throw Error("cuda graph: launch of an empty graph");
-  CUDA_CHECK(cudaGraphLaunch(exec_, stream));
 }
 
 void Context::synchronize() {

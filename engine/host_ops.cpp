@@ -1,4 +1,4 @@
-// The CPU backend: the same operations as kernels.cu as plain loops (shapes in backend.h). They
+// The CPU backend: the same operations as kernels_*.cu as plain loops (shapes in backend.h). They
 // mirror the kernels' arithmetic, including the order of the softmax steps, so that both backends
 // agree to rounding.
 #include <cmath>

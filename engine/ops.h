@@ -1,6 +1,6 @@
 // The engine's ops: each has a forward and (where it has inputs to differentiate) a backward, on
 // both backends. Matrix products go through Context::gemm, i.e. through the chosen GEMM variant;
-// the rest runs the engine's own kernels (kernels.cu) or host loops (host_ops.cpp).
+// the rest runs the engine's own kernels (kernels_*.cu) or host loops (host_ops.cpp).
 //
 // Every tensor must live on the context's device and have the shape stated; otherwise the op
 // throws gemm_mlp::Error naming the op, the argument and the shapes. Ops queue work on the

@@ -14,8 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "apps/bench_common/timing.h"
 #include "apps/gemm_bench/result.h"
-#include "apps/gemm_bench/timing.h"
 #include "base/device_buffer.h"
 #include "kernels/gemm.h"
 

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "apps/gemm_bench/shapes.h"
+#include "apps/bench_common/shapes.h"
 #include "base/cuda_check.h"
 #include "kernels/gemm.h"
 

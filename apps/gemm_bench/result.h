@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "apps/gemm_bench/shapes.h"
-#include "apps/gemm_bench/timing.h"
+#include "apps/bench_common/shapes.h"
+#include "apps/bench_common/timing.h"
 #include "kernels/gemm.h"
 
 namespace bench {

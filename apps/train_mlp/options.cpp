@@ -1,23 +1,19 @@
+// train_mlp's options (options.h): the command line, the checks that need no data, and what a
+// checkpoint records of a run.
 #include "apps/train_mlp/options.h"
-
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cerrno>
-#include <climits>
-#include <cmath>
-#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
 
 #include "apps/common/parse_number.h"
+#include "apps/train_mlp/adopt_checkpoint.h"
+#include "apps/train_mlp/output_files.h"
 #include "data/datasets.h"
-#include "engine/atomic_file.h"
 #include "kernels/gemm.h"
-#include "models/mlp.h"
 
 namespace {
 
@@ -29,140 +25,29 @@ using apps::parse_seed;
 using apps::parse_sizes;
 using apps::Range;
 
-// A file the run will write, checked before any work: a file name (not a folder), in a folder
-// that exists and is writable, and not something other than a regular file (which the rename
-// that writes it would replace).
-void require_writable(const std::string& flag, const std::string& path) {
-  if (path.empty()) throw std::runtime_error(flag + " needs a file name, got ''");
-  if (path.back() == '/')
-    throw std::runtime_error(flag + " " + path + ": names a folder; give a file name");
-  engine::require_regular_or_absent(flag, path);
-  const size_t slash = path.find_last_of('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw std::runtime_error(flag + " " + path + ": the folder " + dir +
-                             " does not exist or is not writable");
-}
+// The flags whose values are numbers, taken as text and parsed strictly after CLI11's parse
+// (parse_int, parse_real, ...). Those with a default start as its text, shown by --help.
+struct NumberTexts {
+  std::string seed, epochs, batch, momentum, weight_decay, lr, train_limit, log_interval, hidden;
 
-// The file a path names, as one string: its folder resolved (links, "..", "."), then its name.
-std::string file_identity(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
-  char* real = ::realpath(dir.c_str(), nullptr);
-  if (real == nullptr) return path;
-  const std::string out = std::string(real) + "/" + path.substr(slash + 1);
-  std::free(real);
-  return out;
-}
-
-// No two of the files a run writes may be one file: each would overwrite the other.
-void require_distinct(const std::vector<std::pair<std::string, std::string>>& targets) {
-  for (size_t i = 0; i < targets.size(); ++i)
-    for (size_t j = i + 1; j < targets.size(); ++j)
-      if (file_identity(targets[i].second) == file_identity(targets[j].second))
-        throw std::runtime_error(targets[i].first + " " + targets[i].second + " and " +
-                                 targets[j].first + " " + targets[j].second + " are the same file");
-}
-
-// --resume and --eval take the model from the checkpoint's tensors (models::mlp_sizes, from the
-// header alone: no tensor data is read and no model built) and the run's settings from its
-// metadata, each parsed as strictly as its flag; a flag given on the command line must agree.
-// --resume needs every setting (a checkpoint that train_mlp wrote); --eval adopts those present,
-// so that a PyTorch state_dict without metadata is scored, and --dataset there picks the data.
-void adopt_checkpoint(Options& o, const std::string& flag, const std::string& path) {
-  const engine::safetensors::Header header = engine::safetensors::read_header(path);
-  const models::MlpSizes sizes = models::mlp_sizes(path, header);
-  const engine::Metadata& m = header.metadata;
-  const bool resume = flag == "--resume";
-  const std::string source = flag + " " + path;
-  auto get = [&](const char* key) -> std::optional<std::string> {
-    const auto it = m.find(key);
-    if (it != m.end()) return it->second;
-    if (resume)
-      throw std::runtime_error(source + ": its metadata has no '" + key +
-                               "' (not written by train_mlp?)");
-    return std::nullopt;
-  };
-  auto adopt = [&](const char* option, const char* key, auto& field, auto parse) {
-    const std::optional<std::string> text = get(key);
-    if (!text) return;
-    const auto value = parse(source + ": metadata '" + key + "'", *text);
-    if (o.given.count(option) && field != value)
-      throw std::runtime_error(source + ": the checkpoint has " + key + " " + *text + ", which " +
-                               option + " contradicts");
-    field = value;
-  };
-  if (o.given.count("--hidden") && o.hidden != sizes.hidden)
-    throw std::runtime_error(source + ": the checkpoint's tensors are " + sizes.text() +
-                             ", which --hidden contradicts");
-  o.hidden = sizes.hidden;
-  const auto positive_int = [](const std::string& what, const std::string& text) {
-    return parse_int(what, text, 1);
-  };
-  const auto real = [](Range range) {
-    return [range](const std::string& what, const std::string& text) {
-      return parse_real(what, text, range);
+  explicit NumberTexts(const Options& o) {
+    const auto text_of = [](double v) {
+      std::ostringstream s;
+      s << v;
+      return s.str();
     };
-  };
-  const auto choice = [](const char* first, const char* second) {
-    return [=](const std::string& what, const std::string& text) {
-      return parse_choice(what, text, first, second);
-    };
-  };
-  adopt("--batch", "batch", o.batch, positive_int);
-  adopt("--seed", "seed", o.seed, parse_seed);
-  adopt("--optimizer", "optimizer", o.optimizer, choice("sgd", "adam"));
-  adopt("--lr", "lr", o.lr, real(Range::Positive));
-  adopt("--momentum", "momentum", o.momentum, real(Range::BelowOne));
-  adopt("--weight-decay", "weight_decay", o.weight_decay, real(Range::NonNegative));
-  adopt("--schedule", "schedule", o.schedule, choice("cosine", "constant"));
-  if (const std::optional<std::string> text = get("epochs")) {  // --epochs may extend the run
-    const int saved = parse_int(source + ": metadata 'epochs'", *text, 1);
-    if (!o.given.count("--epochs")) o.epochs = saved;
+    seed = std::to_string(o.seed);
+    epochs = std::to_string(o.epochs);
+    batch = std::to_string(o.batch);
+    momentum = text_of(o.momentum);
+    weight_decay = text_of(o.weight_decay);
+    for (int h : o.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
   }
-  if (const std::optional<std::string> text = get("epoch"))
-    parse_int(source + ": metadata 'epoch'", *text, 1);
-  data::require_input_normalisation(path, m);
-  // The dataset: the checkpoint's, unless --dataset says otherwise (for --eval; --resume must
-  // continue on the same data).
-  const data::DatasetInfo* named = data::checkpoint_dataset(path, m);
-  if (resume) {
-    if (named == nullptr) get("dataset");  // throws: --resume needs it
-    if (o.given.count("--dataset") && o.dataset != named->name)
-      throw std::runtime_error(source + ": the checkpoint has dataset " + named->name +
-                               ", which --dataset contradicts");
-  }
-  if (!o.given.count("--dataset")) {
-    if (named != nullptr)
-      o.dataset = named->name;
-    else
-      std::cout << "note: " << path << " names no dataset; evaluating on " << o.dataset
-                << " (--dataset to choose)\n";
-  }
-  if (resume)
-    adopt(
-        "--train-limit", "train_limit", o.train_limit,
-        [](const std::string& what, const std::string& text) { return parse_int(what, text, 0); });
-  if (resume && !o.given.count("--gemm")) o.gemm = *get("variant");  // --gemm may change it
-}
+};
 
-}  // namespace
-
-std::optional<int> parse_options(int argc, char** argv, Options& o) {
-  // Numbers are taken as text and parsed strictly below (parse_int, parse_real, ...).
-  const auto text_of = [](double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
-  };
-  std::string seed_text = std::to_string(o.seed), epochs_text = std::to_string(o.epochs),
-              batch_text = std::to_string(o.batch), momentum_text = text_of(o.momentum),
-              weight_decay_text = text_of(o.weight_decay), lr_text, train_limit_text,
-              log_interval_text, hidden_text;
-  for (int h : o.hidden) hidden_text += (hidden_text.empty() ? "" : ",") + std::to_string(h);
-  CLI::App app{"Train an MLP on MNIST; every matrix product runs on the chosen GEMM variant."};
+// Declares every flag on `app`, into `o` or (numbers) `texts`. Returns --compare's option, whose
+// count says whether it was given.
+CLI::Option* add_flags(CLI::App& app, Options& o, NumberTexts& texts) {
   std::string variant_list;
   for (const gemm::Variant& v : gemm::variants())
     variant_list += std::string("\n  ") + v.name + ": " + v.summary;
@@ -174,12 +59,12 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                       ->expected(0, CLI::detail::expected_max_vector_size)
                       ->delimiter(',');
   app.add_option("--results", o.results, "Also write the results as CSV (or JSON: *.json)");
-  app.add_option("--epochs", epochs_text, "Epochs")->capture_default_str()->type_name("UINT");
-  app.add_option("--batch", batch_text, "Batch size")->capture_default_str()->type_name("UINT");
-  app.add_option("--hidden", hidden_text, "Hidden layer sizes, comma-separated")
+  app.add_option("--epochs", texts.epochs, "Epochs")->capture_default_str()->type_name("UINT");
+  app.add_option("--batch", texts.batch, "Batch size")->capture_default_str()->type_name("UINT");
+  app.add_option("--hidden", texts.hidden, "Hidden layer sizes, comma-separated")
       ->capture_default_str()
       ->type_name("SIZES");
-  app.add_option("--lr", lr_text,
+  app.add_option("--lr", texts.lr,
                  "Peak learning rate, decayed to 0 by a cosine over the run "
                  "(default 0.1 for sgd, 1e-3 for adam)")
       ->type_name("FLOAT");
@@ -188,13 +73,13 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "for M more equals one of N + M)")
       ->capture_default_str();
   app.add_option("--optimizer", o.optimizer, "sgd or adam")->capture_default_str();
-  app.add_option("--momentum", momentum_text, "SGD momentum, in [0, 1)")
+  app.add_option("--momentum", texts.momentum, "SGD momentum, in [0, 1)")
       ->capture_default_str()
       ->type_name("FLOAT");
-  app.add_option("--weight-decay", weight_decay_text, "L2 weight decay")
+  app.add_option("--weight-decay", texts.weight_decay, "L2 weight decay")
       ->capture_default_str()
       ->type_name("FLOAT");
-  app.add_option("--seed", seed_text, "Seed for initialisation and shuffling, 0 .. 2^64-1")
+  app.add_option("--seed", texts.seed, "Seed for initialisation and shuffling, 0 .. 2^64-1")
       ->capture_default_str()
       ->type_name("UINT");
   app.add_option("--dataset", o.dataset,
@@ -205,7 +90,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "The dataset's IDX files (default data/mnist or data/fashion-mnist; "
                  "scripts/setup/fetch_mnist.sh fills them)");
   app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
-  app.add_option("--train-limit", train_limit_text,
+  app.add_option("--train-limit", texts.train_limit,
                  "Use only the first N training examples (0: all)")
       ->type_name("UINT");
   app.add_option("--save", o.save,
@@ -216,7 +101,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Write one row per epoch (epoch, loss, accuracies, lr, epoch and GEMM seconds) to "
                  "this CSV file (JSON: *.json), rewritten after every epoch; a resumed run keeps "
                  "its earlier rows");
-  app.add_option("--log-interval", log_interval_text,
+  app.add_option("--log-interval", texts.log_interval,
                  "Print a line every N steps (the only progress shown when the output is not a "
                  "terminal; each line waits for the device once)")
       ->type_name("UINT");
@@ -245,6 +130,15 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Write the captured training step's CUDA graph to this JSON file: its kernels in "
                  "launch order and which ones each waits for (scripts/check/critical_path.py "
                  "reads it; needs the GPU and the graph)");
+  return compare;
+}
+
+}  // namespace
+
+std::optional<int> parse_options(int argc, char** argv, Options& o) {
+  NumberTexts texts(o);
+  CLI::App app{"Train an MLP on MNIST; every matrix product runs on the chosen GEMM variant."};
+  const CLI::Option* compare = add_flags(app, o, texts);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -258,15 +152,16 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     if (opt->count() > 0) o.given.insert(opt->get_name());
   const auto given = [&](const char* flag) { return o.given.count(flag) > 0; };
   try {
-    o.seed = parse_seed("--seed", seed_text);
-    o.epochs = parse_int("--epochs", epochs_text, 1);
-    o.batch = parse_int("--batch", batch_text, 1);
-    o.hidden = parse_sizes("--hidden", hidden_text);
-    if (given("--lr")) o.lr = parse_real("--lr", lr_text, Range::Positive);
-    o.momentum = parse_real("--momentum", momentum_text, Range::BelowOne);
-    o.weight_decay = parse_real("--weight-decay", weight_decay_text, Range::NonNegative);
-    if (given("--train-limit")) o.train_limit = parse_int("--train-limit", train_limit_text, 0);
-    if (given("--log-interval")) o.log_interval = parse_int("--log-interval", log_interval_text, 0);
+    o.seed = parse_seed("--seed", texts.seed);
+    o.epochs = parse_int("--epochs", texts.epochs, 1);
+    o.batch = parse_int("--batch", texts.batch, 1);
+    o.hidden = parse_sizes("--hidden", texts.hidden);
+    if (given("--lr")) o.lr = parse_real("--lr", texts.lr, Range::Positive);
+    o.momentum = parse_real("--momentum", texts.momentum, Range::BelowOne);
+    o.weight_decay = parse_real("--weight-decay", texts.weight_decay, Range::NonNegative);
+    if (given("--train-limit")) o.train_limit = parse_int("--train-limit", texts.train_limit, 0);
+    if (given("--log-interval"))
+      o.log_interval = parse_int("--log-interval", texts.log_interval, 0);
     parse_choice("--optimizer", o.optimizer, "sgd", "adam");
     parse_choice("--schedule", o.schedule, "cosine", "constant");
     if (data::find_dataset(o.dataset) == nullptr)

@@ -1,7 +1,7 @@
-// The loss kernels (kernels.cu: softmax_xent_kernel, squared_error_kernel) against the host loops,
-// through the ops, over shapes that cross the kernels' boundaries: one row, fewer rows than a
-// block's warps, a block's multiple ± 1, and more rows than kLossMaxBlocks blocks take in one pass
-// (the grid strides); widths below, at and past a warp and past the registers' cache of 256
+// The loss kernels (kernels_loss.cu: softmax_xent_kernel, squared_error_kernel) against the host
+// loops, through the ops, over shapes that cross the kernels' boundaries: one row, fewer rows than
+// a block's warps, a block's multiple ± 1, and more rows than kLossMaxBlocks blocks take in one
+// pass (the grid strides); widths below, at and past a warp and past the registers' cache of 256
 // classes. Bad labels and ties for the maximum are mixed in. Each result is checked for
 // reproducibility (a second run gives the same bits) and against a captured CUDA graph.
 #include <gtest/gtest.h>

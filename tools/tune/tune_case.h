@@ -1,5 +1,5 @@
 // One problem of a tune sweep: random A and B on the device, cuBLAS fp32's C for them, and the
-// timing of a launch through gemm_bench's harness (apps/gemm_bench/timing.h: L2 flushed and C
+// timing of a launch through gemm_bench's harness (apps/bench_common/timing.h: L2 flushed and C
 // poisoned with NaN before every run, median of the runs).
 #pragma once
 
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "apps/gemm_bench/shapes.h"
-#include "apps/gemm_bench/timing.h"
+#include "apps/bench_common/shapes.h"
+#include "apps/bench_common/timing.h"
 #include "base/device_buffer.h"
 #include "kernels/launchers.h"
 

@@ -1,77 +1,18 @@
-// The engine's own CUDA kernels: the elementwise and reduction parts of the layers that are not
-// fused into a GEMM's epilogue, the loss and the optimisers. Every matrix product goes through the
-// GEMM dispatch instead (Context::gemm). Each launcher states its shapes in backend.h; the kernels
-// repeat them. All launch dependently (base/launch.cuh): each starts while the kernel before
-// it on its stream finishes, and calls gemm::await_prior_kernels() before touching memory.
+// The engine's loss kernels: softmax cross-entropy and mean squared error, each with its gradient
+// and the metrics summed on the device in a fixed order (kernels_common.cuh says what the
+// engine's kernels share).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <initializer_list>
-#include <string>
 
 #include "engine/backend.h"
-#include "base/cuda_check.h"
-#include "base/launch.cuh"
+#include "engine/kernels_common.cuh"
 
 namespace engine::cuda {
 
 namespace {
-
-using gemm::await_prior_kernels;
-using gemm::launch_kernel;
-
-constexpr int kThreads = 256;     // threads per block for the elementwise kernels
-constexpr int kMaxBlocks = 4096;  // grid-stride loops cover anything larger
-constexpr int kWarp = 32;
-static_assert(kThreads % kWarp == 0, "blocks must hold whole warps");
-
-int blocks_for(int64_t n) {
-  return static_cast<int>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks));
-}
-
-// Grid-stride loop over [0, n): the same kernel handles any n with a bounded grid.
-#define GRID_STRIDE_LOOP(i, n)                                                           \
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-
-// dy is rows×cols, db is cols. A block owns kColTile columns; its kRowSlices thread rows each sum
-// every kRowSlices-th row (a warp reads kColTile consecutive floats: coalesced), then one thread
-// per column adds the slices in a fixed order, so the result is deterministic.
-constexpr int kColTile = 32;
-constexpr int kRowSlices = 32;  // 8 rows per thread at batch 256: a short dependent chain
-static_assert(kColTile == kWarp, "one warp per row slice keeps the loads coalesced");
-static_assert(kColTile * kRowSlices <= 1024, "a block has at most 1024 threads");
-
-__global__ void column_sums_kernel(const float* dy, float* db, int rows, int cols, float beta) {
-  await_prior_kernels();
-  __shared__ float partial[kRowSlices][kColTile];
-  const int c = blockIdx.x * kColTile + threadIdx.x;
-  float sum = 0.0f;
-  if (c < cols)
-    for (int r = threadIdx.y; r < rows; r += kRowSlices)
-      sum += dy[static_cast<int64_t>(r) * cols + c];
-  partial[threadIdx.y][threadIdx.x] = sum;
-  __syncthreads();
-  if (threadIdx.y == 0 && c < cols) {
-    float total = 0.0f;
-    for (int s = 0; s < kRowSlices; ++s) total += partial[s][threadIdx.x];
-    db[c] = beta == 0.0f ? total : beta * db[c] + total;
-  }
-}
-
-// x, y are n.
-__global__ void relu_forward_kernel(const float* x, float* y, int64_t n) {
-  await_prior_kernels();
-  GRID_STRIDE_LOOP(i, n) { y[i] = fmaxf(x[i], 0.0f); }
-}
-
-// y, dy, dx are n.
-__global__ void relu_backward_kernel(const float* y, const float* dy, float* dx, int64_t n) {
-  await_prior_kernels();
-  GRID_STRIDE_LOOP(i, n) { dx[i] = y[i] > 0.0f ? dy[i] : 0.0f; }
-}
 
 // The loss kernels. A batch of logits is a few KB (256×10 is 10 KB), so the floor is one launch,
 // and what costs is a chain of dependent loads. So: blocks of kLossThreads threads, one warp per
@@ -258,97 +199,7 @@ __global__ void __launch_bounds__(kLossThreads)
   finish_loss(warp_loss, 0u, lane_bad, rows, counters, &counters->bad_targets, scratch, step_count);
 }
 
-// The optimisers' arrays are the flat buffers of optim.h: n a multiple of 4 and 16-byte aligned,
-// so a thread updates one float4 of every array (its four lanes unrolled, kept in registers).
-constexpr int kLanes = 4;
-
-union Float4 {
-  float4 v;
-  float lane[kLanes];
-};
-
-__device__ __forceinline__ Float4 load4(const float* p, int64_t i) {
-  return {reinterpret_cast<const float4*>(p)[i]};
-}
-__device__ __forceinline__ void store4(float* p, int64_t i, const Float4& x) {
-  reinterpret_cast<float4*>(p)[i] = x.v;
-}
-
-// w, g, v are n; *counted already counts this step (advanced by an earlier kernel), so every
-// thread reads the same value.
-__global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, const int64_t* counted,
-                           LrSchedule schedule, float momentum, float weight_decay) {
-  await_prior_kernels();
-  const float lr = lr_at(schedule, *counted - 1);
-  GRID_STRIDE_LOOP(i, n / kLanes) {
-    Float4 wi = load4(w, i), vi = v != nullptr ? load4(v, i) : Float4{};
-    const Float4 gi = load4(g, i);
-#pragma unroll
-    for (int j = 0; j < kLanes; ++j) {
-      float update = gi.lane[j] + weight_decay * wi.lane[j];
-      if (v != nullptr) {
-        update = momentum * vi.lane[j] + update;
-        vi.lane[j] = update;
-      }
-      wi.lane[j] -= lr * update;
-    }
-    store4(w, i, wi);
-    if (v != nullptr) store4(v, i, vi);
-  }
-}
-
-// w, g, m, v are n. The bias corrections in double, so that a large t loses nothing.
-__global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_t n,
-                            const int64_t* counted, LrSchedule schedule, float beta1, float beta2,
-                            float eps, float weight_decay) {
-  await_prior_kernels();
-  const float lr = lr_at(schedule, *counted - 1);
-  const double t = static_cast<double>(*counted);
-  const auto c1 = static_cast<float>(1.0 - pow(static_cast<double>(beta1), t));
-  const auto c2 = static_cast<float>(1.0 - pow(static_cast<double>(beta2), t));
-  GRID_STRIDE_LOOP(i, n / kLanes) {
-    Float4 wi = load4(w, i), mi = load4(m, i), vi = load4(v, i);
-    const Float4 gi = load4(g, i);
-#pragma unroll
-    for (int j = 0; j < kLanes; ++j) {
-      const float grad = gi.lane[j] + weight_decay * wi.lane[j];
-      mi.lane[j] = beta1 * mi.lane[j] + (1.0f - beta1) * grad;
-      vi.lane[j] = beta2 * vi.lane[j] + (1.0f - beta2) * grad * grad;
-      wi.lane[j] -= lr * (mi.lane[j] / c1) / (sqrtf(vi.lane[j] / c2) + eps);
-    }
-    store4(w, i, wi);
-    store4(m, i, mi);
-    store4(v, i, vi);
-  }
-}
-
-__global__ void advance_step_kernel(int64_t* step) {
-  await_prior_kernels();
-  *step += 1;
-}
-
-// w is n.
-__global__ void scale_uniform_kernel(float* w, int64_t n, float bound) {
-  await_prior_kernels();
-  GRID_STRIDE_LOOP(i, n) { w[i] = bound * (2.0f * w[i] - 1.0f); }
-}
-
 }  // namespace
-
-void column_sums(const float* dy, float* db, int rows, int cols, float beta, cudaStream_t stream) {
-  const dim3 block(kColTile, kRowSlices);
-  const dim3 grid((cols + kColTile - 1) / kColTile);
-  launch_kernel(column_sums_kernel, {dim3(grid), dim3(block), 0, stream}, dy, db, rows, cols, beta);
-}
-
-void relu_forward(const float* x, float* y, int64_t n, cudaStream_t stream) {
-  launch_kernel(relu_forward_kernel, {dim3(blocks_for(n)), dim3(kThreads), 0, stream}, x, y, n);
-}
-
-void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaStream_t stream) {
-  launch_kernel(relu_backward_kernel, {dim3(blocks_for(n)), dim3(kThreads), 0, stream}, y, dy, dx,
-                n);
-}
 
 void softmax_xent(const float* logits, const int32_t* labels, float* dlogits, int rows, int classes,
                   float inv_batch, MetricCounters* counters, LossScratch* scratch,
@@ -366,43 +217,6 @@ void squared_error(const float* predictions, const float* targets, float* dpredi
   launch_kernel(squared_error_kernel, {dim3(loss_blocks(rows)), dim3(kLossThreads), 0, stream},
                 predictions, targets, dpredictions, rows, cols, grad_scale, counters, scratch,
                 step_count);
-}
-
-namespace {
-
-// The float4 kernels' precondition, which optim.h's flat buffers meet.
-void require_flat(int64_t n, std::initializer_list<const float*> arrays) {
-  bool ok = n % kLanes == 0;
-  for (const float* p : arrays) ok = ok && reinterpret_cast<uintptr_t>(p) % 16 == 0;
-  if (!ok)
-    throw gemm_mlp::Error("optimiser kernels need n % 4 == 0 and 16-byte aligned arrays, got n = " +
-                          std::to_string(n));
-}
-
-}  // namespace
-
-void sgd_step(float* w, const float* g, float* v, int64_t n, const int64_t* counted,
-              LrSchedule schedule, float momentum, float weight_decay, cudaStream_t stream) {
-  require_flat(n, {w, g, v});
-  launch_kernel(sgd_kernel, {dim3(blocks_for(n / kLanes)), dim3(kThreads), 0, stream}, w, g, v, n,
-                counted, schedule, momentum, weight_decay);
-}
-
-void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const int64_t* counted,
-               LrSchedule schedule, float beta1, float beta2, float eps, float weight_decay,
-               cudaStream_t stream) {
-  require_flat(n, {w, g, m, v});
-  launch_kernel(adam_kernel, {dim3(blocks_for(n / kLanes)), dim3(kThreads), 0, stream}, w, g, m, v,
-                n, counted, schedule, beta1, beta2, eps, weight_decay);
-}
-
-void advance_step(int64_t* step, cudaStream_t stream) {
-  launch_kernel(advance_step_kernel, {dim3(1), dim3(1), 0, stream}, step);
-}
-
-void scale_uniform(float* w, int64_t n, float bound, cudaStream_t stream) {
-  launch_kernel(scale_uniform_kernel, {dim3(blocks_for(n)), dim3(kThreads), 0, stream}, w, n,
-                bound);
 }
 
 }  // namespace engine::cuda

@@ -1,4 +1,5 @@
-#include "apps/gemm_bench/shapes.h"
+// gemm_bench's GEMM shapes (shapes.h): --shapes parsed, and the default lists.
+#include "apps/bench_common/shapes.h"
 
 #include <cctype>
 #include <sstream>

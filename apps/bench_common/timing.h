@@ -1,6 +1,5 @@
 // The one GPU timing harness, shared by gemm_bench and the tune programs (tools/tune/), so that a
-// sweep and the benchmark measure alike. Header-only: the tune programs, compiled by nvcc outside
-// CMake, include it as it is.
+// sweep and the benchmark measure alike: the header-only part of gemm_bench_common.
 //
 // Method:
 //   - Every run is timed on its own, by a pair of CUDA events around the launch on the stream.

@@ -1,0 +1,41 @@
+// train_mlp --eval (evaluate.h).
+#include "apps/train_mlp/evaluate.h"
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "apps/train_mlp/run_checks.h"
+#include "data/loader.h"
+#include "data/mnist.h"
+#include "models/mlp.h"
+
+int evaluate_checkpoint(const Options& o, engine::Device device) {
+  const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);
+  const models::MlpSizes sizes =
+      models::mlp_sizes(o.eval, engine::safetensors::read_header(o.eval));
+  if (sizes.inputs != test_set.features())
+    throw std::runtime_error("--eval " + o.eval + ": the model " + sizes.text() + " takes " +
+                             std::to_string(sizes.inputs) + " inputs, but the test images in " +
+                             o.data_dir + " have " + std::to_string(test_set.features()) +
+                             " pixels (" + std::to_string(test_set.rows) + "x" +
+                             std::to_string(test_set.cols) + ")");
+  if (sizes.classes != test_set.classes)
+    throw std::runtime_error("--eval " + o.eval + ": the model " + sizes.text() + " has " +
+                             std::to_string(sizes.classes) + " outputs, but " + o.dataset +
+                             " has " + std::to_string(test_set.classes) + " classes");
+  require_model_fits(o, sizes.inputs, sizes.classes, device);
+  engine::Context ctx(device, o.seed);
+  models::MLP mlp(ctx, sizes.inputs, sizes.hidden, sizes.classes);
+  engine::TrainerOptions t = trainer_options(o, 0, false);
+  engine::Trainer trainer(ctx, mlp, t);
+  engine::load_checkpoint(ctx, o.eval, mlp.parameters());
+  data::BatchLoader test_data(test_set, o.batch, o.seed, device, false, ctx.stream());
+  const engine::MetricTotals te = trainer.evaluate(
+      engine::Tensor::view(device, test_data.all_images(), test_data.count(), test_set.features()),
+      engine::LabelTensor::view(device, test_data.all_labels(), test_data.count()));
+  std::printf("%s (%s) on %s (%s): test loss %.4f  test accuracy %.2f%% (%lld images)\n",
+              o.eval.c_str(), mlp.layer_sizes().c_str(), o.dataset.c_str(), o.data_dir.c_str(),
+              te.mean_loss(), 100 * te.accuracy(), static_cast<long long>(te.seen));
+  return 0;
+}

@@ -1,0 +1,18 @@
+// train_mlp's checks around a run: before it, that the model fits in memory; after it, a warning
+// when the loss exploded but stayed finite.
+#pragma once
+
+#include "apps/train_mlp/options.h"
+#include "apps/train_mlp/report.h"
+#include "engine/engine.h"
+
+// The model's memory from the flags' sizes, before anything is allocated: its parameters, their
+// gradients and the optimiser's buffers (one for SGD, two for Adam), 4 bytes each, and on the GPU
+// twice that (the profiling pass trains a scratch copy); at most the GPU's memory, or the host's.
+void require_model_fits(const Options& o, int features, int classes, engine::Device device);
+
+// A loss that explodes but stays finite (Adam at --lr 1e6 ends near 1e14) passes the non-finite
+// checks. A model that has learned nothing and gives every class the same probability scores
+// ln(classes); a last epoch's mean loss above twice that is far worse than knowing nothing. A
+// working run ends well below ln(classes) (a first epoch on a few examples may end just above it).
+void warn_if_loss_exploded(const RunResult& run, int classes, const Options& o);
