@@ -11,7 +11,7 @@
 #include "models/mlp.h"
 
 int evaluate_checkpoint(const Options& o, engine::Device device) {
-  const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);
+  const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test, o.dataset);
   const models::MlpSizes sizes =
       models::mlp_sizes(o.eval, engine::safetensors::read_header(o.eval));
   if (sizes.inputs != test_set.features())
