@@ -5,9 +5,8 @@
 # ctest's whole output goes to BUILD_DIR/ctest.log; the terminal gets it condensed
 # (scripts/check/ctest_progress.awk): a progress line every 250 passes, each skipped test named
 # once, each failure whole, ctest's closing lines. The summary at the end counts the skipped tests
-# by reason (scripts/check/ctest_summary.py reads
-# ctest's JUnit file, BUILD_DIR/ctest_junit.xml). The exit status is ctest's: 0 when no test
-# failed, skips included.
+# by reason (scripts/check/ctest_summary.py reads ctest's JUnit file, BUILD_DIR/ctest_junit.xml).
+# The exit status is ctest's: 0 when no test failed, skips included.
 # Environment: BUILD_DIR (default build), CUDA_ARCHS (default: this machine's GPUs, or 80 without
 # one; see cmake/cuda_defaults.cmake).
 set -euo pipefail
