@@ -3,6 +3,10 @@
 // element of A broadcast. Nothing is reused across threads except by the caches.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N; block 32×8 threads, one per element of a 8×32
 //   tile of C.
+//
+// Run it (a build in build/, scripts/train.sh makes one):
+//   build/apps/gemm_bench/gemm_bench --variants naive --shapes 4096
+//   scripts/train.sh --gemm naive --epochs 2
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
 

@@ -7,6 +7,10 @@
 // loads, stores and barriers per FMA (docs/NOTES.md, "2. tiled").
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N; block 32×32 threads, one per element of a 32×32
 //   tile of C.
+//
+// Run it (a build in build/, scripts/train.sh makes one):
+//   build/apps/gemm_bench/gemm_bench --variants naive,tiled --shapes 4096
+//   scripts/train.sh --gemm tiled --epochs 2
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
 

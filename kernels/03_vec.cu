@@ -9,6 +9,10 @@
 // The chapter's printed version indexed past its shared tiles; here the tile strides are
 // static_asserted and every index stays inside its tile.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N; block 16×16 threads computing a 16×64 tile of C.
+//
+// Run it (a build in build/, scripts/train.sh makes one):
+//   build/apps/gemm_bench/gemm_bench --variants tiled,vec --shapes 4096
+//   scripts/train.sh --gemm vec --epochs 2
 #include "kernels/common.cuh"
 #include "kernels/launchers.h"
 

@@ -10,6 +10,10 @@
 // Change from 03: the accumulator becomes a RegisterTile (register_tile.cuh); both shared tiles
 // are MN-major, so that a thread's values at one k are contiguous; the tile is chosen per problem.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+//
+// Run it (a build in build/, scripts/train.sh makes one):
+//   build/apps/gemm_bench/gemm_bench --variants vec,regtile --shapes 4096
+//   scripts/train.sh --gemm regtile --epochs 2
 #include "kernels/launchers.h"
 #include "kernels/register_tile.cuh"
 #include "kernels/split_k.cuh"
@@ -95,7 +99,8 @@ void launch_regtile(const Problem& p, cudaStream_t stream) {
     return;
   }
   const long tiles = tile_count<SmallTile::kBlockM, SmallTile::kBlockN>(p);
-  launch_tile<SmallTile>(p, plan_split_k<kBk>(p, tiles, sms, kSmallTileBlocksPerSm), stream);
+  launch_tile<SmallTile>(
+      p, plan_split_k<kBk>(p, tiles, sms, {.blocks_per_sm = kSmallTileBlocksPerSm}), stream);
 }
 
 }  // namespace gemm::detail

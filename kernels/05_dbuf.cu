@@ -5,9 +5,16 @@
 // and one barrier per tile replaces two.
 // The staged loads cost registers: the 128×128 kernel would need 129 per thread and run one
 // block per multiprocessor, so __launch_bounds__ asks for two (at most 128 registers).
-// Change from 04: the K loop becomes multiply_double_buffered (register_tile.cuh) over two
-// buffers; the thread tiles, their mapping and the tile choice are unchanged.
+// Change from 04: the K loop, written out in the kernel below: two buffers per operand, each K
+// tile's loads split into a fetch into registers before the multiply and a store into the other
+// buffer after it (PrefetchedTile, register_tile.cuh: load_tile_vec4 cut in two), and one barrier
+// per K tile. The thread tiles, their mapping and the tile choice are unchanged. (Step 6 runs the
+// same loop through multiply_double_buffered, register_tile.cuh, which adds its sliced K.)
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+//
+// Run it (a build in build/, scripts/train.sh makes one):
+//   build/apps/gemm_bench/gemm_bench --variants regtile,dbuf --shapes 4096
+//   scripts/train.sh --gemm dbuf --epochs 2
 #include "kernels/launchers.h"
 #include "kernels/register_tile.cuh"
 #include "kernels/split_k.cuh"
@@ -54,17 +61,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   const int row0 = threadIdx.y * 4, col0 = threadIdx.x * 4;
 
   typename Cfg::Tile tile;
-  multiply_double_buffered<kBk, Cfg::kBlockM, Cfg::kBlockN, Cfg::kLds, Cfg::kThreads>(
-      tile, a_tiles, b_tiles, a, b, m0, n0, row0, col0, tid);
-  // TUTORIAL: the call above is, with load(t) a PrefetchedTile's fetch of K tile t into
-  // registers and store(s) its stores into buffer s:
-  //   load(0); store(0); __syncthreads();
-  //   for (int kt = 0; kt < k_tiles; ++kt) {
-  //     if (kt + 1 < k_tiles) load(kt + 1);        // in flight during the multiply
-  //     tile.multiply(a_tiles[kt % 2], b_tiles[kt % 2]);
-  //     if (kt + 1 < k_tiles) store((kt + 1) % 2);  // the buffer read one tile ago
-  //     __syncthreads();
-  //   }
+  // This thread's share of the next K tile of A and of B, in registers between fetch and store.
+  PrefetchedTile<kBk, Cfg::kBlockM, Cfg::kLds, Cfg::kThreads, KMajorA> next_a;
+  PrefetchedTile<kBk, Cfg::kBlockN, Cfg::kLds, Cfg::kThreads, KMajorB> next_b;
+  const int k_tiles = (a.extent_k + kBk - 1) / kBk;
+  next_a.fetch(a, m0, 0, tid);  // K tile 0 into buffer 0
+  next_b.fetch(b, n0, 0, tid);
+  next_a.store(a_tiles[0], tid);
+  next_b.store(b_tiles[0], tid);
+  __syncthreads();
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const bool more = kt + 1 < k_tiles;
+    if (more) {  // issued now, waited for only at the stores below
+      next_a.fetch(a, m0, (kt + 1) * kBk, tid);
+      next_b.fetch(b, n0, (kt + 1) * kBk, tid);
+    }
+    tile.template multiply<kBk, Cfg::kLds>(a_tiles[kt % 2], b_tiles[kt % 2], row0, col0);
+    if (more) {  // the other buffer: every thread finished reading it before the last barrier
+      next_a.store(a_tiles[(kt + 1) % 2], tid);
+      next_b.store(b_tiles[(kt + 1) % 2], tid);
+    }
+    __syncthreads();  // one barrier per K tile: publishes the tile just stored
+  }
   tile.store(c, m0, n0, row0, col0);
 }
 
@@ -93,7 +111,8 @@ void launch_double_buffer(const Problem& p, cudaStream_t stream) {
     return;
   }
   const long tiles = tile_count<SmallTile::kBlockM, SmallTile::kBlockN>(p);
-  launch_tile<SmallTile>(p, plan_split_k<kBk>(p, tiles, sms, kSmallTileBlocksPerSm), stream);
+  launch_tile<SmallTile>(
+      p, plan_split_k<kBk>(p, tiles, sms, {.blocks_per_sm = kSmallTileBlocksPerSm}), stream);
 }
 
 }  // namespace gemm::detail

@@ -14,6 +14,10 @@
 // Change from 05: threads are numbered 1-D and mapped warp → lane, a thread's row and column
 // groups sit inside its warp tile; the tiles are warp tiles, the small one sliced along K.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+//
+// Run it (a build in build/, scripts/train.sh makes one):
+//   build/apps/gemm_bench/gemm_bench --variants dbuf,warptile --shapes 4096
+//   scripts/train.sh --gemm warptile --epochs 2
 #include "kernels/launchers.h"
 #include "kernels/register_tile.cuh"
 #include "kernels/split_k.cuh"
@@ -72,6 +76,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
             col0 = warp_col + (lane % Cfg::kLanesN) * 4;
 
   typename Cfg::Tile tile;
+  // TUTORIAL: the call below is step 5's double-buffered K loop (written out in 05_dbuf.cu) over
+  // the block's kThreads threads, with one change: slice s of them multiplies only its
+  // kSliceK = kBlockK / kSlicesK k of each K tile,
+  //   tile.multiply<kSliceK, kLds>(a_tiles[kt % 2] + slice * kSliceK * kLds,
+  //                                b_tiles[kt % 2] + slice * kSliceK * kLds, row0, col0);
   multiply_double_buffered<Cfg::kBlockK, Cfg::kBlockM, Cfg::kBlockN, Cfg::kLds, Cfg::kThreads,
                            Cfg::kSlicesK>(tile, a_tiles, b_tiles, a, b, m0, n0, row0, col0, tid,
                                           slice);
@@ -106,8 +115,9 @@ void launch_warptile(const Problem& p, cudaStream_t stream) {
     return;
   }
   const long tiles = tile_count<SmallTile::kBlockM, SmallTile::kBlockN>(p);
-  launch_tile<SmallTile>(p, plan_split_k<SmallTile::kBlockK>(p, tiles, sms, kSmallTileBlocksPerSm),
-                         stream);
+  launch_tile<SmallTile>(
+      p, plan_split_k<SmallTile::kBlockK>(p, tiles, sms, {.blocks_per_sm = kSmallTileBlocksPerSm}),
+      stream);
 }
 
 }  // namespace gemm::detail

@@ -2,13 +2,28 @@
 // instructions (inputs rounded to TF32's 10-bit mantissa, products accumulated in fp32), which do
 // 16·8·8 multiply-adds per instruction instead of one FMA per thread. Results differ from fp32 by
 // about 1e-3 relative: an explicit choice (variant tf32), never a substitute for an fp32 variant.
-// Change from 06: the thread tile becomes per-warp MMA fragments read straight from shared memory
-// (mma_sync.cuh). Each operand's tile is kept in its global layout (K-major for a K-major operand,
-// MN-major otherwise), so every cp.async is 16 bytes wide, and the padding (4 or 8 floats) makes
-// each fragment read conflict-free. BK grows to 32; 3 stages. A 128×128 tile then finishes so
-// fast that where M×N has fewer such tiles than multiprocessors (the MLP's M = 256) most of the
-// chip would sit idle: there a 64×64 tile runs, K split across blocks until the grid fills it.
+// Change from 06, two ideas:
+//   1. Tensor cores: the thread tile becomes per-warp MMA fragments read straight from shared
+//      memory (mma_sync.cuh). Each operand's tile is kept in its global layout (K-major for a
+//      K-major operand, MN-major otherwise), and the padding (4 or 8 floats) makes each fragment
+//      read conflict-free.
+//   2. A 3-stage cp.async pipeline in place of step 6's registers-staged double buffer. cp.async
+//      copies global memory straight into shared memory, without passing through registers, and
+//      does not block the thread: the copies of K tiles kt + 1 and kt + 2 are in flight while tile
+//      kt is multiplied. So each thread issues its 16-byte copies (a tile in its global layout
+//      needs no transpose, so every copy is 16 bytes wide), commits them as one group per K tile,
+//      and waits only for the oldest group before the tile's one barrier (pipelined_k_loop,
+//      pipeline.cuh, spelled out beside the call). With the copies off the registers, the
+//      tensor-core steps can afford BK = 32 and three buffers; step 5 found 4-byte cp.async copies
+//      slower than registers, but a K-major tile kept K-major needs none.
+// The tile follows the problem: a 128×128 tile finishes so fast that where M×N has fewer such
+// tiles than multiprocessors (the MLP's M = 256) most of the chip would sit idle: there a 64×64
+// tile runs, K split across blocks until the grid fills it.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+//
+// Run it (a build in build/, scripts/train.sh makes one):
+//   build/apps/gemm_bench/gemm_bench --variants warptile,tf32 --shapes 4096
+//   scripts/train.sh --gemm tf32 --epochs 2
 #include "kernels/launchers.h"
 #include "kernels/mma_sync.cuh"
 
@@ -50,6 +65,16 @@ __global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
   float acc[Shape::kFragsM][Shape::kFragsN][4] = {};
   auto a_tile = [&](int stage) { return smem + stage * Stage::kFloats; };
   auto b_tile = [&](int stage) { return smem + stage * Stage::kFloats + TileA::kFloats; };
+  // The cp.async pipeline (idea 2). TUTORIAL: the call below is, with copy(s, t) the 16-byte
+  // cp.async copies of K tile t into stage s (cp_async_tile_native) and k_tiles = K / kBlockK:
+  //   for (int s = 0; s < kStages - 1; ++s) { copy(s, s); cp_async_commit(); }  // tiles 0, 1
+  //   for (int kt = 0; kt < k_tiles; ++kt) {
+  //     cp_async_wait<kStages - 2>();  // all but the newest group landed: tile kt is in place
+  //     __syncthreads();               // … for every thread; stage (kt − 1) % kStages is free
+  //     copy((kt + kStages - 1) % kStages, kt + kStages - 1); cp_async_commit();
+  //     multiply(kt % kStages);        // the MMAs below, while two tiles are in flight
+  //   }
+  // (copies past the last tile are skipped; their empty groups keep the count uniform)
   pipelined_k_loop<Cfg::kStages>(
       (a.extent_k + Cfg::kBlockK - 1) / Cfg::kBlockK,
       [&](int stage, int kt) {

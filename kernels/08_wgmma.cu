@@ -7,8 +7,19 @@
 // stored that way (BK = 32 floats = one 128-byte row); a K-major operand is copied 16 bytes
 // at a time, an MN-major one is transposed on the way in. The inputs are not rounded first:
 // the tensor cores use the top 19 bits of each fp32 (TF32 truncation, within the TF32 tolerance).
+// The K loop (below, in the kernel) issues a K tile's wgmma without waiting for them, commits them
+// as one group and keeps that group in flight across the next barrier: a stage is refilled only
+// once the group that read it has completed, so the kernel needs at least 3 stages.
+// The tile follows the problem: 256×128 (4 warpgroups) where it gives every multiprocessor a
+// block, else 128×128 (2) with K split across blocks; at small M, where even the 128×128 tiles
+// would leave at least half the multiprocessors without a block, 64×128 (one warpgroup), for
+// twice the tiles and fewer K slices (kOneWarpgroupTileAtSmallM turns that rule off).
 // sm_90a code runs on compute capability 9.0 only, so the launcher checks the GPU first.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+//
+// Run it (a build in build/, scripts/train.sh makes one):
+//   build/apps/gemm_bench/gemm_bench --variants tf32,wgmma --shapes 4096
+//   scripts/train.sh --gemm wgmma --epochs 2
 #include <cstdint>
 #include <string>
 
@@ -28,6 +39,16 @@ struct LargeTile {
 struct SmallTile {
   static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 32, kStages = 3;
 };
+// At small M: one warpgroup of 64 rows, 4 stages of 24 KB, so two blocks share a multiprocessor
+// (as many warps as one SmallTile block); K split for kOneWarpgroupTileBlocksPerSm blocks on each,
+// rounded down (one wave: the two that fit, never a third that would wait).
+// Taken where SmallTile's tiles would give at most half the multiprocessors a block; false turns
+// the rule off (SmallTile there, as before it existed).
+struct OneWarpgroupTile {
+  static constexpr int kBlockM = 64, kBlockN = 128, kBlockK = 32, kStages = 4;
+};
+constexpr bool kOneWarpgroupTileAtSmallM = true;
+constexpr int kOneWarpgroupTileBlocksPerSm = 2;
 
 // Tile's derived sizes. Each warpgroup owns 64 rows × all BN columns.
 template <class Tile>
@@ -93,15 +114,24 @@ __global__ void __launch_bounds__(WgmmaShape<Tile>::kThreads)
     fence_proxy_async();  // this thread's writes of tile kt, visible to wgmma after the barrier
     __syncthreads();
     const int stage = kt % S::kStages;
-    wgmma_k_tile<S::kBm, S::kBn, S::kBk, kWgmmaM>(
-        acc, a_tile(stage) + warpgroup * kWgmmaM * kPanelK, b_tile(stage));
-    // TUTORIAL: the call above issues, without waiting, this warpgroup's products of the K tile:
-    //   wgmma_fence();
-    //   for (int kk = 0; kk < kBk; kk += 8)      // k steps of 8: 32 bytes into each swizzled row
-    //     for (int j = 0; j < kBn / 128; ++j)    // acc[0][j] += A[64 rows × 8] · B[8 × 128
-    //     columns]
-    //       wgmma_m64n128k8_ss(acc[0][j], descriptor(A rows, kk), descriptor(B columns 128j, kk));
-    //   wgmma_commit();                          // one group, waited for by wgmma_wait below
+    // This warpgroup's products of K tile kt, acc[64 × kBn] += A[64 × kBk] · B[kBk × kBn], issued
+    // without waiting: one wgmma.m64n128k8 per k step of 8 and 128 columns, each reading both
+    // operands from the swizzled tiles through descriptors. A k step is 8 floats (32 bytes) into
+    // each 128-byte swizzled row of a 32-k panel; a warpgroup's 64 rows of A lie 8 whole 1024-byte
+    // atoms further on, B's next 128 columns 16, so every descriptor starts on an atom row.
+    const float* a_rows = a_tile(stage) + warpgroup * kWgmmaM * kPanelK;  // this warpgroup's rows
+    wgmma_fence();  // the accumulators' registers are ready for the asynchronous MMAs
+#pragma unroll
+    for (int kk = 0; kk < S::kBk; kk += kWgmmaK) {
+      const int panel = kk / kPanelK, k_in_panel = kk % kPanelK;
+      const float* a_k = a_rows + panel * S::kBm * kPanelK + k_in_panel;
+      const float* b_k = b_tile(stage) + panel * S::kBn * kPanelK + k_in_panel;
+#pragma unroll
+      for (int j = 0; j < S::kBn / kWgmmaN; ++j)  // acc[0][j]: columns 128j … 128j + 127
+        wgmma_m64n128k8_ss(acc[0][j], sw128_descriptor(a_k),
+                           sw128_descriptor(b_k + j * kWgmmaN * kPanelK));
+    }
+    wgmma_commit();  // one group, waited for by wgmma_wait below
     if (kt + kAhead < k_tiles) store((kt + kAhead) % S::kStages);
     cp_async_commit();
     if (kt + kAhead + 1 < k_tiles) fetch(kt + kAhead + 1);
@@ -144,13 +174,23 @@ const char* wgmma_unavailable() {
 }
 
 // The large tile where it gives every multiprocessor a block; otherwise the small one, with K
-// split across blocks until the grid fills the chip (split_k.cuh).
+// split across blocks until the grid fills the chip (split_k.cuh); where the small one's tiles
+// would give at most half the multiprocessors a block, the one-warpgroup tile, split likewise.
 void launch_wgmma(const Problem& p, cudaStream_t stream) {
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
   const int sms = multiprocessor_count();
   if (tile_count<LargeTile::kBlockM, LargeTile::kBlockN>(p) >= sms)
     return launch_tile<LargeTile>(p, SplitK{1, p.k}, stream);
   const long tiles = tile_count<SmallTile::kBlockM, SmallTile::kBlockN>(p);
+  if (kOneWarpgroupTileAtSmallM && 2 * tiles <= sms) {
+    const long narrow_tiles = tile_count<OneWarpgroupTile::kBlockM, OneWarpgroupTile::kBlockN>(p);
+    return launch_tile<OneWarpgroupTile>(
+        p,
+        plan_split_k<OneWarpgroupTile::kBlockK>(
+            p, narrow_tiles, sms,
+            {.blocks_per_sm = kOneWarpgroupTileBlocksPerSm, .one_wave = true}),
+        stream);
+  }
   launch_tile<SmallTile>(p, plan_split_k<SmallTile::kBlockK>(p, tiles, sms), stream);
 }
 

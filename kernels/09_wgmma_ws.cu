@@ -7,13 +7,33 @@
 // tile lands already 128-byte swizzled, as wgmma reads it; an MN-major one lands as stored in the
 // stage's staging area (a third barrier, "landed"), one round of stages ahead, and the producer's
 // threads transpose it into the tile.
-// Change from 08: the K loop splits into a producer loop and a consumer loop; the block barrier
-// becomes per-stage mbarriers; tiles come by TMA; a consumer owns 128 rows of the large tile; the
-// output tile is staged over the stages and stored a float4 at a time.
+// Change from 08, five changes, each marked "Change N" where it is made below:
+//   1. Warp specialisation. The block is consumer warpgroups plus one producer warpgroup
+//      (kThreads = 128 · (kConsumers + 1)); after one block barrier at the start they run
+//      separate loops, the producer's copying and the consumers' multiplying (step 8's K loop cut
+//      in two).
+//   2. mbarriers per stage in place of the block barrier: "full" (the producer's threads have
+//      arrived and the stage's TMA bytes have landed), "empty" (every consumer thread has
+//      finished reading it), and for MN-major tiles "landed" (their staging area is filled).
+//      Each side waits only for the one stage it needs, at a parity that alternates per round.
+//   3. TMA copies in place of cp.async and register transposes: one instruction from one thread
+//      per tile (tma.cuh's TmaTileSource, on tensor maps the launcher makes). A K-major tile lands
+//      swizzled as wgmma reads it; an MN-major one lands as stored in the stage's staging area,
+//      one round of stages ahead, and the producer's 128 threads transpose it into the tile.
+//   4. Consumers of 128 rows: two consumers share the 256×128 tile (64 rows each of the small
+//      128×128 one), each issuing kWm / 64 wgmma row slabs per k step (wgmma_k_tile).
+//   5. The output tile staged over the stages' shared memory, then stored a float4 at a time
+//      (whole 128-byte lines of C), where step 8's threads store their fragments straight to C.
+// And in the launcher: TMA needs 16-byte-aligned bases and strides, so a problem that has not got
+// them goes to step 8 (one line), and K is split for one wave (one block per multiprocessor).
 // Production (fast/wgmma_pipeline.cuh) adds to this: a ring of staging slots sized apart from the
 // stages (more copies in flight in less memory), misaligned operands copied by the producer's
 // threads, and split-K summed in the cluster's shared memory instead of the workspace.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+//
+// Run it (a build in build/, scripts/train.sh makes one):
+//   build/apps/gemm_bench/gemm_bench --variants wgmma,wgmma_ws --shapes 4096
+//   scripts/train.sh --gemm wgmma_ws --epochs 2
 #include <string>
 
 #include "kernels/launchers.h"
@@ -42,9 +62,9 @@ template <class Tile, bool KMajorA, bool KMajorB>
 struct WsShape {
   static constexpr int kBm = Tile::kBlockM, kBn = Tile::kBlockN, kBk = kPanelK;  // a TMA box: 32 k
   static constexpr int kConsumers = Tile::kConsumers;
-  static constexpr int kWm = kBm / kConsumers;             // rows per consumer warpgroup
-  static constexpr int kThreads = 128 * (kConsumers + 1);  // + one producer warpgroup
-  using SourceA = TmaTileSource<kBm, KMajorA>;
+  static constexpr int kWm = kBm / kConsumers;             // Change 4: rows per consumer
+  static constexpr int kThreads = 128 * (kConsumers + 1);  // Change 1: + one producer warpgroup
+  using SourceA = TmaTileSource<kBm, KMajorA>;             // Change 3: the TMA copies
   using SourceB = TmaTileSource<kBn, KMajorB>;
   static constexpr int kTileFloats = (kBm + kBn) * kBk;
   static constexpr int kStageFloats = kTileFloats + SourceA::kStagedFloats + SourceB::kStagedFloats;
@@ -56,7 +76,7 @@ struct WsShape {
                 "each consumer owns a whole number of 64-row wgmma tiles");
   static_assert(kBn % kWgmmaN == 0, "the block's columns are split into 128-column wgmma tiles");
   static_assert(kBm <= 256 && kBn <= 256, "a TMA box spans at most 256 rows");
-  static constexpr int kOutputLd = kBn + 8;  // ≡ 8 (mod 32): conflict-free float2 writes
+  static constexpr int kOutputLd = kBn + 8;  // Change 5: ≡ 8 (mod 32), conflict-free float2 writes
   static_assert(kBm * kOutputLd <= kStages * kStageFloats,
                 "the staged output tile must fit in the stages' shared memory");
   static_assert(kStages >= 2, "the producer fills one stage while the consumers read another");
@@ -87,6 +107,7 @@ __global__ void __launch_bounds__(WsShape<Tile, KMajorA, KMajorB>::kThreads, 1)
   auto b_staging = [&](int stage) { return a_staging(stage) + S::SourceA::kStagedFloats; };
   const int k_tiles = (a.extent_k + S::kBk - 1) / S::kBk;
 
+  // Change 2: three mbarriers per stage, in place of step 8's __syncthreads per K tile.
   if (tid == 0) {
     for (int s = 0; s < S::kStages; ++s) {
       mbarrier_init(&full[s], 128);                   // every producer thread, + TMA bytes
@@ -97,6 +118,7 @@ __global__ void __launch_bounds__(WsShape<Tile, KMajorA, KMajorB>::kThreads, 1)
   }
   __syncthreads();  // the last block-wide barrier: from here the two roles run apart
 
+  // Change 1: the roles. The last warpgroup produces, the others consume.
   if (warpgroup == S::kConsumers) {
     // Producer. Step kt waits until the consumers have emptied stage kt % S (its previous tile,
     // kt − S), has thread 0 start the K-major copies into it, transposes the MN-major tiles that
@@ -107,6 +129,12 @@ __global__ void __launch_bounds__(WsShape<Tile, KMajorA, KMajorB>::kThreads, 1)
     const typename S::SourceB source_b{&map_b, n0, k_begin};
     constexpr int kDirectBytes = S::SourceA::kDirectBytes + S::SourceB::kDirectBytes;
     constexpr int kStagedBytes = S::SourceA::kStagedBytes + S::SourceB::kStagedBytes;
+    // Change 3: TMA. TUTORIAL: a source's copy() is one instruction from thread 0,
+    //   tma_load_tile(tile, &map_a, k_begin + kt * 32, m0, &full[stage]);      // K-major A
+    //   tma_load_tile(staging, &map_b, n0, k_begin + kt * 32, &landed[stage]);  // MN-major B
+    // and its transpose() every producer thread's share of
+    //   for each (x, k) of the tile: tile[swizzled<kBn>(x, k)] = staging[k * kBn + x];
+    // mbarrier_expect_bytes tells the stage's barrier how many bytes the copies will bring.
     auto copy_staged = [&](int kt) {  // thread 0
       const int stage = kt % S::kStages;
       mbarrier_expect_bytes(&landed[stage], kStagedBytes);
@@ -118,6 +146,7 @@ __global__ void __launch_bounds__(WsShape<Tile, KMajorA, KMajorB>::kThreads, 1)
       for (int kt = 0; kt < S::kStages && kt < k_tiles; ++kt) copy_staged(kt);
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int stage = kt % S::kStages, round = kt / S::kStages;
+      // Change 2: the stage's previous tile read by every consumer; its copies counted on "full".
       if (kt >= S::kStages) mbarrier_wait(&empty[stage], (round - 1) & 1);
       if (kDirectBytes > 0 && ptid == 0) {
         mbarrier_expect_bytes(&full[stage], kDirectBytes);
@@ -138,21 +167,30 @@ __global__ void __launch_bounds__(WsShape<Tile, KMajorA, KMajorB>::kThreads, 1)
     }
   } else {
     // Consumers: wait for a full stage, multiply it, and once that batch has completed (one step
-    // later: one batch stays in flight) hand its stage back.
+    // later: one batch stays in flight, as in step 8) hand its stage back.
+    // Change 4: kWm rows, kWm / 64 wgmma row slabs.
     float acc[S::kWm / kWgmmaM][S::kBn / kWgmmaN][64] = {};
     for (auto& row : acc)
       for (auto& tile : row) fence_operands(tile);
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int stage = kt % S::kStages;
-      mbarrier_wait(&full[stage], (kt / S::kStages) & 1);
+      mbarrier_wait(&full[stage], (kt / S::kStages) & 1);  // Change 2: in place of __syncthreads
+      // TUTORIAL: the call below is step 8's K-tile products (08_wgmma.cu) for each of this
+      // consumer's row slabs i:
+      //   wgmma_fence();
+      //   for (int kk = 0; kk < kBk; kk += 8)
+      //     for (int i = 0; i < kWm / 64; ++i)
+      //       for (int j = 0; j < kBn / 128; ++j)
+      //         wgmma_m64n128k8_ss(acc[i][j], descriptor(A rows 64i, kk), descriptor(B 128j, kk));
+      //   wgmma_commit();
       wgmma_k_tile<S::kBm, S::kBn, S::kBk, S::kWm>(
           acc, a_tile(stage) + warpgroup * S::kWm * kPanelK, b_tile(stage));
       wgmma_wait<1>();  // the batch of tile kt − 1 has completed
-      if (kt > 0) mbarrier_arrive(&empty[(kt - 1) % S::kStages]);
+      if (kt > 0) mbarrier_arrive(&empty[(kt - 1) % S::kStages]);  // Change 2: stage handed back
     }
     wgmma_wait<0>();
-    // Once every consumer is done reading the stages, the output tile is staged over them, then
-    // stored a float4 at a time (whole 128-byte lines of C).
+    // Change 5: once every consumer is done reading the stages, the output tile is staged over
+    // them, then stored a float4 at a time (whole 128-byte lines of C).
     consumer_barrier(128 * S::kConsumers);
 #pragma unroll
     for (int i = 0; i < S::kWm / kWgmmaM; ++i) {
@@ -174,6 +212,7 @@ void launch_tile(const Problem& p, SplitK plan, cudaStream_t stream) {
     constexpr auto kernel = wgmma_ws_kernel<Tile, KMajorA, KMajorB>;
     const Operand<KMajorA> a = operand_a<KMajorA>(p);
     const Operand<KMajorB> b = operand_b<KMajorB>(p);
+    // Change 3: the tensor maps that describe each operand's tiles to the copy engine.
     const CUtensorMap map_a = make_tile_map(a, S::kBm), map_b = make_tile_map(b, S::kBn);
     allow_dynamic_smem<kernel>(S::kSmemBytes);
     dim3 grid = tile_grid<S::kBm, S::kBn>(p);
@@ -192,14 +231,13 @@ void launch_tile(const Problem& p, SplitK plan, cudaStream_t stream) {
 // never spill into a second, mostly idle wave).
 void launch_wgmma_ws(const Problem& p, cudaStream_t stream) {
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
-  if (!operand_a<true>(p).vec4_ok || !operand_b<true>(p).vec4_ok)
-    return launch_wgmma(p, stream);  // TMA needs 16-byte aligned bases and strides
+  // Change 3, in the launcher: TMA needs 16-byte aligned bases and strides.
+  if (!operand_a<true>(p).vec4_ok || !operand_b<true>(p).vec4_ok) return launch_wgmma(p, stream);
   const int sms = multiprocessor_count();
   if (tile_count<LargeTile::kBlockM, LargeTile::kBlockN>(p) >= sms)
     return launch_tile<LargeTile>(p, SplitK{1, p.k}, stream);
   const long tiles = tile_count<SmallTile::kBlockM, SmallTile::kBlockN>(p);
-  launch_tile<SmallTile>(p, plan_split_k<kPanelK>(p, tiles, sms, 1, 16, 4, /*one_wave=*/true),
-                         stream);
+  launch_tile<SmallTile>(p, plan_split_k<kPanelK>(p, tiles, sms, {.one_wave = true}), stream);
 }
 
 }  // namespace gemm::detail

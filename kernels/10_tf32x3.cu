@@ -4,18 +4,51 @@
 // fragment pair take the first three terms, smallest first; the dropped lo_a·lo_b and the
 // rounding of lo are about 2⁻²² relative to a·b, below fp32's own rounding of the sum, so the
 // result passes the fp32 tolerance where step 7's one product (≈2⁻¹¹) does not.
-// Change from 07: the arithmetic only (mma_ops::Tf32x3, split_tf32.cuh, shared with tf32x3_fast).
-// The split is done once per value loaded from shared memory, in registers, so the tiles, the
+// Change from 07: the arithmetic only. Step 7's Tf32x1 (mma_sync.cuh: round each value once,
+// one mma.sync) becomes Tf32x3, written out below: split each value once as it is loaded from
+// shared memory, in registers, and issue three mma.sync per fragment pair. The tiles, the
 // pipeline and split-K are 07's; each K step costs three instructions instead of one. Inputs
 // must be finite: an infinite x gives lo = ∞ − ∞ = NaN.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+//
+// Run it (a build in build/, scripts/train.sh makes one):
+//   build/apps/gemm_bench/gemm_bench --variants tf32,tf32x3 --shapes 4096
+//   scripts/train.sh --gemm tf32x3 --epochs 2
 #include "kernels/launchers.h"
-#include "kernels/split_tf32.cuh"
+#include "kernels/mma_sync.cuh"
 
 namespace gemm::detail {
 namespace {
 
-using mma_ops::Tf32x3;
+// The idea of this step: three TF32 products per fragment pair, with step 7's interface
+// (mma_sync.cuh: Fragment, from, mma), so the kernel below is step 7's with Tf32x1 → Tf32x3.
+// (Production's copy, for tf32x3_fast, is kernels/fast/split_tf32.cuh.)
+struct Tf32x3 {
+  // Each fp32 value as two TF32 operands: x = hi + lo.
+  template <int N>
+  struct Fragment {
+    uint32_t hi[N], lo[N];
+  };
+  // The split, once per value loaded: hi = tf32(x); x − hi is exact in fp32, then rounded to lo.
+  template <int N>
+  __device__ __forceinline__ static Fragment<N> from(const float (&v)[N]) {
+    Fragment<N> f;
+#pragma unroll
+    for (int e = 0; e < N; ++e) {
+      f.hi[e] = to_tf32(v[e]);
+      f.lo[e] = to_tf32(v[e] - __uint_as_float(f.hi[e]));
+    }
+    return f;
+  }
+  // acc += a · b as lo_a·hi_b + hi_a·lo_b + hi_a·hi_b (lo_a·lo_b, about 2⁻²² of a·b, dropped): the
+  // small products first, so that they are not rounded away against the large one.
+  __device__ __forceinline__ static void mma(float (&acc)[4], const Fragment<4>& a,
+                                             const Fragment<2>& b) {
+    mma_tf32(acc, a.lo, b.hi);
+    mma_tf32(acc, a.hi, b.lo);
+    mma_tf32(acc, a.hi, b.hi);
+  }
+};
 
 // For grids that give every multiprocessor a block.
 struct LargeTile {
@@ -63,9 +96,10 @@ __global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
         const float* bs = b_tile(stage);
 #pragma unroll
         for (int k8 = 0; k8 < Cfg::kBlockK; k8 += kMmaK) {
-          // TUTORIAL: step 7's loads and MMAs, but each value x loaded becomes two TF32
-          // operands, hi = tf32(x) and lo = tf32(x − hi) (af[i].hi, af[i].lo; bf[j] alike), and
-          // each pair of fragments takes three mma.sync, the small products first (Tf32x3):
+          // Step 7's loads and MMAs, but each value x loaded becomes two TF32 operands,
+          // hi = tf32(x) and lo = tf32(x − hi) (af[i].hi, af[i].lo; bf[j] alike: Tf32x3::from),
+          // and each pair of fragments takes three mma.sync, the small products first
+          // (Tf32x3::mma):
           //   acc[i][j] += af[i].lo · bf[j].hi;
           //   acc[i][j] += af[i].hi · bf[j].lo;
           //   acc[i][j] += af[i].hi · bf[j].hi;  // af[i].lo · bf[j].lo is dropped

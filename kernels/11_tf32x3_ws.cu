@@ -13,6 +13,10 @@
 // Production (fast/wgmma_pipeline.cuh) runs the same arithmetic on step 9's production pipeline.
 // Inputs must be finite: an infinite x gives lo = ∞ − ∞ = NaN.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+//
+// Run it (a build in build/, scripts/train.sh makes one):
+//   build/apps/gemm_bench/gemm_bench --variants tf32x3,tf32x3_ws --shapes 4096
+//   scripts/train.sh --gemm tf32x3_ws --epochs 2
 #include <string>
 
 #include "kernels/launchers.h"
@@ -148,6 +152,11 @@ __global__ void __launch_bounds__(WsShape<Tile, KMajorA, KMajorB>::kThreads, 1)
       Arithmetic::prepare<S::kPartFloats, 128 * S::kConsumers>(a_tile(stage), tid);
       fence_proxy_async();
       consumer_barrier(128 * S::kConsumers);
+      // TUTORIAL: the call below is step 9's K-tile products with three wgmma per k step and
+      // wgmma tile (Arithmetic::mma), the remainders kPartFloats further on than the tiles:
+      //   wgmma_m64n128k8_ss(acc[i][j], descriptor(lo of A, kk), descriptor(B, kk));
+      //   wgmma_m64n128k8_ss(acc[i][j], descriptor(A, kk), descriptor(lo of B, kk));
+      //   wgmma_m64n128k8_ss(acc[i][j], descriptor(A, kk), descriptor(B, kk));
       wgmma_k_tile<S::kBm, S::kBn, S::kBk, S::kWm, Arithmetic>(
           acc, a_tile(stage) + warpgroup * S::kWm * kPanelK, b_tile(stage), S::kPartFloats);
       wgmma_wait<1>();  // the batch of tile kt − 1 has completed
@@ -198,7 +207,7 @@ void launch_tf32x3_ws(const Problem& p, cudaStream_t stream) {
     return launch_tf32x3(p, stream);  // TMA needs 16-byte aligned bases and strides
   const long tiles = tile_count<Tf32x3Tile::kBlockM, Tf32x3Tile::kBlockN>(p);
   launch_tile<Tf32x3Tile>(
-      p, plan_split_k<kPanelK>(p, tiles, multiprocessor_count(), 1, 16, 4, true), stream);
+      p, plan_split_k<kPanelK>(p, tiles, multiprocessor_count(), {.one_wave = true}), stream);
 }
 
 }  // namespace gemm::detail

@@ -5,8 +5,8 @@
 //   OperandTile, MmaStage  the padded shared tiles of one pipeline stage
 //   mma_tf32               the mma.sync.m16n8k8 TF32 instruction
 //   load_a_fragment, load_b_fragment, store_accumulator   a lane's share of one MMA tile
-//   mma_ops::Tf32x1        one TF32 product per fragment pair (step 7); mma_ops::Tf32x3, three
-//                          (step 10), is in split_tf32.cuh
+//   mma_ops::Tf32x1        one TF32 product per fragment pair (step 7); step 10 writes its three
+//                          products in its own file (production's copy: fast/split_tf32.cuh)
 //   launch_mma_sync_kernel the launch of one instantiated kernel, with split-K
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
@@ -108,7 +108,8 @@ __device__ __forceinline__ void store_accumulator(const Epilogue& c, int row, in
 //   Fragment<N>                          the operands made from N fp32 values
 //   Fragment<N> from(float[N])           the conversion, once per value loaded
 //   mma(acc, Fragment<4>, Fragment<2>)   acc (16×8 accumulator fragment) += A (16×8) · B (8×8)
-// Tf32x1 here, Tf32x3 in split_tf32.cuh. (The wgmma family has its own pair of that name in its
+// Tf32x1 here; step 10's Tf32x3 in 10_tf32x3.cu, production's in fast/split_tf32.cuh. (The wgmma
+// family has its own pair of that name in its
 // headers; these live in mma_ops.)
 namespace mma_ops {
 

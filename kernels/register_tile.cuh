@@ -1,5 +1,6 @@
-// The thread's tile of C in registers, shared by the register-blocked steps 4–6, and the
-// double-buffered K loop of steps 5 and 6 with its register-staged tile loads.
+// The thread's tile of C in registers, shared by the register-blocked steps 4–6, the
+// register-staged tile loads of steps 5 and 6, and step 5's double-buffered K loop with step 6's
+// sliced K (05_dbuf.cu writes the loop out; step 6 calls it here).
 //
 // A thread owns TM×TN outputs of C. Its rows are TM/4 groups of 4 consecutive rows, kRowGap
 // apart, from row0: row0 + row(i). Its columns likewise, kColGap apart, from col0. Both shared
@@ -135,7 +136,8 @@ struct PrefetchedTile {
   }
 };
 
-// The double-buffered K loop of steps 5 and 6: two shared buffers per operand, a_tiles[2] and
+// Step 5's double-buffered K loop (written out in 05_dbuf.cu), as step 6 runs it: two shared
+// buffers per operand, a_tiles[2] and
 // b_tiles[2], each an MN-major BK×BM (BK×BN) tile of row stride LDS. While `tile` multiplies one
 // buffer, the next K tile's loads are in flight in registers; they are stored into the other
 // buffer after the multiply, and one barrier per K tile publishes them. NT threads load; with

@@ -3,13 +3,14 @@
 // the chip, else a small tile with K split across blocks, a narrow one for outputs at most 32
 // wide, or a fine one in place of short K slices. docs/NOTES.md, "fast", has the measurements.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+#include "kernels/fast/split_k_rules.cuh"
 #include "kernels/fast/warptile.cuh"
 #include "kernels/launchers.h"
 
 namespace gemm::detail {
 namespace {
 
-// The fastest on the H200 of the shapes scripts/tuning/tune_tiles.sh sweeps (docs/NOTES.md,
+// The fastest on the H200 of the shapes scripts/tuning/tune.sh fast sweeps (docs/NOTES.md,
 // docs/results/tuning_h200.txt). Large: 4 stages of BK = 16, warp tiles of 64×32, K-major
 // tiles transposed one K tile ahead. Small: 3 stages of BK = 16 (2 buffers where the fragment
 // reads are pipelined), the K-major reads, K split for 3 blocks per multiprocessor in at most 16
@@ -44,7 +45,8 @@ struct FineTile : NarrowTile {
 template <class Cfg>
 SplitK split_plan(const Problem& p, int sms) {
   const long tiles = tile_count<Cfg::kBlockM, Cfg::kBlockN>(p);
-  const SplitK plan = plan_split_k<Cfg::kBlockK>(p, tiles, sms, 3, 16);
+  const SplitK plan =
+      plan_split_k<Cfg::kBlockK>(p, tiles, sms, {.blocks_per_sm = 3, .max_splits = 16});
   return in_whole_waves<Cfg::kBlockK>(p, plan, tiles, long(warptile_resident_blocks<Cfg>(p)) * sms);
 }
 

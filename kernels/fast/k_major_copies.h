@@ -12,7 +12,7 @@
 namespace gemm::detail {
 
 // TN takes the copies from this many flops (2·M·N·K) per element they write ((M + N)·K), i.e.
-// where M·N ≥ 600·(M + N). Measured on the H200 (scripts/tuning/tf32x3_tiles.sh) with the wgmma
+// where M·N ≥ 600·(M + N). Measured on the H200 (scripts/tuning/tune.sh tf32x3) with the wgmma
 // pipeline in TF32 and 3×TF32 alike: the copies lose at 1024 × 1024 × 256 (1024 flops per
 // element), win at 4096 × 784 × 512 (1316) and at every larger GEMM.
 constexpr double kCopiesMinFlopsPerElement = 1200;

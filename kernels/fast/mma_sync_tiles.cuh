@@ -13,9 +13,9 @@
 #pragma once
 
 #include "kernels/fast/cluster_split_k.cuh"
+#include "kernels/fast/split_tf32.cuh"
 #include "kernels/launchers.h"
 #include "kernels/mma_sync.cuh"
-#include "kernels/split_tf32.cuh"
 
 namespace gemm::detail {
 
@@ -140,9 +140,9 @@ constexpr int kSplitTileBlocksPerSm = 4, kSplitTileMinKTiles = 2, kSplitTileMaxS
 template <class Cfg, class Arithmetic = mma_ops::Tf32x3, int BlocksPerSm = kSplitTileBlocksPerSm>
 void launch_split_tile(const Problem& p, cudaStream_t stream) {
   const int max_splits = clusters_supported() ? kMaxClusterSplits : kSplitTileMaxSplits;
-  const SplitK plan = plan_split_k<Cfg::kBlockK>(p, tile_count<Cfg::kBlockM, Cfg::kBlockN>(p),
-                                                 multiprocessor_count(), BlocksPerSm, max_splits,
-                                                 kSplitTileMinKTiles);
+  const SplitK plan = plan_split_k<Cfg::kBlockK>(
+      p, tile_count<Cfg::kBlockM, Cfg::kBlockN>(p), multiprocessor_count(),
+      {.blocks_per_sm = BlocksPerSm, .max_splits = max_splits, .min_k_tiles = kSplitTileMinKTiles});
   launch_mma_sync_tile<Cfg, Arithmetic>(p, plan, stream);
 }
 
@@ -155,7 +155,7 @@ void launch_split_tile(const Problem& p, cudaStream_t stream) {
 //     staged in shared memory and stored a row at a time, since these blocks do little but store;
 //     a 64×128 tile where that gives every multiprocessor a block, else 16×64. On the large grids,
 //     K ≤ 16 runs on `fast` (fp32 on CUDA cores) instead.
-// The configs came from scripts/tuning/tf32x3_tiles.sh (docs/results/tuning_tf32x3_h200.txt).
+// The configs came from scripts/tuning/tune.sh tf32x3 (docs/results/tuning_tf32x3_h200.txt).
 namespace narrow_tiles {
 // 4 warps of 16×16 each.
 struct NarrowN : MmaTileDefaults {
@@ -216,7 +216,7 @@ bool launch_narrow_or_short_k(const Problem& p, cudaStream_t stream) {
 // MN-major. The wgmma pipeline transposes an MN-major tile in shared memory at every K tile (both
 // of TN's), and loads without TMA where an operand is not 16-byte aligned. With few 128×128
 // tiles and K short enough that its split-K cannot hide that cost, an mma.sync tile, which reads
-// MN-major fragments as they are, wins. Measured on the H200 (scripts/tuning/tn_tiles.sh,
+// MN-major fragments as they are, wins. Measured on the H200 (scripts/tuning/tune.sh tn,
 // docs/results/tuning_tn_h200.txt), in TF32 and 3×TF32 alike, against what tf32_fast and
 // tf32x3_fast ran before:
 //   TN: wins at 512×784×128 (28 tiles; 9.1 µs against 12.8 in TF32) and at every misaligned

@@ -8,6 +8,7 @@
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
 
+#include "kernels/fast/pipeline_loops.cuh"
 #include "kernels/fast/thread_tile.cuh"
 #include "base/launch.cuh"
 #include "kernels/pipeline.cuh"

@@ -311,7 +311,7 @@ void launch_wgmma_pipeline_tiles(const Problem& p, cudaStream_t stream) {
   }
   // One block per multiprocessor: the slices fill one wave, never spill into a second.
   const SplitK plan = plan_split_k<WsPipeline<Small>::kBk>(
-      p, tile_count<Small::kBlockM, Small::kBlockN>(p), sms, 1, 16, 4, /*one_wave=*/true);
+      p, tile_count<Small::kBlockM, Small::kBlockN>(p), sms, {.one_wave = true});
   launch_wgmma_pipeline_config<Small>(p, plan, stream);
 }
 

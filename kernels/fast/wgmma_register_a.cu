@@ -237,7 +237,7 @@ namespace {
 // grid fills one wave, as the wgmma pipeline's small tile does.
 SplitK register_a_plan(const Problem& p, int sms) {
   const long tiles = tile_count<Tile::kBm, Tile::kBn>(p);
-  return tiles >= sms ? SplitK{1, p.k} : plan_split_k<Tile::kBk>(p, tiles, sms, 1, 16, 4, true);
+  return tiles >= sms ? SplitK{1, p.k} : plan_split_k<Tile::kBk>(p, tiles, sms, {.one_wave = true});
 }
 
 }  // namespace

@@ -341,8 +341,9 @@ def compare_command(variants):
 
 def step_block(variant, figures, results):
     """The step's 4096³ NN throughput and its training epoch, each against the step it builds on;
-    within a family, the other gemm_bench shapes where it is slower than that step; and the two
-    commands that measure them again."""
+    within a family, the other gemm_bench shapes where it is slower than that step; and the step's
+    two run lines, as its file's header gives them: the bench beside the step before, and
+    training on the step (`--gemm VARIANT`)."""
     step, _, prev, family = next(s for s in STEPS if s[1] == variant)
     tflops, pct, epoch = figures[variant]
     text = "**%.1f TFLOP/s** at 4096³ NN (%.0f%% of %s)" % (
@@ -362,7 +363,7 @@ def step_block(variant, figures, results):
     pair = ([prev] if prev else []) + [variant]
     text = textwrap.fill("Measured: " + text, 100, break_long_words=False, break_on_hyphens=False)
     return ("%s\n\n```sh\n%s --variants %s --shapes 4096\n%s\n```\n"
-            % (text, BENCH, ",".join(pair), compare_command(pair)))
+            % (text, BENCH, ",".join(pair), "scripts/train.sh --gemm %s --epochs 2" % variant))
 
 
 def production_table(figures, results):

@@ -1,6 +1,6 @@
 // Gemm/Correctness: every variant × layout against ref_gemm, through batches of cases
-// (gemm_harness.h). The kinds are defined in test_gemm_shapes.cpp (EdgeShapes, LeadingDims,
-// Misaligned, RandomShapes) and test_gemm_arithmetic.cpp (AlphaBeta, Epilogues, Deterministic,
+// (gemm_harness.h). The kinds are defined in gemm_shapes_test.cpp (EdgeShapes, LeadingDims,
+// Misaligned, RandomShapes) and gemm_arithmetic_test.cpp (AlphaBeta, Epilogues, Deterministic,
 // WideRange),
 // which registers them all.
 #pragma once

@@ -24,7 +24,7 @@ enum class Kind {
   MmaSyncTn,  // an mma.sync split tile at weight-gradient shapes (tn_candidates.h)
 };
 
-// How a FastSmall candidate splits K: plan_split_k's constants (split_k.cuh), or, with
+// How a FastSmall candidate splits K: plan_split_k's options (SplitKOptions, split_k.cuh), or, with
 // forced_splits > 0, that many slices (fewer where K is short), the planner bypassed.
 struct SplitPolicy {
   int min_k_tiles, max_splits, blocks_per_sm, forced_splits;

@@ -288,8 +288,10 @@ gemm::detail::SplitK plan_for(const gemm::Problem& p, const SplitPolicy& policy)
   }
   return gemm::detail::plan_split_k<Cfg::kBlockK>(
       p, gemm::detail::tile_count<Cfg::kBlockM, Cfg::kBlockN>(p),
-      gemm::detail::multiprocessor_count(), policy.blocks_per_sm, policy.max_splits,
-      policy.min_k_tiles);
+      gemm::detail::multiprocessor_count(),
+      {.blocks_per_sm = policy.blocks_per_sm,
+       .max_splits = policy.max_splits,
+       .min_k_tiles = policy.min_k_tiles});
 }
 
 template <class Cfg>

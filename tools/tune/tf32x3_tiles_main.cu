@@ -3,7 +3,7 @@
 // the wgmma pipeline (kernels/fast/wgmma_pipeline.h) in 3×TF32 and in TF32 alone, on K-major
 // copies, and as tf32x3_fast and tf32_fast choose, which sets their thresholds, and the
 // register-A kernel on A's copy alone. At NN shapes: the TF32 pipeline against the register-A
-// kernel, which sets tf32_fast's NN rule. Run by scripts/tuning/tf32x3_tiles.sh. Each beside cuBLAS
+// kernel, which sets tf32_fast's NN rule. Run by scripts/tuning/tune.sh tf32x3. Each beside cuBLAS
 // fp32 (and TF32) through gemm_bench's timing harness, with its largest difference from cuBLAS fp32
 // (a sanity check; the test suite is the correctness proof; TF32 differs by about 1e-2).
 #include <cstdio>

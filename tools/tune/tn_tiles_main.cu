@@ -1,7 +1,7 @@
 // tune_tn_tiles: times mma.sync split tiles (tn_candidates.h) at weight-gradient shapes (TN, K =
 // the batch) of the standard and the odd models, beside what tf32_fast and tf32x3_fast run there
 // and step 7; then at their input-gradient shapes (NN, B MN-major: the next candidate rule). Run by
-// scripts/tuning/tn_tiles.sh. Each beside cuBLAS fp32 and TF32 through gemm_bench's timing harness,
+// scripts/tuning/tune.sh tn. Each beside cuBLAS fp32 and TF32 through gemm_bench's timing harness,
 // with its largest difference from cuBLAS fp32 (a sanity check; the test suite is the correctness
 // proof; TF32 differs by about 1e-2).
 #include <cstdio>

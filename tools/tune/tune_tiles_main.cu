@@ -1,6 +1,6 @@
 // tune_tiles: times the tile candidates of variant `fast` (fast_candidates.h) beside cuBLAS, each
 // through gemm_bench's timing harness, and reports each one's largest difference from cuBLAS fp32
-// (a sanity check; the test suite is the correctness proof). Run by scripts/tuning/tune_tiles.sh.
+// (a sanity check; the test suite is the correctness proof). Run by scripts/tuning/tune.sh fast.
 //   Large (fast's large tile, unsplit): 2048³ and 4096³.
 //   Small (fast's small tile): the MLP's larger GEMMs and the odd models' small-M ones, beside
 //   steps 5 and 6, each candidate under every split-K policy of kPolicies (planner constants or

@@ -1,6 +1,8 @@
-// The 3×TF32 arithmetic of the mma.sync kernels (mma_sync.cuh): each fp32 value split into a TF32
-// high part and a TF32 remainder, three mma.sync per fragment pair (10_tf32x3.cu has the idea).
-// Used by step 10 and the production variant tf32x3_fast (fast/mma_sync_tiles.cuh).
+// The 3×TF32 arithmetic of production's mma.sync kernels (fast/mma_sync_tiles.cuh, for
+// tf32x3_fast, and tf32_fast's tuning): each fp32 value split into a TF32 high part and a TF32
+// remainder, three mma.sync per fragment pair. Step 10 (10_tf32x3.cu) writes the same arithmetic
+// in its own file, where it is the idea; this is production's copy, with mma_sync.cuh's
+// interface (Fragment, from, mma) so that it slots in where mma_ops::Tf32x1 does.
 #pragma once
 
 #include "kernels/mma_sync.cuh"

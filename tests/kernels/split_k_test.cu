@@ -1,10 +1,12 @@
-// The split-K planner (kernels/split_k.cuh) and the cluster way's split
-// (kernels/fast/cluster_split_k.cuh): host logic, so it runs everywhere, GPU or not.
+// The split-K planner (kernels/split_k.cuh), fast's rules on top of it
+// (kernels/fast/split_k_rules.cuh) and the cluster way's split (kernels/fast/cluster_split_k.cuh):
+// host logic, so it runs everywhere, GPU or not.
 //
 // Test names: SplitKPlanner.*
 #include <gtest/gtest.h>
 
 #include "kernels/fast/cluster_split_k.cuh"
+#include "kernels/fast/split_k_rules.cuh"
 #include "kernels/split_k.cuh"
 
 namespace {
@@ -26,14 +28,17 @@ gemm::Problem with_k(int k) {
 }
 
 // fast's call: 3 blocks per multiprocessor, at most 8 slices (one cluster).
-SplitK fast_plan(long tiles, int k) { return plan_split_k<kBk>(with_k(k), tiles, kSms, 3, 8); }
+SplitK fast_plan(long tiles, int k) {
+  return plan_split_k<kBk>(with_k(k), tiles, kSms, {.blocks_per_sm = 3, .max_splits = 8});
+}
 
 TEST(SplitKPlanner, SlicesCoverKInWholeNonEmptyTiles) {
   for (int k : {1, 15, 16, 17, 63, 64, 256, 640, 784, 1000, 1024, 4096})
     for (long tiles : {1L, 4L, 52L, 64L, 131L, 132L, 208L, 256L, 395L, 396L, 1000L})
       for (int blocks_per_sm : {1, 3})
         for (int max_splits : {8, 16}) {
-          const SplitK plan = plan_split_k<kBk>(with_k(k), tiles, kSms, blocks_per_sm, max_splits);
+          const SplitK plan = plan_split_k<kBk>(
+              with_k(k), tiles, kSms, {.blocks_per_sm = blocks_per_sm, .max_splits = max_splits});
           const int k_tiles = (k + kBk - 1) / kBk;
           SCOPED_TRACE("K = " + std::to_string(k) + ", " + std::to_string(tiles) + " tiles, " +
                        std::to_string(blocks_per_sm) + " per SM, cap " +
@@ -60,7 +65,7 @@ TEST(SplitKPlanner, SplitsOnlyGridsShortOfTheBlocksWanted) {
 TEST(SplitKPlanner, OneWaveRoundsTheSlicesDown) {
   // 28 tiles on 132 multiprocessors, 256 K tiles: 5 slices would make 140 blocks.
   auto one_block_plan = [](long tiles, bool one_wave) {
-    return plan_split_k<kBk>(with_k(4096), tiles, kSms, 1, 16, 4, one_wave);
+    return plan_split_k<kBk>(with_k(4096), tiles, kSms, {.one_wave = one_wave});
   };
   EXPECT_EQ(one_block_plan(28, false).splits, 5);
   EXPECT_EQ(one_block_plan(28, true).splits, 4);
@@ -109,7 +114,8 @@ TEST(SplitKPlanner, WholeWavesCoverKInWholeNonEmptySlicesAndNeverAddSlices) {
   for (int k : {64, 256, 784, 1000, 2000, 4096})
     for (long tiles : {1L, 52L, 132L, 176L, 192L, 198L, 264L, 300L, 395L})
       for (long resident : {132L, 396L, 528L, 660L}) {
-        const SplitK plan = plan_split_k<kBk>(with_k(k), tiles, kSms, 3, 16);
+        const SplitK plan =
+            plan_split_k<kBk>(with_k(k), tiles, kSms, {.blocks_per_sm = 3, .max_splits = 16});
         const SplitK waved = in_whole_waves<kBk>(with_k(k), plan, tiles, resident);
         SCOPED_TRACE("K = " + std::to_string(k) + ", " + std::to_string(tiles) + " tiles, " +
                      std::to_string(resident) + " resident");

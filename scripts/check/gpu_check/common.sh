@@ -1,0 +1,54 @@
+# shellcheck shell=bash
+# Sourced by scripts/check/gpu_check.sh: the log and the summary (log, note, fail, the summary
+# written on exit), running a logged command, and whether MNIST is present.
+
+log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$main_log"; }
+note() {  # a line for the summary, logged too
+  summary_lines+=("$*")
+  log "$*"
+}
+fail() {
+  note "FAIL: $*"
+  overall=1
+}
+# shellcheck disable=SC2317  # called from the EXIT trap
+write_summary() {
+  {
+    echo "gpu_check.sh summary ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
+    echo "repo: $repo (commit ${SOURCE_COMMIT:-$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)})"
+    echo "build dir: $build_dir, CUDA architectures: ${CUDA_ARCHS:-90}, steps: ${steps//,/ }"
+    printf '%s\n' "${summary_lines[@]}"
+    if [ "$overall" -eq 0 ]; then echo "RESULT: PASS"; else echo "RESULT: FAIL"; fi
+  } >"$summary"
+}
+# shellcheck disable=SC2317  # the EXIT trap
+on_exit() {
+  local rc=$1
+  if [ "$rc" -ne 0 ] && [ "$overall" -eq 0 ]; then
+    summary_lines+=("FAIL: aborted (exit status $rc), see gpu_check.log")
+    overall=1
+  fi
+  write_summary
+  echo "----- $summary"
+  cat "$summary"
+}
+
+# run_logged <log-file> <command...>: runs it, output appended to the log file and shown;
+# returns the command's exit status without tripping set -e.
+run_logged() {
+  local file=$1
+  shift
+  log "\$ $*"
+  set +e
+  "$@" 2>&1 | tee -a "$file"
+  local rc=${PIPESTATUS[0]}
+  set -e
+  return "$rc"
+}
+
+mnist_present() {
+  local f
+  for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+    [ -s "$mnist_dir/$f" ] || [ -s "$mnist_dir/$f.gz" ] || return 1
+  done
+}
