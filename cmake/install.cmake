@@ -1,4 +1,5 @@
-# `cmake --install` puts the programs train_mlp, predict and gemm_bench in bin/ (when built), the
+# `cmake --install` puts the programs train_mlp, predict and gemm_bench in bin/ (when built, with
+# scripts/setup/fetch_mnist.sh as gemm_mlp_fetch_mnist, which their hints name), the
 # five libraries (static, or shared with BUILD_SHARED_LIBS) in lib/, their public headers (under
 # include/gemm_mlp/, so that #include "engine/engine.h" works as in this tree) and a package that
 # find_package finds:
@@ -13,6 +14,10 @@ install(TARGETS gemm_base gemm_kernels gemm_engine gemm_data gemm_models EXPORT 
 install(EXPORT gemm_mlpTargets NAMESPACE gemm_mlp:: DESTINATION ${GEMM_MLP_CMAKE_DIR})
 if(GEMM_MLP_BUILD_APPS)
   install(TARGETS train_mlp predict gemm_bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # The script the programs' hints name for a missing dataset (data::fetch_command finds it beside
+  # them): gemm_mlp_fetch_mnist [fashion] DIR.
+  install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/setup/fetch_mnist.sh
+          DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME gemm_mlp_fetch_mnist)
 endif()
 
 # The public headers: the GEMM contract, and everything in base/ (the error type), engine/, models/

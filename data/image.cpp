@@ -54,6 +54,14 @@ void check_image_size(const std::string& path, std::FILE* file) {
 }
 
 Gray load_gray(const std::string& path) {
+  // Opening a FIFO would wait for a writer; a directory or a device is no image either.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Error(path + ": is " +
+                (S_ISDIR(st.st_mode)    ? "a directory"
+                 : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                                        : "not a regular file") +
+                ", not an image file");
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
                                                        &std::fclose);
   if (!file) throw Error(path + ": cannot open: " + std::strerror(errno));

@@ -1,9 +1,12 @@
 #include "data/mnist.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 
 #include "data/idx.h"
 #include "base/memory_limit.h"
@@ -36,8 +39,47 @@ void require_file_or_missing(const std::string& path) {
   }
 }
 
+bool is_file(const std::string& path) { return kind_of(path) == Kind::File; }
+
+// An argument as a shell reads it back.
+std::string shell_quoted(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                            "0123456789_./=:,+-") == std::string::npos)
+    return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The running program's folder, or "".
+std::string program_dir() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  const std::string exe(buf, static_cast<size_t>(n));
+  const size_t slash = exe.find_last_of('/');
+  return slash == std::string::npos ? "" : exe.substr(0, slash);
+}
+
+// fetch_mnist.sh: installed beside the program, else in the source tree (relative to the working
+// directory when that is the tree), else named as the source tree has it.
+std::string fetch_script() {
+  const std::string dir = program_dir();
+  if (!dir.empty() && is_file(dir + "/gemm_mlp_fetch_mnist")) return dir + "/gemm_mlp_fetch_mnist";
+#ifdef GEMM_MLP_SOURCE_DIR
+  const std::string root = GEMM_MLP_SOURCE_DIR;
+  if (is_file(root + "/scripts/setup/fetch_mnist.sh")) {
+    char* cwd = ::getcwd(nullptr, 0);
+    const bool here = cwd != nullptr && root == cwd;
+    std::free(cwd);
+    return here ? "scripts/setup/fetch_mnist.sh" : root + "/scripts/setup/fetch_mnist.sh";
+  }
+#endif
+  return "scripts/setup/fetch_mnist.sh";
+}
+
 // `dir/name`, else `dir/name.gz`. When both exist, the raw file is read, and a notice says so.
-std::string find_file(const std::string& dir, const std::string& name) {
+std::string find_file(const std::string& dir, const std::string& name, const std::string& dataset) {
   const std::string base = (dir.empty() || dir.back() == '/' ? dir : dir + "/") + name;
   require_file_or_missing(base);
   require_file_or_missing(base + ".gz");
@@ -47,8 +89,9 @@ std::string find_file(const std::string& dir, const std::string& name) {
                  base.c_str());
   if (raw) return base;
   if (gz) return base + ".gz";
-  throw Error(base + ": not found (nor " + base + ".gz); run scripts/setup/fetch_mnist.sh " + dir +
-              " to download MNIST there");
+  throw Error(base + ": not found (nor " + base + ".gz); to download " +
+              (dataset == "fashion" ? "Fashion-MNIST" : "MNIST") +
+              " there, run: " + fetch_command(dataset, dir));
 }
 
 std::string shape_of(const std::vector<int>& dims) {
@@ -57,12 +100,21 @@ std::string shape_of(const std::vector<int>& dims) {
   return s;
 }
 
+// The first training and test labels of MNIST (train-labels-idx1-ubyte, t10k-labels-idx1-ubyte).
+constexpr int kMnistTrainStart[] = {5, 0, 4, 1, 9, 2, 1, 3, 1, 4, 3, 5, 3, 6, 1, 7, 2, 8, 6, 9};
+constexpr int kMnistTestStart[] = {7, 2, 1, 0, 4, 1, 4, 9, 5, 9, 0, 6, 9, 0, 1, 5, 9, 7, 3, 4};
+
 }  // namespace
 
-Dataset load_mnist(const std::string& dir, Split split) {
+std::string fetch_command(const std::string& dataset, const std::string& dir) {
+  return shell_quoted(fetch_script()) + (dataset == "fashion" ? " fashion " : " ") +
+         shell_quoted(dir);
+}
+
+Dataset load_mnist(const std::string& dir, Split split, const std::string& dataset) {
   const std::string prefix = split == Split::Train ? "train" : "t10k";
-  const std::string image_path = find_file(dir, prefix + "-images-idx3-ubyte");
-  const std::string label_path = find_file(dir, prefix + "-labels-idx1-ubyte");
+  const std::string image_path = find_file(dir, prefix + "-images-idx3-ubyte", dataset);
+  const std::string label_path = find_file(dir, prefix + "-labels-idx1-ubyte", dataset);
 
   // Both headers first: shapes that disagree, or a size the machine cannot hold, fail before
   // any data is read.
@@ -102,6 +154,17 @@ Dataset load_mnist(const std::string& dir, Split split) {
                   " is outside 0.." + std::to_string(ds.classes - 1));
     ds.labels[i] = v;
   }
+  // MNIST's files where Fashion-MNIST was asked for (fetch_mnist.sh run without "fashion" into
+  // its folder) would train on digits and print Fashion-MNIST's class names.
+  const int* mnist_start = split == Split::Train ? kMnistTrainStart : kMnistTestStart;
+  constexpr size_t kStart = sizeof kMnistTrainStart / sizeof kMnistTrainStart[0];
+  if (dataset == "fashion" && ds.labels.size() >= kStart &&
+      std::equal(mnist_start, mnist_start + kStart, ds.labels.begin()))
+    throw Error(label_path + ": these are MNIST's digits, not Fashion-MNIST (the labels begin " +
+                std::to_string(mnist_start[0]) + " " + std::to_string(mnist_start[1]) + " " +
+                std::to_string(mnist_start[2]) + " " + std::to_string(mnist_start[3]) + " " +
+                std::to_string(mnist_start[4]) + " ..., as MNIST's do); to put Fashion-MNIST " +
+                "there, run: " + fetch_command(dataset, dir));
 
   const IdxArray images = read_idx(image_path);
   // A table of the 256 possible values keeps the conversion exact and identical to

@@ -32,6 +32,17 @@ enum class Split { Train, Test };
 // (and pointing at scripts/setup/fetch_mnist.sh), a malformed file, image and label counts that
 // disagree, a dataset larger than the host memory available (both headers are checked before
 // any data is read; base/memory_limit.h), or a label outside 0..9.
-Dataset load_mnist(const std::string& dir, Split split);
+//
+// `dataset` ("mnist" or "fashion", as data/datasets.h names them) decides the hint of a missing
+// file (fetch_command), and is checked against the labels: Fashion-MNIST asked for, but the
+// training labels begin as MNIST's do (5 0 4 1 9 2 1 3 1 4 ...), is an error, not digits
+// trained on silently.
+Dataset load_mnist(const std::string& dir, Split split, const std::string& dataset = "mnist");
+
+// The command that fetches `dataset` ("mnist" or "fashion") into `dir`, as a shell runs it:
+// fetch_mnist.sh where it is (installed beside the program as gemm_mlp_fetch_mnist, or in the
+// source tree this library was built from; relative when the working directory is that tree),
+// then "fashion" for Fashion-MNIST, then the folder.
+std::string fetch_command(const std::string& dataset, const std::string& dir);
 
 }  // namespace data

@@ -73,6 +73,26 @@ void require_regular_or_absent(const std::string& label, const std::string& path
                 ", not a regular file; refusing to replace it");
 }
 
+void require_can_write(const std::string& label, const std::string& path) {
+  const std::string what = label + " " + path;
+  if (path.empty() || path.back() == '/') throw Error(what + ": not a file name");
+  require_regular_or_absent(label, path);
+  const std::string probe = path + ".tmp." + std::to_string(::getpid()) + ".99";
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENAMETOOLONG)
+      throw Error(what +
+                  ": the name is too long for the file system (with the suffix of the "
+                  "temporary file it is written through, " +
+                  probe.substr(path.size()) + "): " + std::strerror(err));
+    throw Error(what + ": cannot be written (a test file in " + folder_of(path) +
+                " could not be created: " + std::strerror(err) + ")");
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 StagedFile::StagedFile(const std::string& label, const std::string& path, const std::string& bytes)
     : label_(label), path_(path) {
   const std::string what = label_ + " " + path_;

@@ -65,7 +65,16 @@ const Variant& find_variant(const std::string& name) {
   throw Error(msg.str());
 }
 
+#ifdef GEMM_MLP_NO_GPU_KERNELS
+namespace detail {
+const char* no_gpu_kernels_reason();  // no_gpu_kernels.cpp, in a build without GPU kernels
+}
+#endif
+
 const char* unavailable_reason(const Variant& variant) {
+#ifdef GEMM_MLP_NO_GPU_KERNELS
+  if (variant.device == Device::CUDA) return detail::no_gpu_kernels_reason();
+#endif
   return variant.unavailable ? variant.unavailable() : nullptr;
 }
 
@@ -152,6 +161,10 @@ void require_device_pointer(const void* ptr, const char* name, const char* varia
 
 void run(const Variant& variant, const Problem& p, cudaStream_t stream) {
   validate(p);
+#ifdef GEMM_MLP_NO_GPU_KERNELS
+  if (variant.device == Device::CUDA)
+    throw Error(std::string("gemm: ") + variant.name + ": " + detail::no_gpu_kernels_reason());
+#endif
   if (variant.device == Device::CUDA) {
     require_device_pointer(p.a, "A", variant.name);
     require_device_pointer(p.b, "B", variant.name);

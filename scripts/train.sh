@@ -6,8 +6,12 @@
 # 1. installs the Debian packages the build needs, if any is missing
 #    (scripts/setup/install_deps.sh);
 # 2. fetches MNIST into data/mnist (scripts/setup/fetch_mnist.sh; does nothing when it is there);
-# 3. configures and builds build/ (Release) when train_mlp is missing or out of date, for this
-#    machine's GPU only, or compute capability 8.0 without one (cmake/cuda_defaults.cmake);
+# 3. configures and builds build/ (Release) when train_mlp, predict or gemm_bench is missing or out
+#    of date: for this machine's GPU only (cmake/cuda_defaults.cmake); where nvidia-smi finds no
+#    GPU, the first configure leaves out the GEMM kernels' device code and the tests
+#    (-DGEMM_MLP_GPU_KERNELS=OFF: the CPU path, about 2 minutes on 2 cores instead of about 7;
+#    scripts/test.sh turns them back on and builds everything). What it builds is what the
+#    README's next commands use: predict, and `cmake --install build`;
 # 4. runs build/apps/train_mlp/train_mlp with the flags given.
 set -euo pipefail
 
@@ -42,11 +46,28 @@ else
 fi
 
 # Configure once; the build itself is incremental, so running it each time only rebuilds what
-# changed (and does nothing when train_mlp is up to date).
-if [[ ! -f "$repo/build/CMakeCache.txt" ]]; then
-  cmake -S "$repo" -B "$repo/build" -DCMAKE_BUILD_TYPE=Release
+# changed (and does nothing when the programs are up to date).
+build=$repo/build
+gpu=no
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+  gpu=yes
 fi
-cmake --build "$repo/build" --target train_mlp -j"$(nproc)"
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  if [[ $gpu == yes ]]; then
+    kernels=ON
+    echo "train.sh: first build, for this machine's GPU: several minutes (progress below)"
+  else
+    kernels=OFF
+    echo "train.sh: no GPU found (nvidia-smi): building the CPU path only, without the GPU" \
+      "kernels; about 2 minutes on 2 cores (progress below). scripts/test.sh builds everything."
+  fi
+  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGEMM_MLP_GPU_KERNELS=$kernels
+elif [[ $gpu == yes ]] && grep -q '^GEMM_MLP_GPU_KERNELS:BOOL=OFF' "$build/CMakeCache.txt"; then
+  echo "train.sh: a GPU is here, but build/ was configured without the GPU kernels: adding them" \
+    "(several minutes)"
+  cmake -S "$repo" -B "$build" -DGEMM_MLP_GPU_KERNELS=ON
+fi
+cmake --build "$build" --target train_mlp predict gemm_bench -j"$(nproc)"
 
 # The repository's copy unless the user names another folder.
 data_dir=(--data-dir "$data_folder")

@@ -42,6 +42,15 @@ if(APPS)
       message(FATAL_ERROR "package_test: bin/${program} --help printed no usage:\n${step_output}")
     endif()
   endforeach()
+  # A missing dataset's hint names the installed fetch script (not the source tree's), which runs.
+  execute_process(COMMAND ${WORK_DIR}/prefix/bin/train_mlp --device cpu
+                          --data-dir ${WORK_DIR}/no-data RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT err MATCHES "run: ${WORK_DIR}/prefix/bin/gemm_mlp_fetch_mnist ")
+    message(FATAL_ERROR "package_test: a missing dataset's hint does not name "
+                        "bin/gemm_mlp_fetch_mnist (exit ${rc}):\n${out}${err}")
+  endif()
+  step(${WORK_DIR}/prefix/bin/gemm_mlp_fetch_mnist --help)
 endif()
 # The parent build's dependency locations (stb, a CMAKE_PREFIX_PATH for nlohmann_json …), so that
 # a machine with them outside the system paths configures the same way.

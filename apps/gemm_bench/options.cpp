@@ -2,8 +2,13 @@
 #include "apps/gemm_bench/options.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "apps/common/number_flags.h"
+#include "apps/common/strict_flags.h"
 
 namespace bench {
 
@@ -18,13 +23,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Comma-separated device variants to time (default: every device variant). "
                  "cuBLAS fp32 is always timed, cuBLAS TF32 beside any TF32 variant. "
                  "--variants cpu times the host variant alone, without a GPU (default shapes "
-                 "256, 512, 1024)")
-      ->delimiter(',');
+                 "256, 512, 1024)");
   app.add_option("--shapes", o.shapes,
                  "Comma-separated shapes: N (square N^3, layout NN), MxNxK (NN) or MxNxK:LAYOUT, "
                  "LAYOUT in NN,NT,TN,TT (default: squares 256..8192 NN, and the MLP's "
-                 "256x1024x784:NT, 256x784x1024:NN, 1024x784x256:TN, 256x10x1024:NT)")
-      ->delimiter(',');
+                 "256x1024x784:NT, 256x784x1024:NN, 1024x784x256:TN, 256x10x1024:NT)");
   // Numbers are decimal, finite and in range (apps/common/number_flags.h).
   app.add_option("--reps", set.reps, "Timed runs per case, 20 .. 100000")
       ->transform(apps::decimal_integer(20, 100000))
@@ -48,8 +51,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--from-json", o.from_json,
                  "Comma-separated --json files of earlier runs on one GPU: time nothing, write "
                  "--auto-table from their results (a shape measured again in a later file takes "
-                 "that file's results)")
-      ->delimiter(',');
+                 "that file's results)");
   app.add_option("--seed", set.seed, "Seed of the random inputs, 0 .. 2^64-1")
       ->transform(apps::decimal_unsigned())
       ->capture_default_str();
@@ -60,11 +62,22 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                             ->capture_default_str();
   app.add_flag("--list", o.list, "List the variants (name, memory, precision, summary) and exit");
 
+  if (const std::optional<std::string> why = apps::switch_given_a_value(app, argc, argv)) {
+    std::fprintf(stderr, "gemm_bench: error: %s\n", why->c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
+    // Comma-separated, an empty item an error (CLI11's ->delimiter drops it).
+    o.variants = apps::comma_list("--variants", o.variants);
+    o.shapes = apps::comma_list("--shapes", o.shapes);
+    o.from_json = apps::comma_list("--from-json", o.from_json);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "gemm_bench: error: %s\n", e.what());
+    return 2;
   }
   o.device_given = device->count() > 0;
   o.csv_given = app.count("--csv") > 0;

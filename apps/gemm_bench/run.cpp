@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -200,6 +201,11 @@ int run_bench(const Options& o) {
   const std::vector<const gemm::Variant*> chosen = chosen_variants(o.variants);
   if (o.csv_given) bench::check_output_path(o.csv, "--csv");
   if (o.json_given) bench::check_output_path(o.json, "--json");
+  if (o.csv_given && o.json_given &&
+      std::filesystem::weakly_canonical(std::filesystem::absolute(o.csv)) ==
+          std::filesystem::weakly_canonical(std::filesystem::absolute(o.json)))
+    throw UsageError("--csv '" + o.csv + "' and --json '" + o.json +
+                     "' are the same file: each would overwrite the other");
   if (o.auto_table_given) bench::check_output_path(o.auto_table, "--auto-table");
   if (chosen.size() == 1 && chosen[0]->device == gemm::Device::CPU) return run_host(o);
   if (o.auto_table_given && std::none_of(chosen.begin(), chosen.end(), [](const gemm::Variant* v) {

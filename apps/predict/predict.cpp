@@ -12,6 +12,8 @@
 // used (a note says when that is the optimiser file), and every tensor's checksum is verified. A
 // blank image gets a warning; an image that cannot be read is reported and skipped, and the exit
 // status is then 1.
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -62,6 +64,14 @@ int run(const Options& o) {
     throw std::runtime_error("--polarity must be auto, light or dark, got '" + o.polarity + "'");
   const engine::Device device = gemm_mlp::resolve_device(o.device, "--device");
 
+  // A FIFO would wait for a writer; a directory or a device is no checkpoint either.
+  struct stat st;
+  if (::stat(o.model.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw std::runtime_error("--model " + o.model + ": is " +
+                             (S_ISDIR(st.st_mode)    ? "a directory"
+                              : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                                                     : "not a regular file") +
+                             ", not a checkpoint file");
   // The newer whole file of a training pair: the model file, or its optimiser file after a save
   // stopped between its two renames (engine::find_parameters), said so.
   const engine::ParameterFile file = engine::find_parameters(o.model);

@@ -12,7 +12,7 @@
 #include "models/mlp.h"
 
 int evaluate_checkpoint(const Options& o, engine::Device device) {
-  const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);
+  const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test, o.dataset);
   // The newer whole file of a training pair: the model file, or the optimiser file beside it after
   // a save stopped between its two renames (engine::find_parameters), said so.
   const engine::ParameterFile file = engine::find_parameters(o.eval);

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
 #include "apps/common/parse_number.h"
+#include "apps/common/strict_flags.h"
 #include "apps/train_mlp/adopt_checkpoint.h"
 #include "apps/train_mlp/output_files.h"
 #include "data/datasets.h"
@@ -83,12 +85,13 @@ CLI::Option* add_flags(CLI::App& app, Options& o, NumberTexts& texts) {
       ->capture_default_str()
       ->type_name("UINT");
   app.add_option("--dataset", o.dataset,
-                 "mnist or fashion (Fashion-MNIST: scripts/setup/fetch_mnist.sh fashion); "
-                 "with --eval, the checkpoint's unless given")
+                 "mnist or fashion (fetch Fashion-MNIST with: " +
+                     data::fetch_command("fashion", "data/fashion-mnist") +
+                     "); with --eval, the checkpoint's unless given")
       ->capture_default_str();
   app.add_option("--data-dir", o.data_dir,
-                 "The dataset's IDX files (default data/mnist or data/fashion-mnist; "
-                 "scripts/setup/fetch_mnist.sh fills them)");
+                 "The dataset's IDX files (default data/mnist or data/fashion-mnist; " +
+                     data::fetch_command("mnist", "DIR") + " fills DIR with MNIST)");
   app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
   app.add_option("--train-limit", texts.train_limit,
                  "Use only the first N training examples (0: all)")
@@ -139,6 +142,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   NumberTexts texts(o);
   CLI::App app{"Train an MLP on MNIST; every matrix product runs on the chosen GEMM variant."};
   const CLI::Option* compare = add_flags(app, o, texts);
+  if (const std::optional<std::string> why = apps::switch_given_a_value(app, argc, argv)) {
+    std::cerr << "train_mlp: error: " << *why << "\n";
+    return 1;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -182,8 +189,18 @@ void complete_options(Options& o) {
     throw std::runtime_error("--resume and --eval cannot be combined");
   if (!o.resume.empty() && o.compare)
     throw std::runtime_error("--resume continues one run; it cannot be combined with --compare");
+  if (!o.eval.empty())  // flags of a training run, which --eval would ignore
+    for (const char* flag :
+         {"--save", "--history", "--results", "--epochs", "--train-limit", "--log-interval"})
+      if (o.given.count(flag))
+        throw std::runtime_error(std::string("--eval scores a checkpoint and trains nothing: ") +
+                                 flag + " does not apply");
   if (!o.resume.empty()) adopt_checkpoint(o, "--resume", o.resume);
   if (!o.eval.empty()) adopt_checkpoint(o, "--eval", o.eval);
+  if (o.optimizer == "adam" && o.given.count("--momentum"))
+    throw std::runtime_error(
+        "--momentum is SGD's: --optimizer adam does not use it (its moment decay rates are "
+        "fixed); drop --momentum");
   if (o.data_dir.empty()) o.data_dir = data::find_dataset(o.dataset)->default_dir;
   if (!o.resume.empty() && !o.given.count("--save")) o.save = o.resume;  // it keeps saving
   if (!o.save.empty() || o.given.count("--save")) {

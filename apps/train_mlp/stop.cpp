@@ -11,6 +11,16 @@ volatile std::sig_atomic_t received = 0;  // set by the handler, read between st
 const char* program_name = "train_mlp";
 
 extern "C" void on_stop_signal(int sig) {
+  if (received != 0) {  // the second: stop at once, and say that nothing is saved
+    static const char at_once[] =
+        "\ntrain_mlp: second signal: stopped at once; no save was made (the last complete save, "
+        "if any, stays whole)\n";
+    const ssize_t ignored = ::write(STDERR_FILENO, at_once, sizeof at_once - 1);
+    (void)ignored;
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);  // delivered when this handler returns: the process ends by the signal
+    return;
+  }
   received = sig;
   static const char message[] =
       "\ntrain_mlp: stopping after this step (again to stop at once; the last save stays whole)\n";
@@ -34,7 +44,7 @@ void install_stop_handlers(const char* program) {
   program_name = program;
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
-  action.sa_flags = SA_RESTART | SA_RESETHAND;
+  action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);

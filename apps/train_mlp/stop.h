@@ -10,8 +10,8 @@
 
 #include "apps/train_mlp/options.h"
 
-// Installs the handlers: the first signal sets the flag, the handler then resets, so a second one
-// stops the process. `program` (argv[0]) starts the resume command.
+// Installs the handlers: the first signal sets the flag; a second one stops the process at once,
+// saying that no save was made. `program` (argv[0]) starts the resume command.
 void install_stop_handlers(const char* program);
 
 // The signal that asked the run to stop (SIGINT or SIGTERM), or 0.

@@ -93,8 +93,8 @@ std::vector<const gemm::Variant*> choose_variants(const Options& o, bool cuda) {
 // The training and test sets, checked against each other and the model, and the training set
 // cut to --train-limit; --batch is cut to the training examples.
 std::pair<data::Dataset, data::Dataset> load_data(Options& o, engine::Device device) {
-  data::Dataset train_set = data::load_mnist(o.data_dir, data::Split::Train);
-  data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test);
+  data::Dataset train_set = data::load_mnist(o.data_dir, data::Split::Train, o.dataset);
+  data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test, o.dataset);
   if (train_set.rows != test_set.rows || train_set.cols != test_set.cols)
     throw std::runtime_error("the training images are " + std::to_string(train_set.rows) + "x" +
                              std::to_string(train_set.cols) + ", the test images " +
@@ -165,6 +165,9 @@ int run(Options o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line-buffered even into a file: its lines and stderr's (the stop notice, warnings) keep their
+  // order, and a second signal, which ends the process at once, loses none of them.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   Options o;
   if (const std::optional<int> status = parse_options(argc, argv, o)) return *status;
   install_stop_handlers(argc > 0 ? argv[0] : "train_mlp");

@@ -2,12 +2,15 @@
 // three interleaved spirals with a 2-H-H-3 network, full batch, Adam. By default it runs on the
 // GPU when there is one (with the fastest fp32 kernel measured there), else on the CPU.
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <string>
 
-#include "engine/engine.h"
 #include "base/cuda_check.h"
+#include "base/memory_limit.h"
+#include "engine/engine.h"
 #include "models/spiral.h"
 
 int main(int argc, char** argv) {
@@ -21,7 +24,20 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (steps < 1 || hidden < 1) throw gemm_mlp::Error("--steps and --hidden must be >= 1");
+    if (app.count("--gemm") > 0 && variant.empty())
+      throw gemm_mlp::Error("--gemm needs a value, got ''");
     const engine::Device device = gemm_mlp::resolve_device(device_option, "--device");
+    // The model's memory from --hidden, before anything is allocated (as train_mlp checks it):
+    // the 2-H-H-3 parameters, their gradients and Adam's two moments, 4 bytes each.
+    const double h = hidden, parameters = 2 * h + h + h * h + h + 3 * h + 3;
+    const double bytes = parameters * 4 * 4;
+    const uint64_t needed = bytes < 1.8e19 ? static_cast<uint64_t>(bytes) : UINT64_MAX;
+    const std::string what = "--hidden " + std::to_string(hidden) +
+                             ": the model's parameters, with their gradients and Adam's state,";
+    if (device == engine::Device::CUDA)
+      gemm_mlp::check_device_allocation(needed, what);
+    else
+      gemm_mlp::check_host_allocation(needed, what);
     const std::unique_ptr<engine::Context> ctx =
         variant.empty() ? std::make_unique<engine::Context>(device, /*seed=*/1)
                         : std::make_unique<engine::Context>(device, variant, /*seed=*/1);

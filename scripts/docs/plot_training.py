@@ -7,7 +7,9 @@
 `history` reads what train_mlp --history writes (CSV or JSON: epoch, loss, train_acc, test_acc,
 lr, epoch_s, gemm_s) and draws the loss and both accuracies against the epoch. `compare` reads
 what train_mlp --compare --results writes and draws each variant's seconds per epoch, split into
-GEMM and the rest. Needs matplotlib (Debian's python3-matplotlib).
+GEMM and the rest. Needs matplotlib: scripts/setup/install_deps.sh installs Debian's
+python3-matplotlib; when the python3 that runs this script lacks it (a pyenv or virtualenv one),
+the script runs itself again under /usr/bin/python3 if that one has it, and says so.
 """
 
 import argparse
@@ -44,8 +46,10 @@ def plot_history(plt, rows, path, title):
     right.set_xlabel("epoch")
     right.set_ylabel("accuracy (%)")
     right.legend()
+    from matplotlib.ticker import MaxNLocator
     for ax in (left, right):
         ax.grid(True, alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs are whole numbers
     fig.suptitle(title or "train_mlp --history " + os.path.basename(path))
     return fig
 
@@ -69,6 +73,32 @@ def plot_compare(plt, rows, path, title):
     return fig
 
 
+SYSTEM_PYTHON = "/usr/bin/python3"  # the one Debian's python3-matplotlib installs for
+
+
+def import_matplotlib_elsewhere():
+    """matplotlib is missing for this python3: run again under the system's python3 when that one
+    has it (what scripts/setup/install_deps.sh installs), else exit naming the command that
+    installs it for the python3 that ran this script."""
+    me = os.path.realpath(sys.executable or "python3")
+    system = os.path.realpath(SYSTEM_PYTHON)
+    if me != system and os.access(system, os.X_OK) and not os.environ.get("PLOT_TRAINING_REEXEC"):
+        import subprocess
+        has = subprocess.run([system, "-c", "import matplotlib"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL).returncode == 0
+        if has:
+            print(f"plot_training.py: note: matplotlib is not installed for {sys.executable}; "
+                  f"running under {SYSTEM_PYTHON}, which has it", file=sys.stderr)
+            os.environ["PLOT_TRAINING_REEXEC"] = "1"
+            os.execv(system, [system, os.path.abspath(__file__)] + sys.argv[1:])
+    if me == system:
+        how = "scripts/setup/install_deps.sh (Debian's python3-matplotlib)"
+    else:
+        how = f"{sys.executable} -m pip install matplotlib"
+    sys.exit(f"plot_training.py: matplotlib is not installed for {sys.executable}; install it "
+             f"with: {how}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("kind", choices=["history", "compare"])
@@ -81,7 +111,7 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        sys.exit("plot_training.py: matplotlib is not installed (apt-get install python3-matplotlib)")
+        import_matplotlib_elsewhere()
     rows = read_rows(args.path)
     if not rows:
         sys.exit(f"plot_training.py: {args.path} holds no rows")

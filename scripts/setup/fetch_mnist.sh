@@ -20,7 +20,8 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: scripts/setup/fetch_mnist.sh [fashion] [DIR]   (default DIR: data/mnist, or data/fashion-mnist)"
+  # As it was run: scripts/setup/fetch_mnist.sh, or installed, bin/gemm_mlp_fetch_mnist.
+  echo "usage: $0 [fashion] [DIR]   (default DIR: data/mnist, or data/fashion-mnist)"
 }
 usage_error() {
   echo "fetch_mnist.sh: error: $*" >&2

@@ -2,10 +2,28 @@
 # Installs the Debian packages gemm-mlp builds with, skipping apt when all are present.
 # The CUDA toolkit (nvcc, cudart, cuBLAS, cuRAND) is needed to build even on a machine without a
 # GPU; NVIDIA's installer puts it in /usr/local/cuda, Debian's package is nvidia-cuda-toolkit.
+# python3-matplotlib is for scripts/docs/plot_training.py (which, run by a python3 without
+# matplotlib, such as pyenv's, runs itself under /usr/bin/python3, the one this package serves).
+#
+#   scripts/setup/install_deps.sh          exit status 0 when everything is there, 1 when apt
+#                                          failed, 2 for an argument (it takes none but --help)
 set -euo pipefail
 
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help)
+      echo "usage: scripts/setup/install_deps.sh   (installs the Debian packages gemm-mlp needs)"
+      exit 0
+      ;;
+    *)
+      echo "install_deps.sh: error: unknown argument '$arg' (it takes none; --help)" >&2
+      exit 2
+      ;;
+  esac
+done
+
 packages=(cmake g++ make pkg-config libopenblas-dev libstb-dev libcli11-dev libgtest-dev zlib1g-dev
-          nlohmann-json3-dev)
+          nlohmann-json3-dev python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

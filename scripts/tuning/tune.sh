@@ -62,7 +62,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     "(scripts/check/gpu_check.sh makes build-gpu)" >&2
   exit 2
 fi
-cmake -S . -B "$build" -DGEMM_MLP_BUILD_TUNE=ON >/dev/null
+cmake -S . -B "$build" -DGEMM_MLP_BUILD_TUNE=ON -DGEMM_MLP_GPU_KERNELS=ON >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "$target"
 program="$build/tools/tune/$target"
 if [ -n "${TUNE_BUILD_ONLY:-}" ]; then

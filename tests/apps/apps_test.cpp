@@ -1024,3 +1024,150 @@ TEST(TrainMlp, DivergenceOnTinyDataStopsWithStatus3) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 37: values that were taken silently are errors before any work, each naming the flag.
+TEST(TrainMlp, SilentValuesAreErrors) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string train = tiny_train(dir) + " --epochs 1";
+  const std::string model = save_model();
+  for (const char* flag : {" --save x.safetensors", " --history h.csv", " --epochs 3",
+                           " --train-limit 5", " --log-interval 2"})
+    EXPECT_FAILS_WITH(kTrain + " --device cpu --eval " + model + flag,
+                      "--eval scores a checkpoint and trains nothing: " +
+                          std::string(flag).substr(1, std::string(flag).find(' ', 1) - 1) +
+                          " does not apply");
+  EXPECT_FAILS_WITH(train + " --optimizer adam --momentum 0.5",
+                    "--momentum is SGD's: --optimizer adam does not use it");
+  EXPECT_FAILS_WITH(train + " --save ' '", "--save ' ': the file name is blank");
+  EXPECT_FAILS_WITH(train + " --history ' h.csv'",
+                    "--history ' h.csv': the file name begins or ends with a space");
+  EXPECT_FAILS_WITH(train + " --serial-step=2",
+                    "--serial-step is a switch and takes no value, got '--serial-step=2'");
+  EXPECT_FAILS_WITH(train + " --no-graph=false", "--no-graph is a switch and takes no value");
+  // A missing Fashion-MNIST: the hint is the command that fetches Fashion-MNIST, there.
+  const std::string nowhere = test_file("_no_fashion");
+  EXPECT_FAILS_WITH(kTrain + " --device cpu --dataset fashion --data-dir " + nowhere,
+                    "to download Fashion-MNIST there, run: ");
+  EXPECT_FAILS_WITH(kTrain + " --device cpu --dataset fashion --data-dir " + nowhere,
+                    "fetch_mnist.sh fashion " + nowhere);
+}
+
+// Output names are checked in full before any work: a name that fits the file system but whose
+// temporary name does not, and a folder that is not a real one (/proc), fail before the epoch.
+TEST(TrainMlp, OutputNamesAreCheckedInFullBeforeTraining) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string train = tiny_train(dir) + " --epochs 1";
+  const std::string long_name = kTmp + std::string(250, 'n');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" --save " + long_name, "the name is too long for the file system"},
+      {" --history " + long_name, "the name is too long for the file system"},
+      {" --results " + long_name, "the name is too long for the file system"},
+  };
+  for (const auto& [flags, message] : cases) {
+    const Result r = run(train + flags);
+    EXPECT_EQ(r.status, 1) << flags << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+    EXPECT_EQ(r.output.find("epoch  1/1"), std::string::npos) << flags << "\n" << r.output;
+  }
+  // /proc: not writable for a user; for root, a folder where no file can be created.
+  for (const std::string flag : {"--save", "--history", "--results"}) {
+    const std::string target = " /proc/gemm_mlp_test.out";
+    const Result r = run(train + " " + flag + target);
+    EXPECT_EQ(r.status, 1) << flag << "\n" << r.output;
+    EXPECT_TRUE(r.output.find(flag + target + ": cannot be written") != std::string::npos ||
+                r.output.find(flag + target +
+                              ": the folder /proc does not exist or is not "
+                              "writable") != std::string::npos)
+        << flag << "\n"
+        << r.output;
+    EXPECT_EQ(r.output.find("epoch  1/1"), std::string::npos) << flag << "\n" << r.output;
+  }
+}
+
+// Written to a file, the log keeps its order: stdout is line-buffered, so the header is in the
+// file before the first epoch ends, and the stop notice (stderr) comes after it.
+TEST(TrainMlp, LogInAFileKeepsItsOrder) {
+  // 100000 steps an epoch: the first epoch lasts long enough to see the header before it ends.
+  const std::string dir = write_tiny_dataset(4, 400000);
+  const std::string log = test_file(".log");
+  std::remove(log.c_str());
+  const Child child = spawn("sh -c 'exec " + tiny_train(dir) + " --epochs 50 >" + log + " 2>&1'");
+  ASSERT_GT(child.pid, 0);
+  std::string text;
+  for (int i = 0; i < 3000 && text.find("training examples") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    text = file_bytes(log);
+  }
+  EXPECT_NE(text.find("training examples"), std::string::npos)
+      << "the header did not reach the file while the run trained:\n"
+      << text;
+  EXPECT_EQ(text.find("epoch  1/"), std::string::npos)
+      << "the header reached the file only with the first epoch's line:\n"
+      << text;
+  ::kill(child.pid, SIGINT);
+  const Result r = finish(child);
+  EXPECT_EQ(r.status, 130) << r.output;
+  text = file_bytes(log);
+  const size_t header = text.find("training examples"), notice = text.find("stopping after"),
+               stopped = text.find("stopped by SIGINT");
+  ASSERT_NE(notice, std::string::npos) << text;
+  ASSERT_NE(stopped, std::string::npos) << text;
+  EXPECT_LT(header, notice) << text;
+  EXPECT_LT(notice, stopped) << text;
+}
+
+// A second signal stops at once and says that no save was made. The run blocks on its full output
+// pipe (as in StopBySignalSavesAndResumesExactly); the first signal's notice then blocks in its
+// handler, so the second arrives while the first is being handled: two signals, every time.
+TEST(TrainMlp, ASecondSignalStopsAtOnceSayingNoSaveWasMade) {
+  const std::string dir = write_tiny_dataset(4, 384);
+  const std::string ckpt = test_file(".safetensors");
+  const Child child = spawn(tiny_train(dir) + " --epochs 4 --log-interval 1 --save " + ckpt, 8192);
+  ASSERT_GT(child.pid, 0);
+  ASSERT_TRUE(wait_until_blocked(child)) << "the run did not block on its full output pipe";
+  ::kill(child.pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ::kill(child.pid, SIGINT);
+  const Result r = finish(child);
+  EXPECT_EQ(r.status, -1) << "not ended by the signal:\n" << r.output;
+  EXPECT_NE(r.output.find("train_mlp: second signal: stopped at once; no save was made (the last "
+                          "complete save, if any, stays whole)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("resume with:"), std::string::npos) << r.output;
+}
+
+// Inputs that are not regular files are refused at once: reading a FIFO would wait for a writer.
+TEST(Predict, AFifoIsRefusedWithoutWaiting) {
+  const std::string fifo = test_file("_fifo"), model = save_model(), image = save_image();
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Result m = run("timeout 20 " + kPredict + " --device cpu --model " + fifo + " " + image);
+  EXPECT_EQ(m.status, 1) << m.output;
+  EXPECT_NE(m.output.find("--model " + fifo + ": is a FIFO (named pipe), not a checkpoint file"),
+            std::string::npos)
+      << m.output;
+  const Result i = run("timeout 20 " + kPredict + " --device cpu --model " + model + " " + fifo);
+  EXPECT_EQ(i.status, 1) << i.output;
+  EXPECT_NE(i.output.find(fifo + ": is a FIFO (named pipe), not an image file"), std::string::npos)
+      << i.output;
+  std::remove(fifo.c_str());
+}
+
+// train_spiral: an empty --gemm is no silent default, and --hidden is checked against the memory
+// before anything is allocated, as train_mlp's layers are (not a std::bad_alloc).
+TEST(TrainSpiral, EmptyGemmAndHugeHiddenAreErrors) {
+  const std::string spiral = TRAIN_SPIRAL_BINARY;
+  EXPECT_FAILS_WITH(spiral + " --device cpu --gemm ''", "--gemm needs a value, got ''");
+  const Result r = run(spiral + " --device cpu --hidden 1000000");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("train_spiral: error: --hidden 1000000: the model's parameters, with "
+                          "their gradients and Adam's state, needs "),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
+}
+
+}  // namespace

@@ -4,6 +4,7 @@
 // case runs. Cases that need a GPU check what the machine has, so the same tests pass with
 // or without one (and none skips).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "apps/common/number_flags.h"
+#include "apps/common/strict_flags.h"
 #include "base/cuda_check.h"
 #include "run_app.h"
 
@@ -53,6 +55,41 @@ TEST(NumberFlags, DecimalIntegersOnlyInRange) {
   }
   std::string minus = "-1";
   EXPECT_NE(validated(apps::decimal_integer(0, 9), minus), "");  // no sign when min >= 0
+}
+
+// apps/common/strict_flags.h: a switch given a value, and an empty item in a list, are errors.
+TEST(StrictFlags, ASwitchGivenAValueIsNamed) {
+  CLI::App app{"t"};
+  bool on = false;
+  std::string text;
+  app.add_flag("--serial-step", on, "a switch");
+  app.add_option("--save", text, "takes a value");
+  const auto check = [&](std::vector<std::string> args) {
+    std::vector<char*> argv{const_cast<char*>("app")};
+    for (std::string& a : args) argv.push_back(a.data());
+    return apps::switch_given_a_value(app, static_cast<int>(argv.size()), argv.data());
+  };
+  EXPECT_EQ(check({"--serial-step=2"}).value_or(""),
+            "--serial-step is a switch and takes no value, got '--serial-step=2' (give "
+            "--serial-step alone, or leave it out)");
+  EXPECT_TRUE(check({"--serial-step=true"}).has_value());
+  EXPECT_FALSE(check({"--serial-step"}).has_value());
+  EXPECT_FALSE(check({"--save=a=b"}).has_value());             // an option's value
+  EXPECT_FALSE(check({"--", "--serial-step=2"}).has_value());  // not an option after --
+}
+
+TEST(StrictFlags, AnEmptyListItemIsNamed) {
+  EXPECT_EQ(apps::comma_list("--shapes", {"64,33x17x9:TN", "8"}),
+            (std::vector<std::string>{"64", "33x17x9:TN", "8"}));
+  for (const char* bad : {"64,,64", "cpu,", ",cpu", ""}) {
+    try {
+      apps::comma_list("--variants", {bad});
+      ADD_FAILURE() << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(e.what(), std::string("--variants '") + bad +
+                              "': an empty item (a comma at an end, or two together)");
+    }
+  }
 }
 
 TEST(NumberFlags, DecimalUnsignedToTwoToThe64) {
@@ -297,6 +334,41 @@ TEST(GemmBench, AutoTableFromJsonRefusesBadFlagsAndFiles) {
   const Result r = run(from + "," + b);
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("'" + b + "': not JSON"), std::string::npos) << r.output;
+}
+
+// Issue 37: values that were taken silently are errors, exit 2.
+TEST(GemmBench, SilentValuesAreErrors) {
+  const std::string out = test_file("_out");
+  EXPECT_FAILS_WITH(kBench + " --variants cpu --shapes 8 --csv " + out + " --json " + out,
+                    "--csv '" + out + "' and --json '" + out +
+                        "' are the same file: each would overwrite the other");
+  EXPECT_FAILS_WITH(kBench + " --variants cpu, --shapes 8",
+                    "--variants 'cpu,': an empty item (a comma at an end, or two together)");
+  EXPECT_FAILS_WITH(kBench + " --variants cpu --shapes 64,,64", "--shapes '64,,64': an empty item");
+  EXPECT_FAILS_WITH(kBench + " --from-json ,a.json --auto-table x.inc",
+                    "--from-json ',a.json': an empty item");
+  const Result r = run(kBench + " --variants cpu --shapes 8 --skip-slow=1");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--skip-slow is a switch and takes no value, got '--skip-slow=1'"),
+            std::string::npos)
+      << r.output;
+}
+
+// A FIFO or a directory given to --from-json is refused at once (reading a FIFO would wait for a
+// writer; `timeout` ends such a wait as exit status 124).
+TEST(GemmBench, FromJsonRefusesAFifoAndADirectory) {
+  const std::string fifo = test_file("_fifo.json"), table = test_file(".inc");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Result r = run("timeout 20 " + kBench + " --auto-table " + table + " --from-json " + fifo);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("'" + fifo + "': is a FIFO (named pipe), not a gemm_bench --json file"),
+            std::string::npos)
+      << r.output;
+  std::remove(fifo.c_str());
+  const std::string dir = ::testing::TempDir();
+  EXPECT_FAILS_WITH(kBench + " --auto-table " + table + " --from-json " + dir,
+                    "is a directory, not a gemm_bench --json file");
 }
 
 // A bad result: the file, the result's index and what is wrong with it.

@@ -1,9 +1,14 @@
 #include "data/image.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <future>
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb_image_write.h>
@@ -105,6 +110,24 @@ TEST(Image, ReportsMissingAndCorruptFiles) {
   data_test::write_file(corrupt, cut);
   expect_mentions(error_of([&] { load_digit_image(corrupt, 28, 28); }),
                   {corrupt, "cannot decode image"});
+}
+
+// A FIFO would block the open until a writer came; a directory is no image either. Both are
+// refused at once (the FIFO is opened for writing after 5 s, to end a wait that should not be).
+TEST(Image, RefusesAFifoAndADirectoryWithoutWaiting) {
+  TempDir dir;
+  const std::string fifo = dir.file("pipe.png");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto read = std::async(std::launch::async,
+                         [&] { return error_of([&] { load_digit_image(fifo, 28, 28); }); });
+  if (read.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    ADD_FAILURE() << "reading a FIFO waited for a writer";
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  }
+  expect_mentions(read.get(), {fifo, "is a FIFO (named pipe), not an image file"});
+  expect_mentions(error_of([&] { load_digit_image(dir.str(), 28, 28); }),
+                  {dir.str(), "is a directory, not an image file"});
 }
 
 // A PNG whose header (IHDR) claims w×h: stb_image reads the size before the data and does not

@@ -76,6 +76,43 @@ TEST(Mnist, MissingDirectoryNamesPathAndScript) {
                   {missing + "/t10k-images-idx3-ubyte", ".gz", "scripts/setup/fetch_mnist.sh"});
 }
 
+// The hint of a missing file is the command that fetches the dataset asked for, into that folder.
+TEST(Mnist, MissingFashionNamesTheCommandThatFetchesFashion) {
+  TempDir dir;
+  const std::string missing = dir.file("fashion here");
+  const std::string fashion = error_of([&] { data::load_mnist(missing, Split::Test, "fashion"); });
+  expect_mentions(fashion, {"to download Fashion-MNIST there, run: ",
+                            "fetch_mnist.sh fashion '" + missing + "'"});
+  const std::string mnist = error_of([&] { data::load_mnist(missing, Split::Test, "mnist"); });
+  expect_mentions(mnist, {"to download MNIST there, run: ", "fetch_mnist.sh '" + missing + "'"});
+  EXPECT_EQ(mnist.find("fashion '"), std::string::npos) << mnist;
+  // The command's script is a file that exists (the source tree's, or an installed copy).
+  const std::string command = data::fetch_command("fashion", missing);
+  const std::string script = command.substr(0, command.find(' '));
+  EXPECT_TRUE(std::filesystem::is_regular_file(script) ||
+              std::filesystem::is_regular_file(std::string(GEMM_MLP_SOURCE_DIR) + "/" + script))
+      << command;
+}
+
+// MNIST's files in the folder that --dataset fashion reads: an error, not digits trained on.
+TEST(Mnist, MnistLabelsAskedForAsFashionAreRefused) {
+  TempDir dir;
+  const Bytes train_start = {5, 0, 4, 1, 9, 2, 1, 3, 1, 4, 3, 5, 3, 6, 1, 7, 2, 8, 6, 9};
+  const Bytes pixels(train_start.size(), 7);
+  const uint32_t n = static_cast<uint32_t>(train_start.size());
+  data_test::write_file(dir.file("train-images-idx3-ubyte"), idx_bytes({n, 1, 1}, pixels));
+  data_test::write_file(dir.file("train-labels-idx1-ubyte"), idx_bytes({n}, train_start));
+  expect_mentions(
+      error_of([&] { data::load_mnist(dir.str(), Split::Train, "fashion"); }),
+      {"train-labels-idx1-ubyte", "MNIST's digits, not Fashion-MNIST", "fetch_mnist.sh fashion"});
+  EXPECT_EQ(data::load_mnist(dir.str(), Split::Train, "mnist").count, 20);
+  // Other labels (not MNIST's start) load as Fashion-MNIST.
+  Bytes other = train_start;
+  other[0] = 9;
+  data_test::write_file(dir.file("train-labels-idx1-ubyte"), idx_bytes({n}, other));
+  EXPECT_EQ(data::load_mnist(dir.str(), Split::Train, "fashion").count, 20);
+}
+
 TEST(Mnist, RejectsMismatchedCounts) {
   TempDir dir;
   write_fake(dir, "train", false, {1, 2});

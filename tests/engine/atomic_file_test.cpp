@@ -147,3 +147,22 @@ TEST_F(AtomicFile, TemporaryFilesOfKilledWritersAreRemoved) {
 }
 
 }  // namespace
+
+namespace {
+
+// require_can_write, before any work: a name that fits but whose temporary name does not, and a
+// folder that is not a real one, fail with the system's reason; a good name leaves nothing behind.
+TEST_F(AtomicFile, RequireCanWriteChecksTheTemporaryNameToo) {
+  const std::string folder = path_.substr(0, path_.find_last_of('/') + 1);
+  const std::string fits(250, 'n');  // NAME_MAX is 255; "….tmp.<pid>.99" is longer
+  EXPECT_THROW_WITH(engine::require_can_write("--save", folder + fits), gemm_mlp::Error,
+                    "the name is too long for the file system (with the suffix of the temporary");
+  EXPECT_THROW_WITH(engine::require_can_write("--history", "/proc/self/h.csv"), gemm_mlp::Error,
+                    "--history /proc/self/h.csv: cannot be written");
+  EXPECT_THROW_WITH(engine::require_can_write("--save", path_ + "/missing/m.safetensors"),
+                    gemm_mlp::Error, "No such file or directory");
+  engine::require_can_write("--save", path_);
+  EXPECT_EQ(files_beside(), 0);
+}
+
+}  // namespace

@@ -32,7 +32,7 @@ expect() {
   fi
 }
 
-expect 0 "usage: scripts/setup/fetch_mnist.sh [fashion] [DIR]" --help
+expect 0 "usage: $script [fashion] [DIR]" --help
 expect 0 "usage:" -h
 expect 0 "usage:" fashion --help
 [[ ! -e --help && ! -e -h ]] || { echo "FAIL: --help made a folder"; failures=$((failures + 1)); }

@@ -22,8 +22,10 @@ note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | 
 if [[ $steps == *,build,* ]]; then
   # shellcheck disable=SC2206
   extra=(${CMAKE_ARGS:-})
+  # The GPU kernels on, whatever the build folder was configured with (scripts/train.sh leaves
+  # them out where it finds no GPU).
   if ! run_logged "$main_log" cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" "${extra[@]}"; then
+      -DGEMM_MLP_GPU_KERNELS=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" "${extra[@]}"; then
     fail "configure failed (gpu_check.log)"
     exit 1
   fi

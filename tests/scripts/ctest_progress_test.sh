@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# scripts/check/ctest_progress.awk (scripts/test.sh's view of ctest) on ctest's output: each
+# skipped test named once, passes and "Start" lines dropped, a failure and its output kept, and
+# ctest's closing lines kept but for its repeated list of the tests that did not run.
+#
+#   tests/scripts/ctest_progress_test.sh <path to scripts/check/ctest_progress.awk>
+set -uo pipefail
+filter=$1
+source "$(dirname "$0")/test_lib.sh"
+{
+  echo "Test project /x/build"
+  for i in $(seq 1 500); do
+    printf '        Start %3d: A.Pass%d\n' "$i" "$i"
+    printf '%3d/503 Test #%d: A.Pass%d ..........   Passed    0.05 sec\n' "$i" "$i" "$i"
+  done
+  echo "501/503 Test #501: Gpu.B ..........***Skipped   0.01 sec"
+  echo "502/503 Test #502: C.Fails ..........***Failed    0.02 sec"
+  echo "[ RUN      ] C.Fails"
+  echo "boom"
+  echo "503/503 Test #503: Gpu.E ..........***Skipped   0.01 sec"
+  echo ""
+  echo "99% tests passed, 1 tests failed out of 503"
+  echo ""
+  echo "The following tests did not run:"
+  printf '\t501 - Gpu.B (Skipped)\n\t503 - Gpu.E (Skipped)\n'
+  echo ""
+  echo "The following tests FAILED:"
+  printf '\t502 - C.Fails (Failed)\n'
+  echo "Errors while running CTest"
+} >"$work/ctest.txt"
+out=$(awk -f "$filter" "$work/ctest.txt")
+for name in Gpu.B Gpu.E; do
+  n=$(grep -c "$name" <<<"$out")
+  [ "$n" -eq 1 ] || fail "$name named $n times, not once"
+done
+grep -q "Pass\|Start" <<<"$out" && fail "a pass or a Start line printed"
+[ "$(grep -c "tests passed so far" <<<"$out")" -eq 2 ] || fail "not two progress lines for 500 passes"
+grep -q "^boom$" <<<"$out" || fail "the failure's output is missing"
+[ "$(grep -c "C.Fails" <<<"$out")" -ge 2 ] || fail "the failure is not named in ctest's list"
+grep -q "did not run" <<<"$out" && fail "the list of tests that did not run is printed"
+[ "$(tail -1 <<<"$out")" = "Errors while running CTest" ] || fail "ctest's closing lines are cut"
+[ "$failures" -eq 0 ] || printf -- '--- output:\n%s\n' "$out"
+finish ctest_progress_test
