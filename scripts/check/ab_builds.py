@@ -79,6 +79,8 @@ def main():
     ap.add_argument("--b-build", help="an existing build of this checkout with train_mlp and "
                     "gemm_bench (scripts/check/gpu_check.sh's, say): B is not built again")
     args = ap.parse_args()
+    for name in ("train_variants", "ladder_variants", "models", "ladder_models"):
+        setattr(args, name, [x for x in getattr(args, name).split(",") if x])  # "" runs none
     os.makedirs(args.out, exist_ok=True)
     sides = {"a": os.path.abspath(args.base), "b": REPO}
     builds = {s: os.path.join(src, "build-ab") for s, src in sides.items()}
@@ -104,14 +106,14 @@ def main():
                 if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
                     print(f"gemm_bench {s} round {r} failed", file=sys.stderr)
                     failed = True
-            for model in args.models.split(","):
-                for v in args.train_variants.split(","):
+            for model in args.models:
+                for v in args.train_variants:
                     for s in sides:
                         t, acc, note = train(trainer[s], v, model, args.epochs, args.data_dir, tmp)
                         failed |= t is None
                         rows.append(["ab", r, s, model, v, t, acc, note])
-        for model in args.ladder_models.split(","):
-            for v in args.ladder_variants.split(","):
+        for model in args.ladder_models:
+            for v in args.ladder_variants:
                 t, acc, note = train(trainer["b"], v, model, args.epochs, args.data_dir, tmp)
                 failed |= t is None
                 rows.append(["ladder", 1, "b", model, v, t, acc, note])
@@ -136,8 +138,8 @@ def main():
     with open(os.path.join(args.out, "train_ab.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["model", "variant", "s_per_epoch_a", "s_per_epoch_b", "b_over_a"])
-        for model in args.models.split(","):
-            for v in args.train_variants.split(","):
+        for model in args.models:
+            for v in args.train_variants:
                 a, b = best.get((model, v, "a")), best.get((model, v, "b"))
                 ratio = f"{b / a:.3f}" if a and b else ""
                 w.writerow([model, v, a, b, ratio])
@@ -146,7 +148,7 @@ def main():
     with open(os.path.join(args.out, "ladder_train.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["model", "variant", "s_per_epoch", "test_acc", "over_previous"])
-        for model in args.ladder_models.split(","):
+        for model in args.ladder_models:
             prev = None
             for kind, _, _, m, v, t, acc, note in rows:
                 if kind != "ladder" or m != model:
