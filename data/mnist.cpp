@@ -8,10 +8,14 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "data/idx.h"
 #include "base/memory_limit.h"
+#include "base/shell_quoted.h"
+#include "data/idx.h"
 
 namespace data {
+
+using gemm_mlp::shell_quoted;
+
 namespace {
 
 // What is at `path`: nothing, a regular file, or something else named for the error.
@@ -40,16 +44,6 @@ void require_file_or_missing(const std::string& path) {
 }
 
 bool is_file(const std::string& path) { return kind_of(path) == Kind::File; }
-
-// An argument as a shell reads it back.
-std::string shell_quoted(const std::string& arg) {
-  if (!arg.empty() && arg.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                            "0123456789_./=:,+-") == std::string::npos)
-    return arg;
-  std::string out = "'";
-  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 // The running program's folder, or "".
 std::string program_dir() {

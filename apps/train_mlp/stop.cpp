@@ -5,6 +5,10 @@
 
 #include <csignal>
 
+#include "base/shell_quoted.h"
+
+using gemm_mlp::shell_quoted;
+
 namespace {
 
 volatile std::sig_atomic_t received = 0;  // set by the handler, read between steps
@@ -26,16 +30,6 @@ extern "C" void on_stop_signal(int sig) {
       "\ntrain_mlp: stopping after this step (again to stop at once; the last save stays whole)\n";
   const ssize_t ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
   (void)ignored;
-}
-
-// An argument as the shell reads it back.
-std::string shell_quoted(const std::string& arg) {
-  if (!arg.empty() && arg.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                            "0123456789_./=:,+-") == std::string::npos)
-    return arg;
-  std::string out = "'";
-  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 }  // namespace
