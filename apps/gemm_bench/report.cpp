@@ -1,7 +1,13 @@
 #include "apps/gemm_bench/report.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -81,6 +87,26 @@ void check_output_path(const std::string& path, const char* option) {
   if (!fs::is_directory(folder, ec))
     throw UsageError(std::string(option) + " '" + path + "': the folder '" + folder.string() +
                      "' does not exist");
+  const std::string what = std::string(option) + " '" + path + "'";
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+    throw UsageError(what + ": is " + (S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)" : "a socket") +
+                     ", not a file: writing the results to it would wait for a reader; name a "
+                     "file");
+  // The name itself, in that folder: O_EXCL creates only a new file (removed at once); an existing
+  // one (a file, /dev/null) is opened without O_TRUNC, so it is left as it was.
+  // (A dangling symbolic link, which the write creates the target of, is left to the write.)
+  if (!exists && ::lstat(path.c_str(), &st) == 0) return;
+  const int fd = exists ? ::open(path.c_str(), O_WRONLY | O_CLOEXEC)
+                        : ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    throw UsageError(what + ": cannot be written: " + std::strerror(err) +
+                     (err == ENAMETOOLONG ? " (for the file system)" : ""));
+  }
+  ::close(fd);
+  if (!exists) ::unlink(path.c_str());
 }
 
 std::string fixed_text(double x, int decimals, const char* missing) {

@@ -34,8 +34,12 @@ struct Method {
   const char* timing;
 };
 
-// Before a run: throws UsageError when `path` (given to `option`, e.g. "--json") is a directory or
-// its folder does not exist, so that a long run does not end unable to write its results.
+// Before a run: throws UsageError when `path` (given to `option`, e.g. "--json") is a directory,
+// a FIFO or a socket (writing a FIFO would wait for a reader), its folder does not exist, or the
+// name cannot be written there (too long for the file system, a folder not writable, /proc), so
+// that a long run does not end unable to write its results, or hang writing them. The name is
+// tried for real: an existing file opened for writing without truncating it (nothing changes), a
+// new one created and removed at once.
 void check_output_path(const std::string& path, const char* option);
 
 // Both throw UsageError when the file cannot be written.

@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
 """The bad-input probe: feeds the apps bad flags, bad files, bad checkpoints, huge sizes and bad
-images, kills saves at random instants and fills the disk under them, and sorts every outcome:
+images, FIFOs and names that cannot be written, checkpoint pairs as stopped saves leave them, kills
+saves at random instants and at exact ones (between their renames) and fills the disk under them,
+and sorts every outcome:
 
     clear       a non-zero exit with a message, within the memory bound (or, for a valid input,
                 exit 0)
     silent      exit 0 on bad input (or a valid input refused)
-    unbounded   more memory than --max-rss-mb, or past the time limit
+    unbounded   more memory than --max-rss-mb, or past the time limit (a hang, on a FIFO say,
+                is killed there); or a refusal due before any work (a name that cannot be
+                written) that came after an epoch, or after a few seconds
     crashed     killed by a signal (a segfault, an abort)
     data lost   after a kill or a full disk, no consistent checkpoint pair to resume from; or
                 the wrong file of a pair used, or a stale one left unrepaired
 
     scripts/check/probe.py --build build --data-dir data/mnist [--csv probe.csv] [--kills 12]
 
-Runs on the CPU (--device cpu); the full-disk cases mount a small tmpfs and need root (skipped
-otherwise, and said so). Exit status 1 when any case is not clear.
+Runs on the CPU (--device cpu); the full-disk cases mount a small tmpfs and need root, the exact
+kills strace (each skipped otherwise, and said so). Exit status 1 when any case is not clear.
 """
 import argparse
 import csv
@@ -25,7 +29,8 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from gemm_mlp_tools.probe_cases import (bad_checkpoints, bad_files, bad_flags,  # noqa: E402
                                         full_disk, huge_sizes, images, kills, save_targets)
-from gemm_mlp_tools.probe_pairs import pairs  # noqa: E402
+from gemm_mlp_tools.probe_pairs import exact_kills, pairs  # noqa: E402
+from gemm_mlp_tools.probe_paths import fifos, names  # noqa: E402
 from gemm_mlp_tools.probe_runner import Probe  # noqa: E402
 
 
@@ -36,13 +41,15 @@ def main():
     ap.add_argument("--csv")
     ap.add_argument("--kills", type=int, default=12)
     ap.add_argument("--max-rss-mb", type=float, default=1500)
-    ap.add_argument("--only", help="comma-separated categories")
+    ap.add_argument("--only", help="comma-separated categories: flags, files, checkpoints, sizes, "
+                    "images, saves, fifos, names, pairs, exact, kills, disk")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="probe-")
     p = Probe(args, work)
     steps = {"flags": bad_flags, "files": bad_files, "checkpoints": bad_checkpoints,
-             "sizes": huge_sizes, "images": images, "saves": save_targets, "pairs": pairs,
-             "kills": kills, "disk": full_disk}
+             "sizes": huge_sizes, "images": images, "saves": save_targets, "fifos": fifos,
+             "names": names, "pairs": pairs, "exact": exact_kills, "kills": kills,
+             "disk": full_disk}
     try:
         for name, fn in steps.items():
             if not args.only or name in args.only.split(","):

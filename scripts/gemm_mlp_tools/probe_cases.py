@@ -30,6 +30,7 @@ def train_args(p, **flags):
 
 
 def bad_flags(p):
+    write_safetensors(p.path("flags.safetensors"), mlp_tensors([784, 16, 10]))
     for name, flags in [
             ("momentum 1", {"momentum": "1"}), ("momentum -0.1", {"momentum": "-0.1"}),
             ("momentum 0x10", {"momentum": "0x10"}), ("momentum ''", {"momentum": ""}),
@@ -47,21 +48,38 @@ def bad_flags(p):
             ("dataset x", {"dataset": "x"}), ("device x", {"device": "x"}),
             ("unknown flag", {"no-such-flag": None}),
             ("resume and eval", {"resume": "a", "eval": "b"}),
-            ("data-dir missing", {"data_dir": p.path("nowhere")})]:
+            ("data-dir missing", {"data_dir": p.path("nowhere")}),
+            # values the apps once took silently (a switch's value, a blank name, a flag that a
+            # mode ignores), now refused
+            ("--serial-step=2", {"serial_step=2": None}), ("save ' '", {"save": " "}),
+            ("optimizer adam, momentum 0.5", {"optimizer": "adam", "momentum": "0.5"})]:
         p.case("flags", "train_mlp " + name, train_args(p, **flags))
+    p.case("flags", "train_mlp eval with epochs", [p.train, "--device", "cpu", "--data-dir", p.data,
+                                                   "--eval", p.path("flags.safetensors"),
+                                                   "--epochs", "3"])
     b = [p.bench, "--variants", "cpu", "--shapes", "8"]
     for name, extra in [
             ("max-seconds nan", ["--max-seconds-per-case", "nan"]), ("seed -1", ["--seed", "-1"]),
             ("device 7", ["--device", "7"]), ("shapes 0", ["--shapes", "0"]),
             ("shapes abc", ["--shapes", "abc"]), ("reps 0", ["--reps", "0"]),
             ("cpu --auto-table", ["--auto-table", p.path("t.inc")]),
-            ("variants nosuch", ["--variants", "nosuch"])]:
+            ("variants nosuch", ["--variants", "nosuch"]),
+            ("variants cpu,", ["--variants", "cpu,"]), ("shapes 64,,64", ["--shapes", "64,,64"]),
+            ("csv X, json X", ["--csv", p.path("same"), "--json", p.path("same")])]:
         p.case("flags", "gemm_bench " + name, b + extra)
     p.case("flags", "gemm_bench without a GPU, default variants", [p.bench, "--shapes", "8"])
     rc, _, _ = p.case("flags", "gemm_bench cpu --json (valid)", b + ["--json", p.path("b.json")],
                       expect_error=False)
     if rc == 0 and not os.path.exists(p.path("b.json")):
         p.record("flags", "gemm_bench cpu --json wrote it", "silent", "exit 0, no file written")
+    p.case("flags", "train_spiral 20 steps (valid)", [p.spiral, "--device", "cpu", "--steps", "20"],
+           expect_error=False)
+    for name, extra in [("gemm ''", ["--gemm", ""]), ("gemm nosuch", ["--gemm", "nosuch"]),
+                        ("hidden 1000000", ["--hidden", "1000000"]),
+                        ("hidden 0", ["--hidden", "0"]), ("steps 0", ["--steps", "0"]),
+                        ("device x", ["--device", "x"])]:
+        device = [] if "--device" in extra else ["--device", "cpu"]
+        p.case("flags", "train_spiral " + name, [p.spiral] + extra + device, timeout=60)
     f = [os.path.join(ROOT, "scripts/setup/fetch_mnist.sh")]
     os.makedirs(p.path("adir"), exist_ok=True)
     p.case("flags", "fetch_mnist.sh --help", f + ["--help"], expect_error=False)

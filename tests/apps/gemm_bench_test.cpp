@@ -202,6 +202,44 @@ TEST(GemmBench, OutputPathsAreCheckedBeforeAnyCase) {
   EXPECT_FAILS_WITH(bench + " --json ''", "--json needs a file name");
 }
 
+// A FIFO as --csv, --json or --auto-table is refused before any case (writing it would wait for a
+// reader, after the whole run; `timeout` ends such a wait as exit status 124), and so is a name
+// the file system cannot take or a folder nothing can be created in; an existing file is left
+// as it was by the check, and /dev/null still taken.
+TEST(GemmBench, OutputFifosAndUnwritableNamesAreRefusedBeforeAnyCase) {
+  const std::string bench = "timeout 20 " + kBench + " --variants cpu --shapes 8";
+  const std::string fifo = test_file("_fifo.csv");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const char* flag : {" --csv ", " --json ", " --auto-table "}) {
+    const Result r = run(bench + flag + fifo);
+    EXPECT_EQ(r.status, 2) << flag << r.output;
+    EXPECT_NE(r.output.find("'" + fifo + "': is a FIFO (named pipe), not a file"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("8x8x8"), std::string::npos) << "a case ran first:\n" << r.output;
+  }
+  struct stat st {};
+  EXPECT_TRUE(::lstat(fifo.c_str(), &st) == 0 && S_ISFIFO(st.st_mode));
+  std::remove(fifo.c_str());
+  const std::string long_name = ::testing::TempDir() + std::string(300, 'n') + ".csv";
+  const Result r = run(bench + " --csv " + long_name);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot be written: File name too long"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("8x8x8"), std::string::npos) << "a case ran first:\n" << r.output;
+  EXPECT_FAILS_WITH(bench + " --json /proc/r.json", "cannot be written");
+  // The check neither creates a new file nor changes an existing one.
+  const std::string kept = test_file("_kept.csv"), fresh = test_file("_fresh.csv");
+  std::remove(fresh.c_str());
+  std::ofstream(kept) << "old\n";
+  EXPECT_FAILS_WITH(
+      bench + " --csv " + kept + " --json " + fresh + " --auto-table " + ::testing::TempDir(),
+      "is a directory, not a file");
+  EXPECT_EQ(contents(kept), "old\n");
+  EXPECT_FALSE(std::ifstream(fresh).good()) << fresh << " was left";
+  EXPECT_EQ(run(bench + " --csv /dev/null").status, 0);
+}
+
 // Each shape's memory is checked before the first case: 65536³ needs 48 GiB on the host (112 GiB
 // on the GPU); GEMM_MLP_MEMORY_LIMIT makes the limit the same on every machine.
 TEST(GemmBench, ShapesBeyondTheMemoryLimitAreRefusedBeforeAnyCase) {
