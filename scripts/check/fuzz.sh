@@ -25,7 +25,7 @@ build() {  # build <target> <sources...>
 }
 build idx_fuzz tests/fuzz/idx_fuzz.cpp data/idx.cpp -lz
 build gzip_fuzz tests/fuzz/gzip_fuzz.cpp data/idx.cpp -lz
-build checkpoint_fuzz tests/fuzz/checkpoint_fuzz.cpp engine/safetensors.cpp
+build checkpoint_fuzz tests/fuzz/checkpoint_fuzz.cpp engine/safetensors.cpp engine/safetensors_dtypes.cpp
 
 status=0
 for target in idx gzip checkpoint; do
