@@ -108,17 +108,19 @@ __global__ void __launch_bounds__(WgmmaShape<Tile>::kThreads)
     // operands from the swizzled tiles through descriptors. A k step is 8 floats (32 bytes) into
     // each 128-byte swizzled row of a 32-k panel; a warpgroup's 64 rows of A lie 8 whole 1024-byte
     // atoms further on, B's next 128 columns 16, so every descriptor starts on an atom row.
+    const float* b_cols = b_tile(stage);                                  // all BN columns
     const float* a_rows = a_tile(stage) + warpgroup * kWgmmaM * kPanelK;  // this warpgroup's rows
     wgmma_fence();  // the accumulators' registers are ready for the asynchronous MMAs
 #pragma unroll
     for (int kk = 0; kk < S::kBk; kk += kWgmmaK) {
       const int panel = kk / kPanelK, k_in_panel = kk % kPanelK;
       const float* a_k = a_rows + panel * S::kBm * kPanelK + k_in_panel;
-      const float* b_k = b_tile(stage) + panel * S::kBn * kPanelK + k_in_panel;
+      const float* b_k = b_cols + panel * S::kBn * kPanelK + k_in_panel;
 #pragma unroll
-      for (int j = 0; j < S::kBn / kWgmmaN; ++j)  // acc[0][j]: columns 128j … 128j + 127
-        wgmma_m64n128k8_ss(acc[0][j], sw128_descriptor(a_k),
-                           sw128_descriptor(b_k + j * kWgmmaN * kPanelK));
+      for (int j = 0; j < S::kBn / kWgmmaN; ++j) {  // acc[0][j]: columns 128j … 128j + 127
+        const float* b_j = b_k + j * kWgmmaN * kPanelK;
+        wgmma_m64n128k8_ss(acc[0][j], sw128_descriptor(a_k), sw128_descriptor(b_j));
+      }
     }
     wgmma_commit();  // one group, waited for by wgmma_wait below
     if (kt + kAhead < k_tiles) store((kt + kAhead) % S::kStages);

@@ -10,7 +10,7 @@
 # Writes <out-dir>/ptx_diff.csv (function, PTX lines in a and b, identical: yes, no, only-a or
 # only-b) and each differing function's unified diff to <out-dir>/diffs/. Names and bodies are
 # compared without nvcc's per-file prefix of internal symbols (_INTERNAL_<hash>_…) and without
-# comments. Exit status 0 when every function of either tree is in both and identical, 1
+# comments, and branch labels without the function's index in its file. Exit status 0 when every function of either tree is in both and identical, 1
 # otherwise, 2 on bad usage or a failed compile.
 # Environment: JOBS (parallel compiles, default nproc), NVCC (default nvcc, or /usr/local/cuda's).
 set -euo pipefail
@@ -47,14 +47,21 @@ export nvcc
 python3 - "$out" <<'EOF'
 import csv, difflib, glob, os, re, sys
 out = sys.argv[1]
-internal = re.compile(r"_INTERNAL_[0-9a-f]+_\d+_\w+?_(?=_?Z|\d)")
+# nvcc's per-file names: the prefix of internal symbols, and the anonymous namespace, which is
+# named after the file and a hash of it (its length prefix included, as the file's name differs).
+internal = re.compile(r"_INTERNAL_[0-9a-f]+_\d+_\w+?_(?=_?Z|\d)|\d+_GLOBAL__N__[0-9a-f]+_\d+_\w+?_[0-9a-f]{8}")
+# Branch labels and local stacks carry the function's index in its file; a static's mangled name
+# keeps a length and a hash around the prefix removed.
+label = re.compile(r"(\$L__BB|__local_depot)\d+")
+leftover = re.compile(r"\d+ANON[0-9a-f]{8}")
 start = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([\w$.]+)")
 def functions(side):
     found = {}
     for path in sorted(glob.glob(os.path.join(out, side, "*.ptx"))):
         name, body = None, []
         for line in open(path):
-            line = internal.sub("", line.rstrip())
+            line = internal.sub("ANON", line.rstrip())
+            line = leftover.sub("ANON", label.sub(r"\1", line))
             m = start.match(line)
             if m:
                 name, body = m.group(1), []
