@@ -1,12 +1,11 @@
 // The switch of programmatic dependent launch (dependent_launch.h, launch.cuh), and the device
 // check it shares with the cluster split-K (kernels/fast/cluster_split_k.cuh).
-#include "base/dependent_launch.h"
-
 #include <cuda_runtime_api.h>
 
 #include <atomic>
 
 #include "base/cuda_check.h"
+#include "base/dependent_launch.h"
 
 namespace gemm {
 

@@ -29,7 +29,6 @@ __device__ __forceinline__ void await_prior_kernels() {
 #endif
 }
 
-
 struct LaunchShape {
   dim3 grid;
   dim3 block;

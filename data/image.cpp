@@ -14,9 +14,9 @@
 #define STB_IMAGE_RESIZE_IMPLEMENTATION
 #include <stb_image_resize.h>
 
+#include "base/memory_limit.h"
 #include "data/idx.h"
 #include "data/mnist.h"
-#include "base/memory_limit.h"
 
 namespace data {
 namespace {

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "base/cuda_check.h"
 #include "data/idx.h"
 #include "data/loader.h"
-#include "base/cuda_check.h"
 
 namespace data {
 

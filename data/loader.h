@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "data/mnist.h"
 #include "base/cuda_check.h"
+#include "data/mnist.h"
 
 namespace data {
 

@@ -8,8 +8,8 @@
 
 #include <type_traits>
 
-#include "engine/context.h"
 #include "base/cuda_check.h"
+#include "engine/context.h"
 
 namespace engine {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "engine/ops.h"
 #include "base/cuda_check.h"
+#include "engine/ops.h"
 
 namespace engine {
 

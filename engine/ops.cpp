@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <random>
 
+#include "base/cuda_check.h"
 #include "engine/backend.h"
 #include "engine/checks.h"
-#include "base/cuda_check.h"
 
 namespace engine {
 

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "engine/checks.h"
 #include "base/cuda_check.h"
+#include "engine/checks.h"
 
 namespace engine {
 

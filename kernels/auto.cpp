@@ -11,8 +11,8 @@
 #include <mutex>
 #include <string>
 
-#include "kernels/auto_table.h"
 #include "base/cuda_check.h"
+#include "kernels/auto_table.h"
 #include "kernels/launchers.h"
 
 namespace gemm::detail {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <string>
 
+#include "base/launch.cuh"
 #include "kernels/common.cuh"
 #include "kernels/fast/k_major_copies.h"
-#include "base/launch.cuh"
 
 namespace gemm::detail {
 namespace {

@@ -18,8 +18,8 @@
 #include <string>
 #include <thread>
 
-#include "expect_error.h"
 #include "base/cuda_check.h"  // gemm_mlp::Error
+#include "expect_error.h"
 
 namespace {
 

@@ -6,11 +6,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/cuda_check.h"
 #include "engine/engine.h"
 #include "engine/graph_topology.h"
 #include "expect_error.h"
 #include "gpu_test.h"
-#include "base/cuda_check.h"
 
 namespace {
 

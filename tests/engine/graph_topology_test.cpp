@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "expect_error.h"
 #include "base/cuda_check.h"
+#include "expect_error.h"
 
 namespace {
 

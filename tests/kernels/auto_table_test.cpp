@@ -1,6 +1,8 @@
 // The `auto` variant's table and choice (kernels/auto_table.h), without a GPU: the shipped table
 // names only device fp32 kernels of this project, once per shape, and the choice is the entry of
 // the same GPU and layout nearest in log space, or `fast`.
+#include "kernels/auto_table.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -8,7 +10,6 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/auto_table.h"
 #include "kernels/gemm.h"
 
 namespace {

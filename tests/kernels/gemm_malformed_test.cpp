@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "base/device_buffer.h"
 #include "gemm_harness.h"
 #include "gpu_test.h"
-#include "base/device_buffer.h"
 #include "kernels/gemm.h"
 #include "variant_test.h"
 
