@@ -14,6 +14,7 @@
 #define STB_IMAGE_RESIZE_IMPLEMENTATION
 #include <stb_image_resize.h>
 
+#include "base/file_kind.h"
 #include "base/memory_limit.h"
 #include "data/idx.h"
 #include "data/mnist.h"
@@ -55,13 +56,8 @@ void check_image_size(const std::string& path, std::FILE* file) {
 
 Gray load_gray(const std::string& path) {
   // Opening a FIFO would wait for a writer; a directory or a device is no image either.
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    throw Error(path + ": is " +
-                (S_ISDIR(st.st_mode)    ? "a directory"
-                 : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
-                                        : "not a regular file") +
-                ", not an image file");
+  if (const char* kind = gemm_mlp::non_regular_kind(path))
+    throw Error(path + ": is " + kind + ", not an image file");
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
                                                        &std::fclose);
   if (!file) throw Error(path + ": cannot open: " + std::strerror(errno));

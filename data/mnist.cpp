@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/file_kind.h"
 #include "base/memory_limit.h"
 #include "base/shell_quoted.h"
 #include "data/idx.h"
@@ -18,32 +19,17 @@ using gemm_mlp::shell_quoted;
 
 namespace {
 
-// What is at `path`: nothing, a regular file, or something else named for the error.
-enum class Kind { Missing, File, Directory, Fifo, Other };
-
-Kind kind_of(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return Kind::Missing;
-  if (S_ISREG(st.st_mode)) return Kind::File;
-  if (S_ISDIR(st.st_mode)) return Kind::Directory;
-  if (S_ISFIFO(st.st_mode)) return Kind::Fifo;
-  return Kind::Other;
-}
-
+// Nothing or a regular file at `path`; anything else is named in the error.
 void require_file_or_missing(const std::string& path) {
-  switch (kind_of(path)) {
-    case Kind::Directory:
-      throw Error(path + ": is a directory, not an IDX file");
-    case Kind::Fifo:
-      throw Error(path + ": is a FIFO (named pipe), not an IDX file");
-    case Kind::Other:
-      throw Error(path + ": is not a regular file");
-    default:
-      break;
-  }
+  if (const char* kind = gemm_mlp::non_regular_kind(path))
+    throw Error(path + ": is " + kind + ", not an IDX file");
 }
 
-bool is_file(const std::string& path) { return kind_of(path) == Kind::File; }
+// A regular file is at `path` (links followed).
+bool is_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
 
 // The running program's folder, or "".
 std::string program_dir() {
@@ -77,7 +63,7 @@ std::string find_file(const std::string& dir, const std::string& name, const std
   const std::string base = (dir.empty() || dir.back() == '/' ? dir : dir + "/") + name;
   require_file_or_missing(base);
   require_file_or_missing(base + ".gz");
-  const bool raw = kind_of(base) == Kind::File, gz = kind_of(base + ".gz") == Kind::File;
+  const bool raw = is_file(base), gz = is_file(base + ".gz");
   if (raw && gz)
     std::fprintf(stderr, "note: both %s and %s.gz exist; reading %s\n", base.c_str(), base.c_str(),
                  base.c_str());

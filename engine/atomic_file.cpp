@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/file_kind.h"
 #include "engine/tensor.h"  // gemm_mlp::Error
 
 namespace engine {
@@ -29,16 +30,6 @@ std::string folder_of(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-const char* kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISLNK(mode)) return "a symbolic link (name the file it points to)";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
 }
 
 // Removes PATH.tmp.<pid>.<n> files whose process is gone (a writer killed mid-save).
@@ -69,7 +60,7 @@ void require_regular_or_absent(const std::string& label, const std::string& path
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return;  // absent (or unreadable: creating it will say)
   if (!S_ISREG(st.st_mode))
-    throw Error(label + " " + path + ": exists and is " + kind_of(st.st_mode) +
+    throw Error(label + " " + path + ": exists and is " + gemm_mlp::file_kind(st.st_mode) +
                 ", not a regular file; refusing to replace it");
 }
 

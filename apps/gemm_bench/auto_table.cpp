@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "base/file_kind.h"
+
 namespace bench {
 namespace {
 
@@ -78,14 +80,8 @@ bool auto_candidate(const gemm::Variant& v) {
 MeasuredRun read_results_json(const std::string& path) {
   const std::string file = "--from-json '" + path + "'";
   // Opening a FIFO would wait for a writer; a directory or a device is no results file either.
-  std::error_code ec;
-  const std::filesystem::file_status st = std::filesystem::status(path, ec);
-  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-    throw UsageError(file + ": is " +
-                     (std::filesystem::is_directory(st) ? "a directory"
-                      : std::filesystem::is_fifo(st)    ? "a FIFO (named pipe)"
-                                                        : "not a regular file") +
-                     ", not a gemm_bench --json file");
+  if (const char* kind = gemm_mlp::non_regular_kind(path))
+    throw UsageError(file + ": is " + kind + ", not a gemm_bench --json file");
   std::ifstream f(path);
   if (!f) throw UsageError(file + ": cannot read the file");
   Json doc;

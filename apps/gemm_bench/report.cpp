@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/csv.h"
+#include "base/file_kind.h"
 
 namespace bench {
 namespace {
@@ -91,7 +92,7 @@ void check_output_path(const std::string& path, const char* option) {
   struct stat st {};
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
-    throw UsageError(what + ": is " + (S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)" : "a socket") +
+    throw UsageError(what + ": is " + gemm_mlp::file_kind(st.st_mode) +
                      ", not a file: writing the results to it would wait for a reader; name a "
                      "file");
   // The name itself, in that folder: O_EXCL creates only a new file (removed at once); an existing

@@ -12,8 +12,6 @@
 // used (a note says when that is the optimiser file), and every tensor's checksum is verified. A
 // blank image gets a warning; an image that cannot be read is reported and skipped, and the exit
 // status is then 1.
-#include <sys/stat.h>
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -25,6 +23,7 @@
 
 #include "apps/common/parse_number.h"
 #include "base/cuda_check.h"
+#include "base/file_kind.h"
 #include "data/datasets.h"
 #include "data/image.h"
 #include "engine/engine.h"
@@ -65,13 +64,8 @@ int run(const Options& o) {
   const engine::Device device = gemm_mlp::resolve_device(o.device, "--device");
 
   // A FIFO would wait for a writer; a directory or a device is no checkpoint either.
-  struct stat st;
-  if (::stat(o.model.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    throw std::runtime_error("--model " + o.model + ": is " +
-                             (S_ISDIR(st.st_mode)    ? "a directory"
-                              : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
-                                                     : "not a regular file") +
-                             ", not a checkpoint file");
+  if (const char* kind = gemm_mlp::non_regular_kind(o.model))
+    throw std::runtime_error("--model " + o.model + ": is " + kind + ", not a checkpoint file");
   // The newer whole file of a training pair: the model file, or its optimiser file after a save
   // stopped between its two renames (engine::find_parameters), said so.
   const engine::ParameterFile file = engine::find_parameters(o.model);

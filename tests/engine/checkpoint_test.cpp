@@ -341,6 +341,30 @@ constexpr int kPairSaveSteps = 9;
 constexpr int kRenameOptimizer = 6, kRenameModel = 7;
 int hook_calls = 0, hook_at = -1, hook_errno = 0;
 
+// run.save(path, "run-a") in a child that stops (as a kill -9 would) just before file step
+// `stop`, or, with stop = kPairSaveSteps, after the last.
+void save_stopped_at(TinyRun& run, const std::string& path, int stop) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    hook_calls = 0, hook_at = stop;
+    engine::testing::set_file_hook([](engine::testing::FileStep, const std::string&) {
+      if (hook_calls++ == hook_at) ::_exit(0);
+      return 0;
+    });
+    try {
+      run.save(path, "run-a");
+    } catch (...) {
+      ::_exit(2);
+    }
+    ::_exit(hook_calls == kPairSaveSteps ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
 // The process stops (as a kill -9 would) just before file step `stop` of a save, in a child, for
 // every step and after the last: the pair then loads as the previous save or the new one, never a
 // mix, and says so when the model file is the previous one; the next save removes what the
@@ -354,25 +378,8 @@ TEST_F(Checkpoint, TrainingPairIsWholeAfterAStopAtEveryStepOfASave) {
     const std::vector<float> before = run.values();
     run.step();
     const std::vector<float> after = run.values();
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      hook_calls = 0, hook_at = stop;
-      engine::testing::set_file_hook([](engine::testing::FileStep, const std::string&) {
-        if (hook_calls++ == hook_at) ::_exit(0);
-        return 0;
-      });
-      try {
-        run.save(path_, "run-a");
-      } catch (...) {
-        ::_exit(2);
-      }
-      ::_exit(hook_calls == kPairSaveSteps ? 0 : 3);
-    }
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    save_stopped_at(run, path_, stop);
+    if (HasFatalFailure()) return;
 
     const bool state_renamed = stop > kRenameOptimizer, model_renamed = stop > kRenameModel;
     TinyRun resumed(2);  // another initialisation: what it ends with was loaded
@@ -440,30 +447,6 @@ TEST_F(Checkpoint, TrainingPairOfTwoRunsIsRefused) {
                                                      a.trainer->optimizer(), {}),
                     gemm_mlp::Error, "needs a 'run_id'");
   std::remove(other.c_str());
-}
-
-// The file steps of a save of run.save(path, "run-a") in a child that stops (as a kill -9 would)
-// just before file step `stop`.
-void save_stopped_at(TinyRun& run, const std::string& path, int stop) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    hook_calls = 0, hook_at = stop;
-    engine::testing::set_file_hook([](engine::testing::FileStep, const std::string&) {
-      if (hook_calls++ == hook_at) ::_exit(0);
-      return 0;
-    });
-    try {
-      run.save(path, "run-a");
-    } catch (...) {
-      ::_exit(2);
-    }
-    ::_exit(3);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
