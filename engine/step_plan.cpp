@@ -1,0 +1,218 @@
+#include "engine/step_plan.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace engine::step_plan {
+
+const char* kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::Forward:
+      return "Forward";
+    case Kind::Loss:
+      return "Loss";
+    case Kind::InputGrad:
+      return "InputGrad";
+    case Kind::WeightGrad:
+      return "WeightGrad";
+    case Kind::BiasGrad:
+      return "BiasGrad";
+    case Kind::Update:
+      return "Update";
+    case Kind::Gather:
+      return "Gather";
+  }
+  return "?";
+}
+
+namespace {
+
+int blocks(int extent, int size) { return (extent + size - 1) / size; }
+
+// Counters in families: one per block of rows (or of columns) of a matrix, each reaching its
+// total when every unit writing into that block is done.
+struct Family {
+  int first = 0, count = 0, block = 1;
+};
+
+class Builder {
+ public:
+  explicit Builder(Plan& plan) : plan_(plan) {}
+
+  Family family(const std::string& name, int extent, int block) {
+    Family f{static_cast<int>(plan_.counters.size()), blocks(extent, block), block};
+    for (int b = 0; b < f.count; ++b) {
+      plan_.counters.push_back(name + " " + std::to_string(b));
+      plan_.counter_totals.push_back(0);
+    }
+    return f;
+  }
+  int counter(const std::string& name) { return family(name, 1, 1).first; }
+
+  void unit(Kind kind, int layer, int row0, int rows, int col0, int cols) {
+    Unit u;
+    u.kind = kind;
+    u.layer = layer;
+    u.row0 = row0, u.rows = rows, u.col0 = col0, u.cols = cols;
+    u.first_wait = static_cast<int>(plan_.waits.size());
+    u.first_signal = static_cast<int>(plan_.signals.size());
+    plan_.units.push_back(u);
+  }
+  // The current unit waits until every block of f meeting [lo, hi) has reached `target`.
+  void wait(const Family& f, int lo, int hi, int target) {
+    for (int b = lo / f.block; b <= (hi - 1) / f.block; ++b) wait(f.first + b, target);
+  }
+  void wait(int counter, int target) {
+    plan_.waits.push_back({counter, target});
+    ++plan_.units.back().wait_count;
+  }
+  // The current unit signals block `index` of f when it is done.
+  void signal(const Family& f, int index) { signal(f.first + index); }
+  void signal(int counter) {
+    plan_.signals.push_back(counter);
+    ++plan_.counter_totals[counter];
+    ++plan_.units.back().signal_count;
+  }
+
+ private:
+  Plan& plan_;
+};
+
+}  // namespace
+
+Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
+  const int layers = static_cast<int>(shape.widths.size()) - 1;
+  if (layers < 1)
+    throw std::invalid_argument("step plan: a model needs at least two widths (input, output)");
+  for (size_t i = 0; i < shape.widths.size(); ++i)
+    if (shape.widths[i] < 1)
+      throw std::invalid_argument("step plan: width " + std::to_string(i) + " is " +
+                                  std::to_string(shape.widths[i]) + "; widths must be ≥ 1");
+  if (shape.batch < 1)
+    throw std::invalid_argument("step plan: the batch is " + std::to_string(shape.batch) +
+                                "; it must be ≥ 1");
+  if (sizes.tile_m < 1 || sizes.tile_n < 1 || sizes.loss_rows < 1 || sizes.gather_rows < 1)
+    throw std::invalid_argument("step plan: every unit size must be ≥ 1");
+
+  Plan plan;
+  Builder b(plan);
+  const int batch = shape.batch, tm = sizes.tile_m, tn = sizes.tile_n;
+  const auto& d = shape.widths;
+  auto name = [](const char* what, int l) { return std::string(what) + " " + std::to_string(l); };
+
+  // Y_l's row blocks (read by the next layer and the loss) and column blocks (W_l's rows, which
+  // the update of those rows must not overwrite before they are read).
+  std::vector<Family> y_rows(layers), y_cols(layers);
+  for (int l = 0; l < layers; ++l) {
+    y_rows[l] = b.family(name("Forward", l) + " rows", batch, tm);
+    y_cols[l] = b.family(name("Forward", l) + " cols", d[l + 1], tn);
+    for (int i = 0; i < batch; i += tm)
+      for (int j = 0; j < d[l + 1]; j += tn) {
+        b.unit(Kind::Forward, l, i, std::min(tm, batch - i), j, std::min(tn, d[l + 1] - j));
+        if (l > 0) b.wait(y_rows[l - 1], i, std::min(batch, i + tm), blocks(d[l], tn));
+        b.signal(y_rows[l], i / tm);
+        b.signal(y_cols[l], j / tn);
+      }
+  }
+
+  // G_l, the gradient at Y_l (the ReLU mask applied), by row and by column blocks; the last
+  // layer's is the loss's, in blocks of loss_rows rows (all its columns).
+  std::vector<Family> g_rows(layers), g_cols(layers);
+  const int out = d[layers];
+  g_rows[layers - 1] = b.family("Loss rows", batch, sizes.loss_rows);
+  g_cols[layers - 1] = b.family("Loss cols", out, out);
+  for (int i = 0; i < batch; i += sizes.loss_rows) {
+    const int rows = std::min(sizes.loss_rows, batch - i);
+    b.unit(Kind::Loss, layers - 1, i, rows, 0, out);
+    b.wait(y_rows[layers - 1], i, i + rows, blocks(out, tn));
+    b.signal(g_rows[layers - 1], i / sizes.loss_rows);
+    b.signal(g_cols[layers - 1], 0);
+  }
+  const int loss_units = blocks(batch, sizes.loss_rows);
+
+  Family dw0_all{};  // every WeightGrad unit of layer 0: the last reads of the batch
+  for (int l = layers - 1; l >= 0; --l) {
+    const int g_row_target = l == layers - 1 ? 1 : blocks(d[l + 1], tn);
+    const int g_col_target = l == layers - 1 ? loss_units : blocks(batch, tm);
+    // InputGrad l: G_{l−1} = (G_l · W_l) ⊙ [Y_{l−1} > 0], batch × d_l.
+    Family reads_all{};  // every read of W_l by InputGrad l
+    if (l > 0) {
+      g_rows[l - 1] = b.family(name("InputGrad", l) + " rows", batch, tm);
+      g_cols[l - 1] = b.family(name("InputGrad", l) + " cols", d[l], tn);
+      reads_all = b.family(name("InputGrad", l) + " all", 1, 1);
+      for (int i = 0; i < batch; i += tm)
+        for (int j = 0; j < d[l]; j += tn) {
+          b.unit(Kind::InputGrad, l, i, std::min(tm, batch - i), j, std::min(tn, d[l] - j));
+          b.wait(g_rows[l], i, std::min(batch, i + tm), g_row_target);
+          b.signal(g_rows[l - 1], i / tm);
+          b.signal(g_cols[l - 1], j / tn);
+          b.signal(reads_all, 0);
+        }
+    }
+    // WeightGrad l: dW_l = G_lᵀ · X_l, d_{l+1} × d_l, and BiasGrad l, by the same row blocks.
+    const Family dw_rows = b.family(name("WeightGrad", l) + " rows", d[l + 1], tm);
+    if (l == 0) dw0_all = b.family("WeightGrad 0 all", 1, 1);
+    for (int p = 0; p < d[l + 1]; p += tm)
+      for (int q = 0; q < d[l]; q += tn) {
+        const int rows = std::min(tm, d[l + 1] - p);
+        b.unit(Kind::WeightGrad, l, p, rows, q, std::min(tn, d[l] - q));
+        b.wait(g_cols[l], p, p + rows, g_col_target);
+        b.signal(dw_rows, p / tm);
+        if (l == 0) b.signal(dw0_all, 0);
+      }
+    const Family db_rows = b.family(name("BiasGrad", l) + " rows", d[l + 1], tm);
+    for (int p = 0; p < d[l + 1]; p += tm) {
+      const int rows = std::min(tm, d[l + 1] - p);
+      b.unit(Kind::BiasGrad, l, p, rows, 0, 1);
+      b.wait(g_cols[l], p, p + rows, g_col_target);
+      b.signal(db_rows, p / tm);
+    }
+    // Update l, rows [p, p + tm) of W_l and b_l: once their gradients are whole and nothing
+    // will read them again in this step.
+    for (int p = 0; p < d[l + 1]; p += tm) {
+      const int rows = std::min(tm, d[l + 1] - p);
+      b.unit(Kind::Update, l, p, rows, 0, d[l]);
+      b.wait(dw_rows, p, p + rows, blocks(d[l], tn));
+      b.wait(db_rows, p, p + rows, 1);
+      b.wait(y_cols[l], p, p + rows, blocks(batch, tm));
+      if (l > 0) b.wait(reads_all.first, blocks(batch, tm) * blocks(d[l], tn));
+    }
+  }
+
+  // The next batch's gather overwrites the batch and its labels.
+  for (int i = 0; i < batch; i += sizes.gather_rows) {
+    b.unit(Kind::Gather, 0, i, std::min(sizes.gather_rows, batch - i), 0, d[0]);
+    b.wait(dw0_all.first, blocks(d[1], tm) * blocks(d[0], tn));
+    b.wait(g_rows[layers - 1], 0, batch, 1);
+  }
+  return plan;
+}
+
+std::string check_plan(const Plan& plan) {
+  const int counters = static_cast<int>(plan.counters.size());
+  std::vector<int> signalled(counters, 0);  // signals from the units before the current one
+  for (size_t u = 0; u < plan.units.size(); ++u) {
+    const Unit& unit = plan.units[u];
+    const std::string where = "unit " + std::to_string(u) + " (" + kind_name(unit.kind) + " " +
+                              std::to_string(unit.layer) + ")";
+    for (int w = unit.first_wait; w < unit.first_wait + unit.wait_count; ++w) {
+      const Wait& wait = plan.waits[w];
+      if (wait.counter < 0 || wait.counter >= counters)
+        return where + " waits on counter " + std::to_string(wait.counter) + ", which is not one";
+      if (wait.target > plan.counter_totals[wait.counter])
+        return where + " waits for " + std::to_string(wait.target) + " on '" +
+               plan.counters[wait.counter] + "', which is signalled only " +
+               std::to_string(plan.counter_totals[wait.counter]) + " times";
+      if (wait.target > signalled[wait.counter])
+        return where + " waits for " + std::to_string(wait.target) + " on '" +
+               plan.counters[wait.counter] + "', but only " +
+               std::to_string(signalled[wait.counter]) +
+               " earlier units signal it: the list is not a schedule";
+    }
+    for (int s = unit.first_signal; s < unit.first_signal + unit.signal_count; ++s)
+      ++signalled[plan.signals[s]];
+  }
+  return "";
+}
+
+}  // namespace engine::step_plan

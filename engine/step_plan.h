@@ -1,0 +1,75 @@
+// The training step of an MLP as units of work with counted dependencies: the work list a
+// persistent step kernel runs, one unit after another on each block, with the dependencies as
+// counters in global memory (docs/NOTES.md, "The step as one kernel").
+//
+// A step of Sequential(Linear, ReLU, …, Linear) on widths d0 → d1 → … → dL at batch B, layer l
+// being Y_l = act(X_l · W_lᵀ + b_l) with X_0 the batch and X_{l+1} = Y_l:
+//   Forward    l, tile (i, j) of Y_l [B×d_{l+1}]: waits for row block i of Y_{l−1};
+//   Loss       row block i of the logits Y_{L−1}: the loss, its gradient G_{L−1} and the metrics;
+//   InputGrad  l, tile (i, j) of G_{l−1} = (G_l · W_l) ⊙ [Y_{l−1} > 0]: waits for row block i of
+//   G_l; WeightGrad l, tile (p, q) of dW_l = G_lᵀ · X_l [d_{l+1}×d_l]: waits for G_l's columns p,
+//   all rows; BiasGrad   l, slice p of db_l (the column sums of G_l): waits for the same columns;
+//   Update     l, slice p (rows of W_l and of b_l): waits for its gradients and for every read
+//              of those rows (Forward l in those columns, all of InputGrad l);
+//   Gather     the next batch's rows: waits for every read of the batch (WeightGrad 0, Loss).
+// The units are listed in an order where every dependency comes first, so blocks that each take
+// units in list order (block b: units b, b + G, b + 2G, …) on a grid that is all resident never
+// wait forever: the first unfinished unit always has its dependencies done and its block free.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace engine::step_plan {
+
+// The step's model and the sizes of its units. Widths d0..dL (at least two), batch B ≥ 1.
+struct StepShape {
+  std::vector<int> widths;
+  int batch = 0;
+};
+struct UnitSizes {
+  int tile_m = 128, tile_n = 128;  // every GEMM's output tile
+  int loss_rows = 128;             // rows per Loss unit
+  int gather_rows = 128;           // rows per Gather unit
+};
+
+enum class Kind : uint8_t { Forward, Loss, InputGrad, WeightGrad, BiasGrad, Update, Gather };
+const char* kind_name(Kind kind);
+
+// A counter and the count it must reach before a unit may start (acquire), or a counter a unit
+// adds one to when it is done (release).
+struct Wait {
+  int counter = 0;
+  int target = 0;
+};
+
+// One unit: its kind, layer and output rectangle (rows × cols from (row0, col0) of the matrix it
+// writes: Y_l, G, dW_l; the slice of W_l's rows for BiasGrad and Update; batch rows for Loss and
+// Gather), then its waits and signals (ranges of Plan::waits and Plan::signals).
+struct Unit {
+  Kind kind = Kind::Forward;
+  int layer = 0;
+  int row0 = 0, rows = 0, col0 = 0, cols = 0;
+  int first_wait = 0, wait_count = 0;
+  int first_signal = 0, signal_count = 0;
+};
+
+struct Plan {
+  std::vector<Unit> units;
+  std::vector<Wait> waits;
+  std::vector<int> signals;           // counter indices
+  std::vector<std::string> counters;  // each counter's name, for messages ("Forward 1 rows 0")
+  std::vector<int> counter_totals;    // how many signals each counter receives in a step
+};
+
+// The plan of one step. Throws std::invalid_argument naming the problem for a shape or size
+// that does not fit (fewer than two widths, a width, batch or size < 1).
+Plan make_plan(const StepShape& shape, const UnitSizes& sizes);
+
+// "" when the plan is well formed: every wait names a counter, its target is at most what the
+// counter receives, and every counter it waits on is signalled only by earlier units (so list
+// order is a schedule); else the first problem found, naming the unit and the counter.
+std::string check_plan(const Plan& plan);
+
+}  // namespace engine::step_plan
