@@ -9,7 +9,8 @@ names a build of it already made, then each round
 runs, A then B:
   gemm_bench over --bench-variants at --bench-shapes (L2 flushed, median of its reps, cuBLAS beside
   it in the same run), written to DIR/bench_{a,b}_ROUND.json;
-  train_mlp --gemm V for every --train-variants at every --models, written to DIR/train.csv.
+  train_mlp --gemm V for every --train-variants at every --models, written to DIR/train.csv row
+  by row as measured (a run stopped part way keeps its rows).
 Then DIR/bench_ab.csv (scripts/check/bench_ab.py: best median per side, b over a) and
 DIR/train_ab.csv (best s/epoch per side over the rounds, b over a), and a Markdown summary on
 stdout. B's own ladder is in DIR/train.csv too: each step's time over the step before's is in
@@ -98,6 +99,17 @@ def main():
     trainer = {s: os.path.join(b, "apps", "train_mlp", "train_mlp") for s, b in builds.items()}
     failed = False
     rows = []
+    # Each row is written as it is measured, so a run stopped part way keeps what it measured.
+    train_file = open(os.path.join(args.out, "train.csv"), "w", newline="")
+    train_csv = csv.writer(train_file)
+    train_csv.writerow(["kind", "round", "build", "model", "variant", "s_per_epoch", "test_acc",
+                        "note"])
+
+    def add(row):
+        rows.append(row)
+        train_csv.writerow(row)
+        train_file.flush()
+
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(1, args.rounds + 1):
             for s in sides:
@@ -111,16 +123,13 @@ def main():
                     for s in sides:
                         t, acc, note = train(trainer[s], v, model, args.epochs, args.data_dir, tmp)
                         failed |= t is None
-                        rows.append(["ab", r, s, model, v, t, acc, note])
+                        add(["ab", r, s, model, v, t, acc, note])
         for model in args.ladder_models:
             for v in args.ladder_variants:
                 t, acc, note = train(trainer["b"], v, model, args.epochs, args.data_dir, tmp)
                 failed |= t is None
-                rows.append(["ladder", 1, "b", model, v, t, acc, note])
-    with open(os.path.join(args.out, "train.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["kind", "round", "build", "model", "variant", "s_per_epoch", "test_acc", "note"])
-        w.writerows(rows)
+                add(["ladder", 1, "b", model, v, t, acc, note])
+    train_file.close()
 
     subprocess.run([sys.executable, os.path.join(HERE, "bench_ab.py"),
                     "--a", *[os.path.join(args.out, f"bench_a_{r}.json")
