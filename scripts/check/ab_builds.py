@@ -2,6 +2,7 @@
 """Two builds side by side on one GPU, alternating: the GEMM benchmark and training, A then B.
 
     scripts/check/ab_builds.py --base SRC_A --out DIR [--rounds 2] [--epochs 2]
+    scripts/check/ab_builds.py --b-build build-gpu --out DIR     (B's ladder alone, no build)
 
 SRC_A is a source tree of the base (for example `git archive BASE | tar -x -C SRC_A`); B is this
 checkout. Both are built (Release, sm_90, train_mlp and gemm_bench) in parallel, B unless --b-build
@@ -15,7 +16,8 @@ Then DIR/bench_ab.csv (scripts/check/bench_ab.py: best median per side, b over a
 DIR/train_ab.csv (best s/epoch per side over the rounds, b over a), and a Markdown summary on
 stdout. B's own ladder is in DIR/train.csv too: each step's time over the step before's is in
 DIR/ladder_train.csv (--ladder-variants, B only, once per model).
-Exit status 1 when a build or a run failed (the run's row says why).
+Without --base, only B's ladder runs (no benchmark, no A/B). Exit status 1 when a build or a run
+failed (the run's row says why).
 """
 
 import argparse
@@ -63,7 +65,7 @@ def train(binary, variant, model, epochs, data_dir, tmp):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--base", required=True, help="source tree of build A")
+    ap.add_argument("--base", help="source tree of build A; without it, only B's ladder runs")
     ap.add_argument("--out", required=True, help="folder for the results")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--epochs", type=int, default=2)
@@ -83,13 +85,13 @@ def main():
     for name in ("train_variants", "ladder_variants", "models", "ladder_models"):
         setattr(args, name, [x for x in getattr(args, name).split(",") if x])  # "" runs none
     os.makedirs(args.out, exist_ok=True)
-    sides = {"a": os.path.abspath(args.base), "b": REPO}
+    sides = {"a": os.path.abspath(args.base), "b": REPO} if args.base else {"b": REPO}
     builds = {s: os.path.join(src, "build-ab") for s, src in sides.items()}
     if args.b_build:
         builds["b"] = os.path.abspath(args.b_build)
     to_build = [s for s in sides if not (s == "b" and args.b_build)]
-    jobs = max(1, (os.cpu_count() or 2) // len(to_build))
-    with ThreadPoolExecutor(len(to_build)) as pool:
+    jobs = max(1, (os.cpu_count() or 2) // max(1, len(to_build)))
+    with ThreadPoolExecutor(max(1, len(to_build))) as pool:
         ok = dict(zip(to_build, pool.map(
             lambda s: build(sides[s], builds[s], jobs, os.path.join(args.out, f"build_{s}.log")),
             to_build)))
@@ -111,7 +113,7 @@ def main():
         train_file.flush()
 
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(1, args.rounds + 1):
+        for r in range(1, args.rounds + 1 if args.base else 1):
             for s in sides:
                 cmd = [bench[s], "--variants", args.bench_variants, "--shapes", args.bench_shapes,
                        "--json", os.path.join(args.out, f"bench_{s}_{r}.json")]
@@ -131,28 +133,29 @@ def main():
                 add(["ladder", 1, "b", model, v, t, acc, note])
     train_file.close()
 
-    subprocess.run([sys.executable, os.path.join(HERE, "bench_ab.py"),
-                    "--a", *[os.path.join(args.out, f"bench_a_{r}.json")
-                             for r in range(1, args.rounds + 1)],
-                    "--b", *[os.path.join(args.out, f"bench_b_{r}.json")
-                             for r in range(1, args.rounds + 1)],
-                    "--csv", os.path.join(args.out, "bench_ab.csv")])
+    if args.base:
+        subprocess.run([sys.executable, os.path.join(HERE, "bench_ab.py"),
+                        "--a", *[os.path.join(args.out, f"bench_a_{r}.json")
+                                 for r in range(1, args.rounds + 1)],
+                        "--b", *[os.path.join(args.out, f"bench_b_{r}.json")
+                                 for r in range(1, args.rounds + 1)],
+                        "--csv", os.path.join(args.out, "bench_ab.csv")])
 
-    best = {}
-    for kind, _, s, model, v, t, _, _ in rows:
-        if kind == "ab" and t is not None:
-            key = (model, v, s)
-            best[key] = min(t, best.get(key, t))
-    print("\n| model | variant | A s/epoch | B s/epoch | B/A |\n|---|---|--:|--:|--:|")
-    with open(os.path.join(args.out, "train_ab.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["model", "variant", "s_per_epoch_a", "s_per_epoch_b", "b_over_a"])
-        for model in args.models:
-            for v in args.train_variants:
-                a, b = best.get((model, v, "a")), best.get((model, v, "b"))
-                ratio = f"{b / a:.3f}" if a and b else ""
-                w.writerow([model, v, a, b, ratio])
-                print(f"| {model} | {v} | {a} | {b} | {ratio} |")
+        best = {}
+        for kind, _, s, model, v, t, _, _ in rows:
+            if kind == "ab" and t is not None:
+                key = (model, v, s)
+                best[key] = min(t, best.get(key, t))
+        print("\n| model | variant | A s/epoch | B s/epoch | B/A |\n|---|---|--:|--:|--:|")
+        with open(os.path.join(args.out, "train_ab.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["model", "variant", "s_per_epoch_a", "s_per_epoch_b", "b_over_a"])
+            for model in args.models:
+                for v in args.train_variants:
+                    a, b = best.get((model, v, "a")), best.get((model, v, "b"))
+                    ratio = f"{b / a:.3f}" if a and b else ""
+                    w.writerow([model, v, a, b, ratio])
+                    print(f"| {model} | {v} | {a} | {b} | {ratio} |")
     print("\n| model | step | s/epoch | over the step before |\n|---|---|--:|--:|")
     with open(os.path.join(args.out, "ladder_train.csv"), "w", newline="") as f:
         w = csv.writer(f)
