@@ -49,9 +49,10 @@ class Builder {
   }
   int counter(const std::string& name) { return family(name, 1, 1).first; }
 
-  void unit(Kind kind, int layer, int row0, int rows, int col0, int cols) {
+  void unit(Kind kind, int layer, int row0, int rows, int col0, int cols, Part part = Part::Whole) {
     Unit u;
     u.kind = kind;
+    u.part = part;
     u.layer = layer;
     u.row0 = row0, u.rows = rows, u.col0 = col0, u.cols = cols;
     u.first_wait = static_cast<int>(plan_.waits.size());
@@ -66,6 +67,42 @@ class Builder {
     plan_.waits.push_back({counter, target});
     ++plan_.units.back().wait_count;
   }
+  // A GEMM's output tile over K = k_extent in `splits` slices (at most K): one Whole unit, or the
+  // Slice units, then their Sum. Each Whole or Slice unit waits as waits() says (a slice reads
+  // what the whole tile would, its K range aside); the Whole or Sum unit signals as signals()
+  // says, so that what waits for the tile waits for its slices too.
+  template <class Waits, class Signals>
+  void gemm_tile(Kind kind, int layer, int row0, int rows, int col0, int cols, int k_extent,
+                 int splits, Waits waits, Signals signals) {
+    const int slice_k = blocks(k_extent, std::min(splits, k_extent));
+    const int slices = blocks(k_extent, slice_k);
+    if (slices == 1) {
+      unit(kind, layer, row0, rows, col0, cols);
+      plan_.units.back().k_len = k_extent;
+      waits();
+      signals();
+      return;
+    }
+    const int partial =
+        counter(std::string(kind_name(kind)) + " " + std::to_string(layer) + " slices of (" +
+                std::to_string(row0) + ", " + std::to_string(col0) + ")");
+    for (int s = 0; s < slices; ++s) {
+      unit(kind, layer, row0, rows, col0, cols, Part::Slice);
+      Unit& u = plan_.units.back();
+      u.k0 = s * slice_k;
+      u.k_len = std::min(slice_k, k_extent - u.k0);
+      u.slice = s;
+      u.slices = slices;
+      waits();
+      signal(partial);
+    }
+    unit(kind, layer, row0, rows, col0, cols, Part::Sum);
+    plan_.units.back().k_len = k_extent;
+    plan_.units.back().slices = slices;
+    wait(partial, slices);
+    signals();
+  }
+
   // The current unit signals block `index` of f when it is done.
   void signal(const Family& f, int index) { signal(f.first + index); }
   void signal(int counter) {
@@ -91,8 +128,9 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
   if (shape.batch < 1)
     throw std::invalid_argument("step plan: the batch is " + std::to_string(shape.batch) +
                                 "; it must be ≥ 1");
-  if (sizes.tile_m < 1 || sizes.tile_n < 1 || sizes.loss_rows < 1 || sizes.gather_rows < 1)
-    throw std::invalid_argument("step plan: every unit size must be ≥ 1");
+  if (sizes.tile_m < 1 || sizes.tile_n < 1 || sizes.loss_rows < 1 || sizes.gather_rows < 1 ||
+      sizes.forward_splits < 1 || sizes.input_grad_splits < 1 || sizes.weight_grad_splits < 1)
+    throw std::invalid_argument("step plan: every unit size and split count must be ≥ 1");
 
   Plan plan;
   Builder b(plan);
@@ -107,12 +145,17 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
     y_rows[l] = b.family(name("Forward", l) + " rows", batch, tm);
     y_cols[l] = b.family(name("Forward", l) + " cols", d[l + 1], tn);
     for (int i = 0; i < batch; i += tm)
-      for (int j = 0; j < d[l + 1]; j += tn) {
-        b.unit(Kind::Forward, l, i, std::min(tm, batch - i), j, std::min(tn, d[l + 1] - j));
-        if (l > 0) b.wait(y_rows[l - 1], i, std::min(batch, i + tm), blocks(d[l], tn));
-        b.signal(y_rows[l], i / tm);
-        b.signal(y_cols[l], j / tn);
-      }
+      for (int j = 0; j < d[l + 1]; j += tn)
+        b.gemm_tile(
+            Kind::Forward, l, i, std::min(tm, batch - i), j, std::min(tn, d[l + 1] - j), d[l],
+            sizes.forward_splits,
+            [&] {
+              if (l > 0) b.wait(y_rows[l - 1], i, std::min(batch, i + tm), blocks(d[l], tn));
+            },
+            [&] {
+              b.signal(y_rows[l], i / tm);
+              b.signal(y_cols[l], j / tn);
+            });
   }
 
   // G_l, the gradient at Y_l (the ReLU mask applied), by row and by column blocks; the last
@@ -141,13 +184,16 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
       g_cols[l - 1] = b.family(name("InputGrad", l) + " cols", d[l], tn);
       reads_all = b.family(name("InputGrad", l) + " all", 1, 1);
       for (int i = 0; i < batch; i += tm)
-        for (int j = 0; j < d[l]; j += tn) {
-          b.unit(Kind::InputGrad, l, i, std::min(tm, batch - i), j, std::min(tn, d[l] - j));
-          b.wait(g_rows[l], i, std::min(batch, i + tm), g_row_target);
-          b.signal(g_rows[l - 1], i / tm);
-          b.signal(g_cols[l - 1], j / tn);
-          b.signal(reads_all, 0);
-        }
+        for (int j = 0; j < d[l]; j += tn)
+          b.gemm_tile(
+              Kind::InputGrad, l, i, std::min(tm, batch - i), j, std::min(tn, d[l] - j), d[l + 1],
+              sizes.input_grad_splits,
+              [&] { b.wait(g_rows[l], i, std::min(batch, i + tm), g_row_target); },
+              [&] {
+                b.signal(g_rows[l - 1], i / tm);
+                b.signal(g_cols[l - 1], j / tn);
+                b.signal(reads_all, 0);
+              });
     }
     // WeightGrad l: dW_l = G_lᵀ · X_l, d_{l+1} × d_l, and BiasGrad l, by the same row blocks.
     const Family dw_rows = b.family(name("WeightGrad", l) + " rows", d[l + 1], tm);
@@ -155,10 +201,13 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
     for (int p = 0; p < d[l + 1]; p += tm)
       for (int q = 0; q < d[l]; q += tn) {
         const int rows = std::min(tm, d[l + 1] - p);
-        b.unit(Kind::WeightGrad, l, p, rows, q, std::min(tn, d[l] - q));
-        b.wait(g_cols[l], p, p + rows, g_col_target);
-        b.signal(dw_rows, p / tm);
-        if (l == 0) b.signal(dw0_all, 0);
+        b.gemm_tile(
+            Kind::WeightGrad, l, p, rows, q, std::min(tn, d[l] - q), batch,
+            sizes.weight_grad_splits, [&] { b.wait(g_cols[l], p, p + rows, g_col_target); },
+            [&] {
+              b.signal(dw_rows, p / tm);
+              if (l == 0) b.signal(dw0_all, 0);
+            });
       }
     const Family db_rows = b.family(name("BiasGrad", l) + " rows", d[l + 1], tm);
     for (int p = 0; p < d[l + 1]; p += tm) {

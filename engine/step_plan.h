@@ -12,6 +12,10 @@
 //   Update     l, slice p (rows of W_l and of b_l): waits for its gradients and for every read
 //              of those rows (Forward l in those columns, all of InputGrad l);
 //   Gather     the next batch's rows: waits for every read of the batch (WeightGrad 0, Loss).
+// A GEMM tile may be split along K, for grids of few tiles (M = 256: 16 forward tiles of 128×128
+// on 132 multiprocessors): then `slices` Slice units each write a partial tile of their own, and
+// a Sum unit adds them in slice order (the same bits every run), applies the epilogue and
+// signals what the whole tile would.
 // The units are listed in an order where every dependency comes first, so blocks that each take
 // units in list order (block b: units b, b + G, b + 2G, …) on a grid that is all resident never
 // wait forever: the first unfinished unit always has its dependencies done and its block free.
@@ -32,10 +36,14 @@ struct UnitSizes {
   int tile_m = 128, tile_n = 128;  // every GEMM's output tile
   int loss_rows = 128;             // rows per Loss unit
   int gather_rows = 128;           // rows per Gather unit
+  // K slices per tile of each GEMM (1: unsplit); a GEMM of K < splits has K slices.
+  int forward_splits = 1, input_grad_splits = 1, weight_grad_splits = 1;
 };
 
 enum class Kind : uint8_t { Forward, Loss, InputGrad, WeightGrad, BiasGrad, Update, Gather };
 const char* kind_name(Kind kind);
+// A GEMM unit computes its whole tile, one K slice of it, or the sum of its slices.
+enum class Part : uint8_t { Whole, Slice, Sum };
 
 // A counter and the count it must reach before a unit may start (acquire), or a counter a unit
 // adds one to when it is done (release).
@@ -46,11 +54,15 @@ struct Wait {
 
 // One unit: its kind, layer and output rectangle (rows × cols from (row0, col0) of the matrix it
 // writes: Y_l, G, dW_l; the slice of W_l's rows for BiasGrad and Update; batch rows for Loss and
-// Gather), then its waits and signals (ranges of Plan::waits and Plan::signals).
+// Gather), then its waits and signals (ranges of Plan::waits and Plan::signals). A GEMM unit's
+// K range is [k0, k0 + k_len); a Slice is slice `slice` of `slices`, a Sum adds all `slices`.
 struct Unit {
   Kind kind = Kind::Forward;
+  Part part = Part::Whole;
   int layer = 0;
   int row0 = 0, rows = 0, col0 = 0, cols = 0;
+  int k0 = 0, k_len = 0;
+  int slice = 0, slices = 1;
   int first_wait = 0, wait_count = 0;
   int first_signal = 0, signal_count = 0;
 };

@@ -17,6 +17,7 @@ namespace {
 
 using engine::step_plan::Kind;
 using engine::step_plan::make_plan;
+using engine::step_plan::Part;
 using engine::step_plan::Plan;
 using engine::step_plan::StepShape;
 using engine::step_plan::Unit;
@@ -32,48 +33,68 @@ bool overlap(const Region& a, const Region& b) {
   return a.matrix == b.matrix && a.r0 < b.r1 && b.r0 < a.r1 && a.c0 < b.c1 && b.c0 < a.c1;
 }
 
-// What a unit reads and writes, from the step's arithmetic (engine/step_plan.h's header).
+// What a unit reads and writes, from the step's arithmetic (engine/step_plan.h's header). A GEMM
+// unit reads its operands over its K range [k0, k1); a Slice writes its own partial tile (a
+// matrix of its own, one row per slice), and the Sum reads them all and the epilogue's inputs.
 struct Access {
   std::vector<Region> reads, writes;
 };
 Access access(const Unit& u, const StepShape& s) {
-  const int layers = static_cast<int>(s.widths.size()) - 1, batch = s.batch, l = u.layer;
+  const int layers = static_cast<int>(s.widths.size()) - 1, l = u.layer;
   const auto& d = s.widths;
   auto m = [](const char* name, int layer) { return std::string(name) + std::to_string(layer); };
   auto input = [&](int layer) { return layer == 0 ? std::string("X") : m("Y", layer - 1); };
-  const int r1 = u.row0 + u.rows, c1 = u.col0 + u.cols;
+  const int r1 = u.row0 + u.rows, c1 = u.col0 + u.cols, k0 = u.k0, k1 = u.k0 + u.k_len;
   Access a;
+  std::vector<Region> operands, epilogue;
+  Region out{};
   switch (u.kind) {
     case Kind::Forward:  // Y_l tile = act(X_l rows · W_l rows(cols of the tile)ᵀ + b_l)
-      a.reads = {{input(l), u.row0, r1, 0, d[l]},
-                 {m("W", l), u.col0, c1, 0, d[l]},
-                 {m("b", l), u.col0, c1, 0, 1}};
-      a.writes = {{m("Y", l), u.row0, r1, u.col0, c1}};
+      operands = {{input(l), u.row0, r1, k0, k1}, {m("W", l), u.col0, c1, k0, k1}};
+      epilogue = {{m("b", l), u.col0, c1, 0, 1}};
+      out = {m("Y", l), u.row0, r1, u.col0, c1};
+      break;
+    case Kind::InputGrad:  // G_{l−1} tile = G_l rows · W_l cols, masked by Y_{l−1}
+      operands = {{m("G", l), u.row0, r1, k0, k1}, {m("W", l), k0, k1, u.col0, c1}};
+      epilogue = {{m("Y", l - 1), u.row0, r1, u.col0, c1}};
+      out = {m("G", l - 1), u.row0, r1, u.col0, c1};
+      break;
+    case Kind::WeightGrad:  // dW_l tile = G_l(rows k, cols p)ᵀ · X_l(rows k, cols q)
+      operands = {{m("G", l), k0, k1, u.row0, r1}, {input(l), k0, k1, u.col0, c1}};
+      out = {m("dW", l), u.row0, r1, u.col0, c1};
       break;
     case Kind::Loss:
       a.reads = {{m("Y", layers - 1), u.row0, r1, 0, d[layers]}, {"labels", u.row0, r1, 0, 1}};
       a.writes = {{m("G", layers - 1), u.row0, r1, 0, d[layers]}};
-      break;
-    case Kind::InputGrad:  // G_{l−1} tile = G_l rows · W_l cols, masked by Y_{l−1}
-      a.reads = {{m("G", l), u.row0, r1, 0, d[l + 1]},
-                 {m("W", l), 0, d[l + 1], u.col0, c1},
-                 {m("Y", l - 1), u.row0, r1, u.col0, c1}};
-      a.writes = {{m("G", l - 1), u.row0, r1, u.col0, c1}};
-      break;
-    case Kind::WeightGrad:  // dW_l tile = G_l(all rows, cols p)ᵀ · X_l(all rows, cols q)
-      a.reads = {{m("G", l), 0, batch, u.row0, r1}, {input(l), 0, batch, u.col0, c1}};
-      a.writes = {{m("dW", l), u.row0, r1, u.col0, c1}};
-      break;
+      return a;
     case Kind::BiasGrad:
-      a.reads = {{m("G", l), 0, batch, u.row0, r1}};
+      a.reads = {{m("G", l), 0, s.batch, u.row0, r1}};
       a.writes = {{m("db", l), u.row0, r1, 0, 1}};
-      break;
+      return a;
     case Kind::Update:
       a.reads = {{m("dW", l), u.row0, r1, 0, d[l]}, {m("db", l), u.row0, r1, 0, 1}};
       a.writes = {{m("W", l), u.row0, r1, 0, d[l]}, {m("b", l), u.row0, r1, 0, 1}};
-      break;
+      return a;
     case Kind::Gather:
       a.writes = {{"X", u.row0, r1, 0, d[0]}, {"labels", u.row0, r1, 0, 1}};
+      return a;
+  }
+  const std::string partials =
+      "partials of " + out.matrix + " at " + std::to_string(u.row0) + "," + std::to_string(u.col0);
+  switch (u.part) {
+    case Part::Whole:
+      a.reads = operands;
+      a.reads.insert(a.reads.end(), epilogue.begin(), epilogue.end());
+      a.writes = {out};
+      break;
+    case Part::Slice:
+      a.reads = operands;
+      a.writes = {{partials, u.slice, u.slice + 1, 0, 1}};
+      break;
+    case Part::Sum:
+      a.reads = epilogue;
+      a.reads.push_back({partials, 0, u.slices, 0, 1});
+      a.writes = {out};
       break;
   }
   return a;
@@ -198,6 +219,11 @@ std::vector<Case> cases() {
       {{{37, 61, 5}, 19}, {16, 8, 7, 5}},         // odd widths and batch, tiles that do not divide
       {{{3, 2}, 1}, {128, 128, 128, 128}},        // one layer, tiles larger than everything
       {{{9, 17, 33, 4, 3}, 11}, {4, 16, 3, 11}},  // four layers
+      // split along K: the default model as a 132-multiprocessor grid needs it; slices that do
+      // not divide K; more splits than K (K slices of one)
+      {{{784, 1024, 1024, 10}, 256}, {128, 128, 128, 128, 4, 3, 2}},
+      {{{37, 61, 5}, 19}, {16, 8, 7, 5, 3, 5, 4}},
+      {{{3, 2}, 1}, {128, 128, 128, 128, 8, 8, 8}},
   };
 }
 
@@ -207,6 +233,35 @@ TEST(StepPlan, EveryOutputIsWrittenOnceAndTheListIsASchedule) {
     EXPECT_EQ(engine::step_plan::check_plan(plan), "");
     expect_each_output_written_once(plan, c.shape);
   }
+}
+
+// The slices of a split tile cover its K once, in order, and its Sum follows them.
+TEST(StepPlan, SlicesCoverTheirTilesKAndTheSumFollows) {
+  int split_tiles = 0;
+  for (const Case& c : cases()) {
+    const Plan plan = make_plan(c.shape, c.sizes);
+    for (size_t i = 0; i < plan.units.size(); ++i) {
+      const Unit& sum = plan.units[i];
+      if (sum.part != Part::Sum) continue;
+      ++split_tiles;
+      ASSERT_GE(i, static_cast<size_t>(sum.slices));
+      ASSERT_GE(sum.slices, 2);
+      int k = 0;
+      for (int s = 0; s < sum.slices; ++s) {
+        const Unit& slice = plan.units[i - sum.slices + s];
+        ASSERT_EQ(slice.part, Part::Slice);
+        EXPECT_EQ(slice.kind, sum.kind);
+        EXPECT_EQ(slice.row0, sum.row0);
+        EXPECT_EQ(slice.col0, sum.col0);
+        EXPECT_EQ(slice.slice, s);
+        EXPECT_EQ(slice.k0, k);
+        EXPECT_GE(slice.k_len, 1);
+        k += slice.k_len;
+      }
+      EXPECT_EQ(k, sum.k_len);
+    }
+  }
+  EXPECT_GT(split_tiles, 100);
 }
 
 TEST(StepPlan, UnitsThatShareDataAreOrderedByTheCounters) {
@@ -232,6 +287,19 @@ TEST(StepPlan, ARemovedWaitIsARace) {
   EXPECT_NE(race.find("Update 1"), std::string::npos) << race;
 }
 
+TEST(StepPlan, ASumThatDoesNotWaitForItsSlicesIsARace) {
+  const Case c = cases()[6];
+  Plan plan = make_plan(c.shape, c.sizes);
+  const auto sum = std::find_if(plan.units.begin(), plan.units.end(),
+                                [](const Unit& u) { return u.part == Part::Sum; });
+  ASSERT_NE(sum, plan.units.end());
+  ASSERT_EQ(sum->wait_count, 1);
+  sum->wait_count = 0;
+  const std::string race = first_race(plan, c.shape);
+  EXPECT_NE(race.find(engine::step_plan::kind_name(sum->kind)), std::string::npos) << race;
+  EXPECT_NE(race, "");
+}
+
 TEST(StepPlan, ACounterWaitedOnBeforeItIsSignalledIsNamed) {
   Plan plan = make_plan({{5, 4, 3}, 6}, {2, 2, 2, 2});
   std::swap(plan.units[0], plan.units.back());  // the gather first
@@ -253,8 +321,10 @@ TEST(StepPlan, ShapesThatDoNotFitAreRefused) {
   EXPECT_THROW_WITH(make_plan({{784}, 8}, {}), std::invalid_argument, "at least two widths");
   EXPECT_THROW_WITH(make_plan({{784, 0, 10}, 8}, {}), std::invalid_argument, "width 1 is 0");
   EXPECT_THROW_WITH(make_plan({{784, 10}, 0}, {}), std::invalid_argument, "the batch is 0");
+  EXPECT_THROW_WITH(make_plan({{784, 10}, 8}, {128, 128, 128, 128, 0}), std::invalid_argument,
+                    "every unit size and split count must be");
   EXPECT_THROW_WITH(make_plan({{784, 10}, 8}, {0, 128, 128, 128}), std::invalid_argument,
-                    "every unit size must be");
+                    "every unit size and split count must be");
 }
 
 }  // namespace
