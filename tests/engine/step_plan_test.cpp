@@ -1,20 +1,27 @@
 // The step plan (engine/step_plan.h): every unit's output covered once, no two units that touch
-// the same data left unordered by the counters, and no grid that fits on the device stuck.
+// the same data left unordered by the counters, no grid that fits on the device stuck, and the
+// units, run on the CPU in any order such a grid allows, the engine's own training step.
 #include "engine/step_plan.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "engine/backend.h"
+#include "engine/engine.h"
 #include "expect_error.h"
+#include "random_data.h"
 
 namespace {
 
+using engine::Tensor;
 using engine::step_plan::Kind;
 using engine::step_plan::make_plan;
 using engine::step_plan::Part;
@@ -181,9 +188,11 @@ void expect_each_output_written_once(const Plan& plan, const StepShape& shape) {
 }
 
 // Runs the plan on `grid` simulated blocks, block b taking units b, b + grid, … in turn, one
-// runnable block at random at each move, a unit starting only once its waits are met. Returns
-// false when no block can move before every unit is done (a deadlock).
-bool runs_to_the_end(const Plan& plan, int grid, std::mt19937& rng) {
+// runnable block at random at each move, a unit starting only once its waits are met, and
+// run(unit) doing its work. Returns false when no block can move before every unit is done (a
+// deadlock).
+bool runs_to_the_end(const Plan& plan, int grid, std::mt19937& rng,
+                     const std::function<void(const Unit&)>& run = nullptr) {
   std::vector<int> count(plan.counters.size(), 0);
   std::vector<size_t> next(grid);
   for (int b = 0; b < grid; ++b) next[b] = b;
@@ -201,6 +210,7 @@ bool runs_to_the_end(const Plan& plan, int grid, std::mt19937& rng) {
     if (runnable.empty()) return false;
     const int b = runnable[std::uniform_int_distribution<size_t>(0, runnable.size() - 1)(rng)];
     const Unit& u = plan.units[next[b]];
+    if (run) run(u);
     for (int s = u.first_signal; s < u.first_signal + u.signal_count; ++s) ++count[plan.signals[s]];
     next[b] += grid;
     ++done;
@@ -314,6 +324,185 @@ TEST(StepPlan, NoResidentGridDeadlocks) {
     for (int grid : {1, 2, 3, 7, 64, 132, static_cast<int>(plan.units.size()) + 3})
       for (int trial = 0; trial < 3; ++trial)
         EXPECT_TRUE(runs_to_the_end(plan, grid, rng)) << "grid " << grid;
+  }
+}
+
+// The step's arithmetic unit by unit on the CPU, as a step kernel would do it: each GEMM tile (or
+// K slice, or sum of slices) in a fixed k order, the loss by row blocks with the whole batch's
+// scale, the bias gradients and the SGD update by slices of W's rows (engine::host's loss and
+// update), the gather copying the next batch in.
+struct StepOnTheCpu {
+  StepShape shape;
+  engine::LrSchedule schedule;
+  float momentum = 0, weight_decay = 0;
+  std::vector<std::vector<float>> w, b, vw, vb, y, g, dw, db;  // per layer
+  std::vector<float> x, next_x;
+  std::vector<int32_t> labels, next_labels;
+  std::map<std::string, std::vector<float>> partials;  // per split tile: slices × rows × cols
+  std::vector<engine::MetricCounters> loss_blocks;
+  int64_t counted = 1;  // the step counter after the loss counted this step
+
+  int layers() const { return static_cast<int>(shape.widths.size()) - 1; }
+  const float* input(int l) const { return l == 0 ? x.data() : y[l - 1].data(); }
+
+  // The K range's sum for element (r, c) of the unit's GEMM.
+  float product(const Unit& u, int r, int c) const {
+    const auto& d = shape.widths;
+    const int l = u.layer;
+    float acc = 0.0f;
+    for (int k = u.k0; k < u.k0 + u.k_len; ++k) {
+      if (u.kind == Kind::Forward) acc += input(l)[r * d[l] + k] * w[l][c * d[l] + k];
+      if (u.kind == Kind::InputGrad) acc += g[l][r * d[l + 1] + k] * w[l][k * d[l] + c];
+      if (u.kind == Kind::WeightGrad) acc += g[l][k * d[l + 1] + r] * input(l)[k * d[l] + c];
+    }
+    return acc;
+  }
+  // The epilogue and the store of element (r, c) of a GEMM's output.
+  void store(const Unit& u, int r, int c, float v) {
+    const auto& d = shape.widths;
+    const int l = u.layer;
+    if (u.kind == Kind::Forward) {
+      v += b[l][c];
+      y[l][r * d[l + 1] + c] = l < layers() - 1 ? std::fmax(v, 0.0f) : v;
+    } else if (u.kind == Kind::InputGrad) {
+      g[l - 1][r * d[l] + c] = y[l - 1][r * d[l] + c] > 0.0f ? v : 0.0f;
+    } else {
+      dw[l][r * d[l] + c] = v;
+    }
+  }
+
+  void run(const Unit& u) {
+    const auto& d = shape.widths;
+    const int l = u.layer, out = d[layers()];
+    const std::string tile = std::to_string(int(u.kind)) + "/" + std::to_string(l) + "/" +
+                             std::to_string(u.row0) + "/" + std::to_string(u.col0);
+    switch (u.kind) {
+      case Kind::Forward:
+      case Kind::InputGrad:
+      case Kind::WeightGrad: {
+        auto& part = partials[tile];
+        if (u.part == Part::Slice && part.empty())
+          part.assign(size_t(u.slices) * u.rows * u.cols, 0);
+        for (int r = 0; r < u.rows; ++r)
+          for (int c = 0; c < u.cols; ++c) {
+            const size_t at = size_t(r) * u.cols + c;
+            if (u.part == Part::Whole) {
+              store(u, u.row0 + r, u.col0 + c, product(u, u.row0 + r, u.col0 + c));
+            } else if (u.part == Part::Slice) {
+              part[size_t(u.slice) * u.rows * u.cols + at] = product(u, u.row0 + r, u.col0 + c);
+            } else {
+              float sum = 0.0f;
+              for (int k = 0; k < u.slices; ++k) sum += part[size_t(k) * u.rows * u.cols + at];
+              store(u, u.row0 + r, u.col0 + c, sum);
+            }
+          }
+        break;
+      }
+      case Kind::Loss:
+        engine::host::softmax_xent(y[l].data() + size_t(u.row0) * out, labels.data() + u.row0,
+                                   g[l].data() + size_t(u.row0) * out, u.rows, out,
+                                   1.0f / shape.batch, &loss_blocks[u.row0 / u.rows]);
+        break;
+      case Kind::BiasGrad:
+        for (int p = u.row0; p < u.row0 + u.rows; ++p) {
+          float sum = 0.0f;
+          for (int r = 0; r < shape.batch; ++r) sum += g[l][size_t(r) * d[l + 1] + p];
+          db[l][p] = sum;
+        }
+        break;
+      case Kind::Update: {
+        const size_t at = size_t(u.row0) * d[l], n = size_t(u.rows) * d[l];
+        engine::host::sgd_step(w[l].data() + at, dw[l].data() + at, vw[l].data() + at, n, &counted,
+                               schedule, momentum, weight_decay);
+        engine::host::sgd_step(b[l].data() + u.row0, db[l].data() + u.row0, vb[l].data() + u.row0,
+                               u.rows, &counted, schedule, momentum, weight_decay);
+        break;
+      }
+      case Kind::Gather:
+        std::copy_n(next_x.begin() + size_t(u.row0) * d[0], size_t(u.rows) * d[0],
+                    x.begin() + size_t(u.row0) * d[0]);
+        std::copy_n(next_labels.begin() + u.row0, u.rows, labels.begin() + u.row0);
+        break;
+    }
+  }
+};
+
+// Run in any order a resident grid allows, the units give the engine's own CPU step: the same
+// loss and parameters (within fp32 rounding: the GEMMs sum in another order), and the same bits
+// from one order to another.
+TEST(StepPlan, RunOnTheCpuInAnyOrderItIsTheTrainersStep) {
+  const StepShape shape{{13, 17, 9, 4}, 11};
+  std::mt19937_64 data_rng(3);
+  const std::vector<float> xv = random_values(data_rng, size_t(shape.batch) * 13);
+  const std::vector<float> next_xv = random_values(data_rng, size_t(shape.batch) * 13);
+  std::vector<int32_t> labels(shape.batch), next_labels(shape.batch);
+  for (int i = 0; i < shape.batch; ++i) labels[i] = (i * 7) % 4, next_labels[i] = (i * 5) % 4;
+
+  engine::Context ctx(engine::Device::CPU, "cpu", 9);
+  engine::Sequential net;
+  net.add<engine::Linear>(ctx, 13, 17);
+  net.add<engine::ReLU>();
+  net.add<engine::Linear>(ctx, 17, 9);
+  net.add<engine::ReLU>();
+  net.add<engine::Linear>(ctx, 9, 4);
+  engine::TrainerOptions o;
+  o.max_batch = shape.batch;
+  o.sgd.lr = 0.3f;  // large enough that the update shows in every parameter
+  o.sgd.momentum = 0.9f;
+  o.sgd.weight_decay = 0.01f;
+  engine::Trainer trainer(ctx, net, o);
+  StepOnTheCpu start;
+  start.shape = shape;
+  start.schedule = {o.sgd.lr, 0};
+  start.momentum = o.sgd.momentum;
+  start.weight_decay = o.sgd.weight_decay;
+  const auto params = net.parameters();
+  for (int l = 0; l < 3; ++l) {
+    start.w.push_back(params[2 * l]->value.download());
+    start.b.push_back(params[2 * l + 1]->value.download());
+    start.vw.emplace_back(start.w.back().size(), 0.0f);
+    start.vb.emplace_back(start.b.back().size(), 0.0f);
+    start.y.emplace_back(size_t(shape.batch) * shape.widths[l + 1], NAN);
+    start.g.emplace_back(size_t(shape.batch) * shape.widths[l + 1], NAN);
+    start.dw.emplace_back(start.w.back().size(), NAN);
+    start.db.emplace_back(start.b.back().size(), NAN);
+  }
+  start.x = xv, start.next_x = next_xv, start.labels = labels, start.next_labels = next_labels;
+
+  trainer.step(Tensor::from_host(engine::Device::CPU, shape.batch, 13, xv),
+               engine::LabelTensor(engine::Device::CPU, labels));
+  const engine::MetricTotals metrics = trainer.take_metrics();
+
+  std::mt19937 rng(11);
+  std::vector<StepOnTheCpu> runs;
+  for (const UnitSizes sizes :
+       {UnitSizes{4, 8, 3, 5}, UnitSizes{4, 8, 3, 5, 3, 2, 4}, UnitSizes{16, 16, 16, 16, 5, 5, 5}})
+    for (int grid : {1, 4, 9}) {
+      const Plan plan = make_plan(shape, sizes);
+      StepOnTheCpu step = start;
+      step.loss_blocks.assign(plan.units.size(), engine::MetricCounters{});
+      ASSERT_TRUE(runs_to_the_end(plan, grid, rng, [&](const Unit& u) { step.run(u); }));
+      double loss = 0;  // the blocks' sums, in order
+      for (const auto& block : step.loss_blocks) loss += block.loss_sum;
+      EXPECT_NEAR(loss, metrics.loss_sum, 1e-5 * metrics.loss_sum);
+      for (int l = 0; l < 3; ++l) {
+        const std::vector<float> w = params[2 * l]->value.download();
+        const std::vector<float> b = params[2 * l + 1]->value.download();
+        for (size_t i = 0; i < w.size(); ++i) {
+          ASSERT_NEAR(step.w[l][i], w[i], 1e-5f * (1.0f + std::fabs(w[i]))) << l << " " << i;
+          ASSERT_NE(step.w[l][i], start.w[l][i]) << "weight " << l << ", " << i << " not updated";
+        }
+        for (size_t i = 0; i < b.size(); ++i)
+          ASSERT_NEAR(step.b[l][i], b[i], 1e-5f * (1.0f + std::fabs(b[i]))) << l << " " << i;
+      }
+      EXPECT_EQ(step.x, next_xv);
+      EXPECT_EQ(step.labels, next_labels);
+      runs.push_back(std::move(step));
+    }
+  for (size_t r = 1; r < runs.size(); ++r) {  // the same bits in every order, per plan
+    if (r % 3 == 0) continue;
+    EXPECT_EQ(runs[r].w, runs[r - 1].w) << r;
+    EXPECT_EQ(runs[r].b, runs[r - 1].b) << r;
   }
 }
 
