@@ -329,14 +329,17 @@ TEST(StepPlan, NoResidentGridDeadlocks) {
 
 // The step's arithmetic unit by unit on the CPU, as a step kernel would do it: each GEMM tile (or
 // K slice, or sum of slices) in a fixed k order, the loss by row blocks with the whole batch's
-// scale, the bias gradients and the SGD update by slices of W's rows (engine::host's loss and
-// update), the gather copying the next batch in.
+// scale, the bias gradients and the update by slices of W's rows (engine::host's losses and
+// optimisers), the gather copying the next batch in.
 struct StepOnTheCpu {
   StepShape shape;
+  bool squared_error = false;  // else cross-entropy
+  bool adam = false;           // else SGD
   engine::LrSchedule schedule;
-  float momentum = 0, weight_decay = 0;
-  std::vector<std::vector<float>> w, b, vw, vb, y, g, dw, db;  // per layer
-  std::vector<float> x, next_x;
+  float momentum = 0, weight_decay = 0, beta1 = 0, beta2 = 0, eps = 0;
+  // Per layer; mw, mb: SGD's velocity or Adam's first moment; vw, vb: Adam's second moment.
+  std::vector<std::vector<float>> w, b, mw, mb, vw, vb, y, g, dw, db;
+  std::vector<float> x, next_x, targets, next_targets;
   std::vector<int32_t> labels, next_labels;
   std::map<std::string, std::vector<float>> partials;  // per split tile: slices × rows × cols
   std::vector<engine::MetricCounters> loss_blocks;
@@ -398,11 +401,17 @@ struct StepOnTheCpu {
           }
         break;
       }
-      case Kind::Loss:
-        engine::host::softmax_xent(y[l].data() + size_t(u.row0) * out, labels.data() + u.row0,
-                                   g[l].data() + size_t(u.row0) * out, u.rows, out,
-                                   1.0f / shape.batch, &loss_blocks[u.row0 / u.rows]);
+      case Kind::Loss: {
+        const size_t at = size_t(u.row0) * out;
+        engine::MetricCounters* block = &loss_blocks[u.row0 / u.rows];
+        if (squared_error)  // the whole batch's scale, as ops.cpp computes it
+          engine::host::squared_error(y[l].data() + at, targets.data() + at, g[l].data() + at,
+                                      u.rows, out, 2.0f / (float(shape.batch) * float(out)), block);
+        else
+          engine::host::softmax_xent(y[l].data() + at, labels.data() + u.row0, g[l].data() + at,
+                                     u.rows, out, 1.0f / shape.batch, block);
         break;
+      }
       case Kind::BiasGrad:
         for (int p = u.row0; p < u.row0 + u.rows; ++p) {
           float sum = 0.0f;
@@ -410,33 +419,44 @@ struct StepOnTheCpu {
           db[l][p] = sum;
         }
         break;
-      case Kind::Update: {
-        const size_t at = size_t(u.row0) * d[l], n = size_t(u.rows) * d[l];
-        engine::host::sgd_step(w[l].data() + at, dw[l].data() + at, vw[l].data() + at, n, &counted,
-                               schedule, momentum, weight_decay);
-        engine::host::sgd_step(b[l].data() + u.row0, db[l].data() + u.row0, vb[l].data() + u.row0,
-                               u.rows, &counted, schedule, momentum, weight_decay);
+      case Kind::Update:
+        update(w[l], dw[l], mw[l], vw[l], size_t(u.row0) * d[l], size_t(u.rows) * d[l]);
+        update(b[l], db[l], mb[l], vb[l], u.row0, u.rows);
         break;
-      }
       case Kind::Gather:
         std::copy_n(next_x.begin() + size_t(u.row0) * d[0], size_t(u.rows) * d[0],
                     x.begin() + size_t(u.row0) * d[0]);
         std::copy_n(next_labels.begin() + u.row0, u.rows, labels.begin() + u.row0);
+        std::copy_n(next_targets.begin() + size_t(u.row0) * out, size_t(u.rows) * out,
+                    targets.begin() + size_t(u.row0) * out);
         break;
     }
+  }
+  void update(std::vector<float>& p, const std::vector<float>& grad, std::vector<float>& m,
+              std::vector<float>& v, size_t at, size_t n) {
+    if (adam)
+      engine::host::adam_step(p.data() + at, grad.data() + at, m.data() + at, v.data() + at,
+                              int64_t(n), &counted, schedule, beta1, beta2, eps, weight_decay);
+    else
+      engine::host::sgd_step(p.data() + at, grad.data() + at, m.data() + at, int64_t(n), &counted,
+                             schedule, momentum, weight_decay);
   }
 };
 
 // Run in any order a resident grid allows, the units give the engine's own CPU step: the same
 // loss and parameters (within fp32 rounding: the GEMMs sum in another order), and the same bits
-// from one order to another.
-TEST(StepPlan, RunOnTheCpuInAnyOrderItIsTheTrainersStep) {
+// from one order to another; with cross-entropy and SGD (momentum, weight decay), and with the
+// mean squared error and Adam.
+void expect_the_trainers_step(bool squared_error, bool adam) {
   const StepShape shape{{13, 17, 9, 4}, 11};
+  const int out = 4;
   std::mt19937_64 data_rng(3);
   const std::vector<float> xv = random_values(data_rng, size_t(shape.batch) * 13);
   const std::vector<float> next_xv = random_values(data_rng, size_t(shape.batch) * 13);
+  const std::vector<float> targets = random_values(data_rng, size_t(shape.batch) * out);
+  const std::vector<float> next_targets = random_values(data_rng, size_t(shape.batch) * out);
   std::vector<int32_t> labels(shape.batch), next_labels(shape.batch);
-  for (int i = 0; i < shape.batch; ++i) labels[i] = (i * 7) % 4, next_labels[i] = (i * 5) % 4;
+  for (int i = 0; i < shape.batch; ++i) labels[i] = (i * 7) % out, next_labels[i] = (i * 5) % out;
 
   engine::Context ctx(engine::Device::CPU, "cpu", 9);
   engine::Sequential net;
@@ -444,33 +464,46 @@ TEST(StepPlan, RunOnTheCpuInAnyOrderItIsTheTrainersStep) {
   net.add<engine::ReLU>();
   net.add<engine::Linear>(ctx, 17, 9);
   net.add<engine::ReLU>();
-  net.add<engine::Linear>(ctx, 9, 4);
+  net.add<engine::Linear>(ctx, 9, out);
   engine::TrainerOptions o;
   o.max_batch = shape.batch;
+  o.loss = squared_error ? engine::TrainerOptions::Loss::MeanSquaredError
+                         : engine::TrainerOptions::Loss::CrossEntropy;
+  o.optimizer =
+      adam ? engine::TrainerOptions::Optimizer::Adam : engine::TrainerOptions::Optimizer::Sgd;
   o.sgd.lr = 0.3f;  // large enough that the update shows in every parameter
   o.sgd.momentum = 0.9f;
   o.sgd.weight_decay = 0.01f;
+  o.adam.lr = 0.01f;
+  o.adam.weight_decay = 0.02f;
   engine::Trainer trainer(ctx, net, o);
+
   StepOnTheCpu start;
   start.shape = shape;
-  start.schedule = {o.sgd.lr, 0};
+  start.squared_error = squared_error, start.adam = adam;
+  start.schedule = {adam ? o.adam.lr : o.sgd.lr, 0};
   start.momentum = o.sgd.momentum;
-  start.weight_decay = o.sgd.weight_decay;
+  start.weight_decay = adam ? o.adam.weight_decay : o.sgd.weight_decay;
+  start.beta1 = o.adam.beta1, start.beta2 = o.adam.beta2, start.eps = o.adam.eps;
   const auto params = net.parameters();
   for (int l = 0; l < 3; ++l) {
     start.w.push_back(params[2 * l]->value.download());
     start.b.push_back(params[2 * l + 1]->value.download());
-    start.vw.emplace_back(start.w.back().size(), 0.0f);
-    start.vb.emplace_back(start.b.back().size(), 0.0f);
+    for (auto* state : {&start.mw, &start.vw}) state->emplace_back(start.w.back().size(), 0.0f);
+    for (auto* state : {&start.mb, &start.vb}) state->emplace_back(start.b.back().size(), 0.0f);
     start.y.emplace_back(size_t(shape.batch) * shape.widths[l + 1], NAN);
     start.g.emplace_back(size_t(shape.batch) * shape.widths[l + 1], NAN);
     start.dw.emplace_back(start.w.back().size(), NAN);
     start.db.emplace_back(start.b.back().size(), NAN);
   }
   start.x = xv, start.next_x = next_xv, start.labels = labels, start.next_labels = next_labels;
+  start.targets = targets, start.next_targets = next_targets;
 
-  trainer.step(Tensor::from_host(engine::Device::CPU, shape.batch, 13, xv),
-               engine::LabelTensor(engine::Device::CPU, labels));
+  const Tensor x = Tensor::from_host(engine::Device::CPU, shape.batch, 13, xv);
+  if (squared_error)
+    trainer.step(x, Tensor::from_host(engine::Device::CPU, shape.batch, out, targets));
+  else
+    trainer.step(x, engine::LabelTensor(engine::Device::CPU, labels));
   const engine::MetricTotals metrics = trainer.take_metrics();
 
   std::mt19937 rng(11);
@@ -496,6 +529,7 @@ TEST(StepPlan, RunOnTheCpuInAnyOrderItIsTheTrainersStep) {
           ASSERT_NEAR(step.b[l][i], b[i], 1e-5f * (1.0f + std::fabs(b[i]))) << l << " " << i;
       }
       EXPECT_EQ(step.x, next_xv);
+      EXPECT_EQ(step.targets, next_targets);
       EXPECT_EQ(step.labels, next_labels);
       runs.push_back(std::move(step));
     }
@@ -503,6 +537,17 @@ TEST(StepPlan, RunOnTheCpuInAnyOrderItIsTheTrainersStep) {
     if (r % 3 == 0) continue;
     EXPECT_EQ(runs[r].w, runs[r - 1].w) << r;
     EXPECT_EQ(runs[r].b, runs[r - 1].b) << r;
+  }
+}
+
+TEST(StepPlan, RunOnTheCpuInAnyOrderItIsTheTrainersStep) {
+  {
+    SCOPED_TRACE("cross-entropy, SGD");
+    expect_the_trainers_step(false, false);
+  }
+  {
+    SCOPED_TRACE("mean squared error, Adam");
+    expect_the_trainers_step(true, true);
   }
 }
 
