@@ -65,7 +65,8 @@
 #   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"; the
 #                 table's --from-json step takes none
 #   SOURCE_COMMIT the commit to name in the summary, where the copy's git metadata is not the
-#                 source's (default: git rev-parse --short HEAD)
+#                 source's (default: git rev-parse --short HEAD, followed by ", with changes to
+#                 tracked files" where they differ from it)
 #   TRAIN_EPOCHS  epochs for the training comparison (default 2)
 #   TRAIN_COMPARE variants added to every fp32 device variant in --compare (default:
 #                 tf32,wgmma,wgmma_ws,tf32_fast,cublas_tf32)

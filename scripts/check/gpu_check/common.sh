@@ -11,11 +11,23 @@ fail() {
   note "FAIL: $*"
   overall=1
 }
+# HEAD's short hash, and whether the tracked files differ from it (a copy of a working tree whose
+# changes were not committed, or whose git metadata is older than its files).
+# shellcheck disable=SC2317  # called from the EXIT trap
+source_commit() {
+  local head
+  head=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null) || { echo unknown; return; }
+  if [ -n "$(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+    echo "$head, with changes to tracked files"
+  else
+    echo "$head"
+  fi
+}
 # shellcheck disable=SC2317  # called from the EXIT trap
 write_summary() {
   {
     echo "gpu_check.sh summary ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
-    echo "repo: $repo (commit ${SOURCE_COMMIT:-$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)})"
+    echo "repo: $repo (commit ${SOURCE_COMMIT:-$(source_commit)})"
     echo "build dir: $build_dir, CUDA architectures: ${CUDA_ARCHS:-90}, steps: ${steps//,/ }"
     printf '%s\n' "${summary_lines[@]}"
     if [ "$overall" -eq 0 ]; then echo "RESULT: PASS"; else echo "RESULT: FAIL"; fi
