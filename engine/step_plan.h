@@ -5,10 +5,12 @@
 // A step of Sequential(Linear, ReLU, …, Linear) on widths d0 → d1 → … → dL at batch B, layer l
 // being Y_l = act(X_l · W_lᵀ + b_l) with X_0 the batch and X_{l+1} = Y_l:
 //   Forward    l, tile (i, j) of Y_l [B×d_{l+1}]: waits for row block i of Y_{l−1};
-//   Loss       row block i of the logits Y_{L−1}: the loss, its gradient G_{L−1} and the metrics;
-//   InputGrad  l, tile (i, j) of G_{l−1} = (G_l · W_l) ⊙ [Y_{l−1} > 0]: waits for row block i of
-//   G_l; WeightGrad l, tile (p, q) of dW_l = G_lᵀ · X_l [d_{l+1}×d_l]: waits for G_l's columns p,
-//   all rows; BiasGrad   l, slice p of db_l (the column sums of G_l): waits for the same columns;
+//   Loss       row block i of the logits Y_{L−1}: the loss, its gradient G_{L−1}, the metrics;
+//   InputGrad  l, tile (i, j) of G_{l−1} = (G_l · W_l) ⊙ [Y_{l−1} > 0]:
+//              waits for row block i of G_l;
+//   WeightGrad l, tile (p, q) of dW_l = G_lᵀ · X_l [d_{l+1}×d_l]:
+//              waits for G_l's columns p, all rows;
+//   BiasGrad   l, slice p of db_l (the column sums of G_l): waits for the same columns;
 //   Update     l, slice p (rows of W_l and of b_l): waits for its gradients and for every read
 //              of those rows (Forward l in those columns, all of InputGrad l);
 //   Gather     the next batch's rows: waits for every read of the batch (WeightGrad 0, Loss).
