@@ -814,6 +814,10 @@ TEST(TrainMlp, KillDuringSavesLeavesAPairThatResumes) {
     const Child child = spawn(exists ? resume
                                      : tiny_train(dir) + " --epochs 100000 --save " + ckpt +
                                            " --history " + history);
+    // The first run's kill waits for its first save: on a loaded machine, starting and loading
+    // can outlast every delay below, and then no kill would find a checkpoint.
+    for (int waited = 0; !exists && !std::ifstream(ckpt).good() && waited < 60000; waited += 10)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     std::this_thread::sleep_for(std::chrono::milliseconds(150 + 37 * (i % 8)));
     ::kill(child.pid, SIGKILL);
     finish(child);
