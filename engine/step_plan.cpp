@@ -59,13 +59,16 @@ class Builder {
     u.first_signal = static_cast<int>(plan_.signals.size());
     plan_.units.push_back(u);
   }
-  // The current unit waits until every block of f meeting [lo, hi) has reached `target`.
-  void wait(const Family& f, int lo, int hi, int target) {
-    for (int b = lo / f.block; b <= (hi - 1) / f.block; ++b) wait(f.first + b, target);
-  }
-  void wait(int counter, int target) {
-    plan_.waits.push_back({counter, target});
+  // The current unit waits until every unit that signals the counter is done: its target is the
+  // count of signals so far, which is all of them, since every signaller is listed before the
+  // first unit that waits (the list is a schedule; check_plan checks it).
+  void wait(int counter) {
+    plan_.waits.push_back({counter, plan_.counter_totals[counter]});
     ++plan_.units.back().wait_count;
+  }
+  // The same for every block of f meeting [lo, hi).
+  void wait(const Family& f, int lo, int hi) {
+    for (int b = lo / f.block; b <= (hi - 1) / f.block; ++b) wait(f.first + b);
   }
   // A GEMM's output tile over K = k_extent in `splits` slices (at most K): one Whole unit, or the
   // Slice units, then their Sum. Each Whole or Slice unit waits as waits() says (a slice reads
@@ -99,7 +102,7 @@ class Builder {
     unit(kind, layer, row0, rows, col0, cols, Part::Sum);
     plan_.units.back().k_len = k_extent;
     plan_.units.back().slices = slices;
-    wait(partial, slices);
+    wait(partial);
     signals();
   }
 
@@ -150,7 +153,7 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
             Kind::Forward, l, i, std::min(tm, batch - i), j, std::min(tn, d[l + 1] - j), d[l],
             sizes.forward_splits,
             [&] {
-              if (l > 0) b.wait(y_rows[l - 1], i, std::min(batch, i + tm), blocks(d[l], tn));
+              if (l > 0) b.wait(y_rows[l - 1], i, std::min(batch, i + tm));
             },
             [&] {
               b.signal(y_rows[l], i / tm);
@@ -167,16 +170,13 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
   for (int i = 0; i < batch; i += sizes.loss_rows) {
     const int rows = std::min(sizes.loss_rows, batch - i);
     b.unit(Kind::Loss, layers - 1, i, rows, 0, out);
-    b.wait(y_rows[layers - 1], i, i + rows, blocks(out, tn));
+    b.wait(y_rows[layers - 1], i, i + rows);
     b.signal(g_rows[layers - 1], i / sizes.loss_rows);
     b.signal(g_cols[layers - 1], 0);
   }
-  const int loss_units = blocks(batch, sizes.loss_rows);
 
   Family dw0_all{};  // every WeightGrad unit of layer 0: the last reads of the batch
   for (int l = layers - 1; l >= 0; --l) {
-    const int g_row_target = l == layers - 1 ? 1 : blocks(d[l + 1], tn);
-    const int g_col_target = l == layers - 1 ? loss_units : blocks(batch, tm);
     // InputGrad l: G_{l−1} = (G_l · W_l) ⊙ [Y_{l−1} > 0], batch × d_l.
     Family reads_all{};  // every read of W_l by InputGrad l
     if (l > 0) {
@@ -187,8 +187,7 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
         for (int j = 0; j < d[l]; j += tn)
           b.gemm_tile(
               Kind::InputGrad, l, i, std::min(tm, batch - i), j, std::min(tn, d[l] - j), d[l + 1],
-              sizes.input_grad_splits,
-              [&] { b.wait(g_rows[l], i, std::min(batch, i + tm), g_row_target); },
+              sizes.input_grad_splits, [&] { b.wait(g_rows[l], i, std::min(batch, i + tm)); },
               [&] {
                 b.signal(g_rows[l - 1], i / tm);
                 b.signal(g_cols[l - 1], j / tn);
@@ -203,7 +202,7 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
         const int rows = std::min(tm, d[l + 1] - p);
         b.gemm_tile(
             Kind::WeightGrad, l, p, rows, q, std::min(tn, d[l] - q), batch,
-            sizes.weight_grad_splits, [&] { b.wait(g_cols[l], p, p + rows, g_col_target); },
+            sizes.weight_grad_splits, [&] { b.wait(g_cols[l], p, p + rows); },
             [&] {
               b.signal(dw_rows, p / tm);
               if (l == 0) b.signal(dw0_all, 0);
@@ -213,7 +212,7 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
     for (int p = 0; p < d[l + 1]; p += tm) {
       const int rows = std::min(tm, d[l + 1] - p);
       b.unit(Kind::BiasGrad, l, p, rows, 0, 1);
-      b.wait(g_cols[l], p, p + rows, g_col_target);
+      b.wait(g_cols[l], p, p + rows);
       b.signal(db_rows, p / tm);
     }
     // Update l, rows [p, p + tm) of W_l and b_l: once their gradients are whole and nothing
@@ -221,18 +220,18 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
     for (int p = 0; p < d[l + 1]; p += tm) {
       const int rows = std::min(tm, d[l + 1] - p);
       b.unit(Kind::Update, l, p, rows, 0, d[l]);
-      b.wait(dw_rows, p, p + rows, blocks(d[l], tn));
-      b.wait(db_rows, p, p + rows, 1);
-      b.wait(y_cols[l], p, p + rows, blocks(batch, tm));
-      if (l > 0) b.wait(reads_all.first, blocks(batch, tm) * blocks(d[l], tn));
+      b.wait(dw_rows, p, p + rows);
+      b.wait(db_rows, p, p + rows);
+      b.wait(y_cols[l], p, p + rows);
+      if (l > 0) b.wait(reads_all.first);
     }
   }
 
   // The next batch's gather overwrites the batch and its labels.
   for (int i = 0; i < batch; i += sizes.gather_rows) {
     b.unit(Kind::Gather, 0, i, std::min(sizes.gather_rows, batch - i), 0, d[0]);
-    b.wait(dw0_all.first, blocks(d[1], tm) * blocks(d[0], tn));
-    b.wait(g_rows[layers - 1], 0, batch, 1);
+    b.wait(dw0_all.first);
+    b.wait(g_rows[layers - 1], 0, batch);
   }
   return plan;
 }
