@@ -113,7 +113,8 @@ def main():
         train_file.flush()
 
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(1, args.rounds + 1 if args.base else 1):
+        ab_rounds = args.rounds if args.base else 0  # without a base, no A/B rounds
+        for r in range(1, ab_rounds + 1):
             for s in sides:
                 cmd = [bench[s], "--variants", args.bench_variants, "--shapes", args.bench_shapes,
                        "--json", os.path.join(args.out, f"bench_{s}_{r}.json")]
