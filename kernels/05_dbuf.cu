@@ -4,12 +4,17 @@
 // hides behind the 512 FMAs of a K tile instead of stalling every thread at each tile boundary,
 // and one barrier per tile replaces two.
 // The staged loads cost registers: the 128×128 kernel would need 129 per thread and run one
-// block per multiprocessor, so __launch_bounds__ asks for two (at most 128 registers).
+// block per multiprocessor, so __launch_bounds__ asks for two (at most 128 registers). The 64×64
+// kernel's 95 leave room for 5 blocks where regtile's 79 left 6, and regtile's plan of K slices
+// would spill past one wave: at 1024³, 768 blocks for 660 places, the last 108 a wave of their
+// own, and 1.13× regtile's training time at 784-2048-2048-10, batch 512. So the plan takes fewer
+// slices where they finish sooner in whole waves of what is resident (in_whole_waves, split_k.cuh).
 // Change from 04: the K loop, written out in the kernel below: two buffers per operand, each K
 // tile's loads split into a fetch into registers before the multiply and a store into the other
 // buffer after it (PrefetchedTile, register_tile.cuh: load_tile_vec4 cut in two), and one barrier
-// per K tile. The thread tiles, their mapping and the tile choice are unchanged. (Step 6 runs the
-// same loop through multiply_double_buffered, register_tile.cuh, which adds its sliced K.)
+// per K tile; the small tile's slices planned in whole waves. The thread tiles, their mapping and
+// the tile choice are unchanged. (Step 6 runs the same loop through multiply_double_buffered,
+// register_tile.cuh, which adds its sliced K.)
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 //
 // Run it (a build in build/, scripts/train.sh makes one):
@@ -102,6 +107,17 @@ void launch_tile(const Problem& p, SplitK plan, cudaStream_t stream) {
   });
 }
 
+// Blocks of the small tile's kernel at p's layout resident on one multiprocessor.
+long small_tile_resident(const Problem& p) {
+  using Shape = DoubleBufferShape<SmallTile>;
+  int blocks = 0;
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    blocks = resident_blocks<double_buffer_kernel<Shape, KMajorA, KMajorB>>(Shape::kThreads);
+  });
+  return blocks;
+}
+
 }  // namespace
 
 void launch_double_buffer(const Problem& p, cudaStream_t stream) {
@@ -111,8 +127,9 @@ void launch_double_buffer(const Problem& p, cudaStream_t stream) {
     return;
   }
   const long tiles = tile_count<SmallTile::kBlockM, SmallTile::kBlockN>(p);
-  launch_tile<SmallTile>(
-      p, plan_split_k<kBk>(p, tiles, sms, {.blocks_per_sm = kSmallTileBlocksPerSm}), stream);
+  const SplitK plan = plan_split_k<kBk>(p, tiles, sms, {.blocks_per_sm = kSmallTileBlocksPerSm});
+  launch_tile<SmallTile>(p, in_whole_waves<kBk>(p, plan, tiles, small_tile_resident(p) * sms),
+                         stream);
 }
 
 }  // namespace gemm::detail

@@ -285,4 +285,18 @@ inline int multiprocessor_count() {
   return count;
 }
 
+// Blocks of Kernel resident on one multiprocessor at once, launched with `threads` threads and
+// `dynamic_smem` bytes of dynamic shared memory: queried once per kernel, so a kernel is always
+// asked about with the same launch (a kernel's registers and shared memory are fixed per build).
+template <auto Kernel>
+int resident_blocks(int threads, int dynamic_smem = 0) {
+  static const int resident = [&] {
+    int blocks = 0;
+    CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, Kernel, threads, dynamic_smem));
+    return blocks;
+  }();
+  return resident;
+}
+
 }  // namespace gemm::detail

@@ -63,6 +63,28 @@ SplitK plan_split_k(const Problem& p, long tiles, int sms, const SplitKOptions& 
   return k_in_slices<BK>(k_tiles, std::max(1, std::min(wanted, k_tiles / options.min_k_tiles)));
 }
 
+// For kernels with several resident blocks per multiprocessor (step 5, fast): the plan, or fewer
+// slices where they finish sooner. Blocks run in waves of `resident` (every multiprocessor's
+// resident blocks at once), each as long as its slice, so a plan takes about its waves times its
+// slice; a few blocks past the last whole wave run as a wave of their own, a whole slice long (fast
+// at 384×2000×2000 NT: 192 tiles in 3 slices on 528 resident, 121 µs; in 2, 110 µs; docs/NOTES.md,
+// "fast"). Ties keep the plan; `resident` < 1 (unknown) keeps it too.
+template <int BK>
+SplitK in_whole_waves(const Problem& p, SplitK plan, long tiles, long resident) {
+  if (plan.splits == 1 || resident < 1) return plan;
+  const int k_tiles = (p.k + BK - 1) / BK;
+  auto cost = [&](int splits, int slice_k_tiles) {
+    return (tiles * splits + resident - 1) / resident * slice_k_tiles;
+  };
+  SplitK best = plan;
+  for (int splits = plan.splits - 1; splits >= 1; --splits) {
+    const SplitK fewer = k_in_slices<BK>(k_tiles, splits);
+    if (cost(fewer.splits, fewer.k_per_split / BK) < cost(best.splits, best.k_per_split / BK))
+      best = fewer;
+  }
+  return best;
+}
+
 // In a kernel: narrow the operands to this block's K slice and, when split through the workspace,
 // aim the epilogue at the slice's partial product. With one split (blockIdx.z = 0) nothing
 // changes.

@@ -8,9 +8,9 @@
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
 
+#include "base/launch.cuh"
 #include "kernels/fast/pipeline_loops.cuh"
 #include "kernels/fast/thread_tile.cuh"
-#include "base/launch.cuh"
 #include "kernels/pipeline.cuh"
 #include "kernels/split_k.cuh"
 
@@ -217,13 +217,7 @@ int warptile_resident_blocks(const Problem& p) {
     constexpr int smem_bytes = Shape::template For<KMajorA, KMajorB>::kSmemBytes;
     constexpr auto kKernel = warptile_kernel<Shape, KMajorA, KMajorB>;
     allow_dynamic_smem<kKernel>(smem_bytes);
-    static const int resident = [] {
-      int n = 0;
-      CUDA_CHECK(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kKernel, Shape::kThreads, smem_bytes));
-      return n;
-    }();
-    blocks = resident;
+    blocks = resident_blocks<kKernel>(Shape::kThreads, smem_bytes);
   });
   return blocks;
 }

@@ -78,7 +78,7 @@ TEST(GemmProduction, Tf32x3FastRunsNnOnTheRegisterAKernel) {
 }
 
 // fast's small tile where its planned slices leave a short last wave and fewer slices run
-// (in_whole_waves, kernels/fast/split_k_rules.cuh): 384×2000 is 192 tiles of 64×64, K = 200 (13 K
+// (in_whole_waves, kernels/split_k.cuh): 384×2000 is 192 tiles of 64×64, K = 200 (13 K
 // tiles) 3 planned slices, 2 run on the H200. NT as in a forward pass, NN with misaligned operands.
 TEST(GemmProduction, FastTakesFewerSlicesOverAShortLastWave) {
   const gemm::Variant& variant = gemm::find_variant("fast");

@@ -1,4 +1,4 @@
-// The split-K planner (kernels/split_k.cuh), fast's rules on top of it
+// The split-K planner and its whole-wave rule (kernels/split_k.cuh), fast's finer-tile rule
 // (kernels/fast/split_k_rules.cuh) and the cluster way's split (kernels/fast/cluster_split_k.cuh):
 // host logic, so it runs everywhere, GPU or not.
 //
