@@ -4,9 +4,9 @@ committed H200 results in docs/results/.
 
 Each block goes between its marker comments (<!-- NAME:begin --> ... <!-- NAME:end -->) in
 whichever of the documents holds them (README.md holds `pytorch`, `train` and `first_run`;
-docs/KERNELS.md `ladder`, `production` and the `step:VARIANT` blocks; docs/RESULTS.md the
-others), so re-running replaces them in place and a new GPU run only needs its results copied to
-docs/results/ (docs/results/README.md lists the files). Standard library only.
+docs/KERNELS.md `ladder`, `ladder_models`, `production` and the `step:VARIANT` blocks;
+docs/RESULTS.md the others), so re-running replaces them in place and a new GPU run only needs its
+results copied to docs/results/ (docs/results/README.md lists the files). Standard library only.
   pytorch  vs_pytorch.csv/.json: per model and precision, PyTorch eager, PyTorch's CUDA graph, our
            fastest variant and our engine on cuBLAS, in ms per epoch and as a ratio to the graph
   first_run  first_run.csv (scripts/check/first_run_time.sh --csv): a fresh clone's set-up and
@@ -27,6 +27,8 @@ docs/results/ (docs/results/README.md lists the files). Standard library only.
            and the production rules checked on them (scripts/gemm_mlp_tools/production_rules.py)
   ladder   the numbered steps: 4096³ NN TFLOP/s (gemm_bench.json) and s per training epoch
            (train_compare.csv), each against the step before
+  ladder_models  the numbered steps trained at several models (ladder_models.csv, written by
+           scripts/check/ab_builds.py): s per epoch, each with its speed × the step before
   step:V   one step's two figures, against the step it builds on, and the commands that measure
            them again
   production  the production variants and cuBLAS, the same two figures
@@ -43,7 +45,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from gemm_mlp_tools import production_rules  # noqa: E402
 from gemm_mlp_tools.critical_path import short_name  # noqa: E402
 from gemm_mlp_tools.kernel_tables import (  # noqa: E402
-    STEPS, ladder_table, production_table, step_block, step_figures)
+    STEPS, ladder_table, models_table, production_table, step_block, step_figures)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -297,6 +299,8 @@ def main():
     replace_block(docs, "path", path_table(os.path.join(args.results, "critical_path.csv")))
     figures = step_figures(results, os.path.join(args.results, "train_compare.csv"))
     replace_block(docs, "ladder", ladder_table(figures, results))
+    replace_block(docs, "ladder_models",
+                  models_table(os.path.join(args.results, "ladder_models.csv")))
     for _, variant, _, _ in STEPS:
         replace_block(docs, "step:" + variant, step_block(variant, figures, results))
     replace_block(docs, "production", production_table(figures, results))

@@ -130,3 +130,37 @@ def production_table(figures, results):
     out += ("\n```sh\n%s --variants %s --shapes 4096\n%s\n```\n"
             % (BENCH, ",".join(PRODUCTION[:4]), compare_command(PRODUCTION)))
     return out
+
+
+def models_table(path):
+    """The ladder trained at each model of ladder_models.csv (scripts/check/ab_builds.py's
+    ladder_train.csv): s per epoch per step and model, with its speed × the step it builds on
+    (STEPS); a step or model missing from the file is an error naming it."""
+    epochs, models = {}, []
+    for r in read_csv(path):
+        if r["model"] not in models:
+            models.append(r["model"])
+        if not r["s_per_epoch"]:
+            raise SystemExit("readme_tables.py: %s: %s at %s has no time" % (path, r["variant"],
+                                                                            r["model"]))
+        epochs[(r["model"], r["variant"])] = float(r["s_per_epoch"])
+    for model in models:
+        for _, v, _, _ in STEPS:
+            if (model, v) not in epochs:
+                raise SystemExit("readme_tables.py: %s has no row for %s at %s" % (path, v, model))
+
+    def title(model):
+        sizes, batch = model.split(":")
+        return "%s, batch %s" % (sizes, batch)
+
+    out = "| step | variant | %s |\n|--:|---|%s\n" % (
+        " | ".join(title(m) for m in models), "--:|" * len(models))
+    for step, v, prev, _ in STEPS:
+        cells = []
+        for m in models:
+            cell = "%.4f" % epochs[(m, v)]
+            if prev:
+                cell += " (%.2f×)" % (epochs[(m, prev)] / epochs[(m, v)])
+            cells.append(cell)
+        out += "| %d | %s | %s |\n" % (step, v, " | ".join(cells))
+    return out
