@@ -36,6 +36,14 @@ void launch_tf32x3_pipeline(const Problem& p, cudaStream_t stream) {
   launch_wgmma_pipeline_tiles<Tf32x3Tile, Tf32x3Tile>(p, stream);
 }
 
+void launch_tf32_pipeline_persistent(const Problem& p, int blocks, cudaStream_t stream) {
+  launch_wgmma_pipeline_persistent<Tf32SmallTile>(p, blocks, stream);
+}
+
+void launch_tf32x3_pipeline_persistent(const Problem& p, int blocks, cudaStream_t stream) {
+  launch_wgmma_pipeline_persistent<Tf32x3Tile>(p, blocks, stream);
+}
+
 void launch_on_wgmma_kernels(const Problem& p, cudaStream_t stream, WgmmaLauncher register_a,
                              WgmmaLauncher pipeline) {
   const int sms = multiprocessor_count();

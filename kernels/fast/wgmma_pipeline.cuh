@@ -147,6 +147,157 @@ __device__ __forceinline__ void store_consumers_tile(const Epilogue& c, const fl
   }
 }
 
+// A block's pipeline in its dynamic shared memory (1 KB aligned for the swizzle atoms): the stages,
+// the derived parts (two, where kPrepared), the staging slots of the MN-major operands, then the
+// mbarriers: "full" and "empty" per stage, "staged" per slot (its TMA copies have landed).
+template <class Cfg, bool KMajorA, bool KMajorB>
+struct WsPipelineSmem {
+  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  float* smem;
+  float* derived;
+  float* staging;
+  uint64_t* full;
+  uint64_t* empty;
+  uint64_t* staged;
+
+  __device__ __forceinline__ explicit WsPipelineSmem(float* smem_raw)
+      : smem(smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float)),
+        derived(smem + Layout::kStages * Cfg::kStageFloats),
+        staging(derived + Cfg::kDerivedFloats),
+        full(reinterpret_cast<uint64_t*>(staging + Layout::kSlots * Layout::kStagedFloats)),
+        empty(full + Layout::kStages),
+        staged(empty + Layout::kStages) {}
+  __device__ __forceinline__ float* a_tile(int stage) const {
+    return smem + stage * Cfg::kStageFloats;
+  }
+  __device__ __forceinline__ float* b_tile(int stage) const {
+    return a_tile(stage) + Cfg::kBm * Cfg::kBk;
+  }
+  __device__ __forceinline__ float* a_slot(int slot) const {
+    return staging + slot * Layout::kStagedFloats;
+  }
+  __device__ __forceinline__ float* b_slot(int slot) const {
+    return a_slot(slot) + (KMajorA ? 0 : Cfg::kBm * Cfg::kBk);
+  }
+  // Thread 0; the caller publishes the barriers to the block (__syncthreads).
+  __device__ __forceinline__ void init_barriers() const {
+    for (int s = 0; s < Layout::kStages; ++s) {
+      mbarrier_init(&full[s], 128);                     // every producer thread, + TMA bytes
+      mbarrier_init(&empty[s], 128 * Cfg::kConsumers);  // every consumer thread
+    }
+    for (int s = 0; s < Layout::kSlots; ++s) mbarrier_init(&staged[s], 1);  // thread 0, + TMA bytes
+    fence_mbarrier_init();
+  }
+};
+
+// The producer warpgroup's part of one output tile (ptid: its thread, 0..127), K tiles
+// 0..k_tiles − 1 of the operands pa and pb describe. `issued` counts the K tiles this block's
+// pipeline ran before this tile (0 for its first), so that a block can run tile after tile with
+// every barrier's phase carried over: K tile kt is the pipeline's g = issued + kt, in stage
+// g % kStages and slot g % kRing. Step g waits until the consumers have emptied its stage (its
+// previous tile, g − S), has thread 0 start the direct TMA copies into it, transposes the staged
+// tiles (copied kSlots steps earlier) into it, and arrives on its "full" barrier; then thread 0
+// refills the slot just read with tile kt + kSlots.
+template <class Cfg, bool KMajorA, bool KMajorB>
+__device__ __forceinline__ void ws_produce_tile(const WsPipelineSmem<Cfg, KMajorA, KMajorB>& s,
+                                                const ProducerOperand<Cfg::kBm, KMajorA>& pa,
+                                                const ProducerOperand<Cfg::kBn, KMajorB>& pb,
+                                                const Operand<KMajorA>& a,
+                                                const Operand<KMajorB>& b, int k_tiles, int issued,
+                                                int ptid) {
+  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  const int direct_bytes = pa.direct_bytes() + pb.direct_bytes();
+  const int staged_bytes = pa.staged_bytes() + pb.staged_bytes();
+  const bool uses_cp_async = (KMajorA && !pa.map) || (KMajorB && !pb.map);
+  auto stage_copies = [&](int kt) {  // thread 0
+    const int slot = (issued + kt) % Layout::kRing;
+    uint64_t* bar = &s.staged[slot];
+    mbarrier_expect_bytes(bar, staged_bytes);
+    pa.copy_staged(s.a_slot(slot), kt, bar);
+    pb.copy_staged(s.b_slot(slot), kt, bar);
+    mbarrier_arrive(bar);
+  };
+  if (ptid == 0 && staged_bytes > 0)
+    for (int kt = 0; kt < Layout::kSlots && kt < k_tiles; ++kt) stage_copies(kt);
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const int g = issued + kt;
+    const int stage = g % Layout::kStages;
+    if (g >= Layout::kStages) mbarrier_wait(&s.empty[stage], (g / Layout::kStages - 1) & 1);
+    if (ptid == 0 && direct_bytes > 0) {
+      mbarrier_expect_bytes(&s.full[stage], direct_bytes);
+      pa.copy_direct(s.a_tile(stage), kt, &s.full[stage]);
+      pb.copy_direct(s.b_tile(stage), kt, &s.full[stage]);
+    }
+    const int slot = g % Layout::kRing;
+    if (staged_bytes > 0) mbarrier_wait(&s.staged[slot], (g / Layout::kRing) & 1);
+    pa.store(s.a_tile(stage), s.a_slot(slot), a, kt, ptid);
+    pb.store(s.b_tile(stage), s.b_slot(slot), b, kt, ptid);
+    if (uses_cp_async) {
+      cp_async_commit();
+      cp_async_wait<0>();
+    }
+    // This thread's writes, visible to wgmma, and its reads of the slot ordered before the
+    // TMA copy that refills it (both are the async proxy).
+    fence_proxy_async();
+    if (staged_bytes > 0) {
+      producer_barrier();  // every thread is done reading the slot
+      if (ptid == 0 && kt + Layout::kSlots < k_tiles) stage_copies(kt + Layout::kSlots);
+    }
+    mbarrier_arrive(&s.full[stage]);
+  }
+}
+
+// The consumer warpgroups' part of one output tile, into `acc` (zeroed by the caller): wait for a
+// full stage, multiply it, and once that batch has completed (one step later: one batch stays in
+// flight) hand its stage back. `issued` as for ws_produce_tile. Returns with the last batch in
+// flight and its stage not yet handed back: the caller waits (wgmma_wait<0>) and, where the block
+// runs another tile, arrives on that stage's "empty" barrier once it no longer needs the stages.
+template <class Cfg, bool KMajorA, bool KMajorB, class Acc>
+__device__ __forceinline__ void ws_consume_tile(const WsPipelineSmem<Cfg, KMajorA, KMajorB>& s,
+                                                Acc& acc, int k_tiles, int issued, int tid) {
+  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  const int warpgroup = tid / 128;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const int g = issued + kt;
+    const int stage = g % Layout::kStages;
+    mbarrier_wait(&s.full[stage], (g / Layout::kStages) & 1);
+    float* lo = s.derived + (g % 2) * Cfg::kPartFloats;  // tile g's derived part, if any
+    if constexpr (Cfg::kPrepared) {
+      // Its ring slot was last read by both consumers' batches of tile g − 2: every consumer
+      // thread arrived on that stage's "empty" barrier once its batch completed (for a batch of
+      // the block's previous output tile, the caller waited for it). Then each consumer thread
+      // writes its share, while the tensor cores still run the batch of tile g − 1, published to
+      // wgmma (async proxy) and to the other consumers.
+      if (kt >= 2)
+        mbarrier_wait(&s.empty[(g - 2) % Layout::kStages], ((g - 2) / Layout::kStages) & 1);
+      Cfg::Arithmetic::template prepare<Cfg::kPartFloats, 128 * Cfg::kConsumers>(s.a_tile(stage),
+                                                                                 lo, tid);
+      fence_proxy_async();
+      consumer_barrier(128 * Cfg::kConsumers);
+    }
+    wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk, Cfg::kWm, typename Cfg::Arithmetic>(
+        acc, s.a_tile(stage) + warpgroup * Cfg::kWm * kPanelK, s.b_tile(stage),
+        int(lo - s.a_tile(stage)));
+    wgmma_wait<1>();  // the batch of tile g − 1 has completed
+    if (kt > 0) mbarrier_arrive(&s.empty[(g - 1) % Layout::kStages]);
+  }
+}
+
+// The consumers' accumulators staged over the pipeline's shared memory as a BM×BN tile of row
+// stride kOutputLd, for store_consumers_tile. Every consumer must be done reading the stages.
+template <class Cfg, bool KMajorA, bool KMajorB, class Acc>
+__device__ __forceinline__ void ws_stage_output(const WsPipelineSmem<Cfg, KMajorA, KMajorB>& s,
+                                                Acc& acc, int tid) {
+  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  const int warpgroup = tid / 128;
+#pragma unroll
+  for (int i = 0; i < Cfg::kWm / kWgmmaM; ++i) {
+    for (auto& tile : acc[i]) fence_operands(tile);
+    stage_warpgroup_tile<Cfg::kBn, Layout::kOutputLd>(
+        s.smem + (warpgroup * Cfg::kWm + i * kWgmmaM) * Layout::kOutputLd, acc[i], tid % 128);
+  }
+}
+
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
 // (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
 template <class Cfg, bool KMajorA, bool KMajorB, bool kClusterSplit>
@@ -159,115 +310,85 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int k_begin = blockIdx.z * k_per_split;
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ float smem_raw[];
-  float* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float);
-  float* derived = smem + Layout::kStages * Cfg::kStageFloats;  // 2 parts where kPrepared
-  float* staging = derived + Cfg::kDerivedFloats;               // kSlots × (A's part, B's part)
-  uint64_t* full = reinterpret_cast<uint64_t*>(staging + Layout::kSlots * Layout::kStagedFloats);
-  uint64_t* empty = full + Layout::kStages;
-  uint64_t* staged = empty + Layout::kStages;  // a slot's TMA copies have landed
+  const WsPipelineSmem<Cfg, KMajorA, KMajorB> s(smem_raw);
   const int tid = threadIdx.x, warpgroup = tid / 128;
   const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
-  auto a_tile = [&](int stage) { return smem + stage * Cfg::kStageFloats; };
-  auto b_tile = [&](int stage) { return a_tile(stage) + Cfg::kBm * Cfg::kBk; };
-  auto a_slot = [&](int slot) { return staging + slot * Layout::kStagedFloats; };
-  auto b_slot = [&](int slot) { return a_slot(slot) + (KMajorA ? 0 : Cfg::kBm * Cfg::kBk); };
   const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
 
-  if (tid == 0) {
-    for (int s = 0; s < Layout::kStages; ++s) {
-      mbarrier_init(&full[s], 128);                     // every producer thread, + TMA bytes
-      mbarrier_init(&empty[s], 128 * Cfg::kConsumers);  // every consumer thread
-    }
-    for (int s = 0; s < Layout::kSlots; ++s) mbarrier_init(&staged[s], 1);  // thread 0, + TMA bytes
-    fence_mbarrier_init();
-  }
+  if (tid == 0) s.init_barriers();
   __syncthreads();  // the last block-wide barrier: from here the two roles run apart
 
   if (warpgroup == Cfg::kConsumers) {
-    // Producer. Step kt waits until the consumers have emptied stage kt % S (its previous tile,
-    // kt − S), has thread 0 start the direct TMA copies into it, transposes the staged tiles
-    // (copied kSlots steps earlier) into it, and arrives on its "full" barrier; then thread 0
-    // refills the slot just read with tile kt + kSlots.
-    const int ptid = tid - 128 * Cfg::kConsumers;
     const ProducerOperand<Cfg::kBm, KMajorA> pa{tma_a ? &map_a : nullptr, m0, k_begin};
     const ProducerOperand<Cfg::kBn, KMajorB> pb{tma_b ? &map_b : nullptr, n0, k_begin};
-    const int direct_bytes = pa.direct_bytes() + pb.direct_bytes();
-    const int staged_bytes = pa.staged_bytes() + pb.staged_bytes();
-    const bool uses_cp_async = (KMajorA && !tma_a) || (KMajorB && !tma_b);
-    auto stage_copies = [&](int kt) {  // thread 0
-      uint64_t* bar = &staged[kt % Layout::kRing];
-      mbarrier_expect_bytes(bar, staged_bytes);
-      pa.copy_staged(a_slot(kt % Layout::kRing), kt, bar);
-      pb.copy_staged(b_slot(kt % Layout::kRing), kt, bar);
-      mbarrier_arrive(bar);
-    };
-    if (ptid == 0 && staged_bytes > 0)
-      for (int kt = 0; kt < Layout::kSlots && kt < k_tiles; ++kt) stage_copies(kt);
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      const int stage = kt % Layout::kStages;
-      if (kt >= Layout::kStages) mbarrier_wait(&empty[stage], (kt / Layout::kStages - 1) & 1);
-      if (ptid == 0 && direct_bytes > 0) {
-        mbarrier_expect_bytes(&full[stage], direct_bytes);
-        pa.copy_direct(a_tile(stage), kt, &full[stage]);
-        pb.copy_direct(b_tile(stage), kt, &full[stage]);
-      }
-      const int slot = kt % Layout::kRing;
-      if (staged_bytes > 0) mbarrier_wait(&staged[slot], (kt / Layout::kRing) & 1);
-      pa.store(a_tile(stage), a_slot(slot), a, kt, ptid);
-      pb.store(b_tile(stage), b_slot(slot), b, kt, ptid);
-      if (uses_cp_async) {
-        cp_async_commit();
-        cp_async_wait<0>();
-      }
-      // This thread's writes, visible to wgmma, and its reads of the slot ordered before the
-      // TMA copy that refills it (both are the async proxy).
-      fence_proxy_async();
-      if (staged_bytes > 0) {
-        producer_barrier();  // every thread is done reading the slot
-        if (ptid == 0 && kt + Layout::kSlots < k_tiles) stage_copies(kt + Layout::kSlots);
-      }
-      mbarrier_arrive(&full[stage]);
-    }
+    ws_produce_tile<Cfg>(s, pa, pb, a, b, k_tiles, 0, tid - 128 * Cfg::kConsumers);
   } else {
-    // Consumers: wait for a full stage, multiply it, and once that batch has completed (one step
-    // later: one batch stays in flight) hand its stage back.
     float acc[Cfg::kWm / kWgmmaM][Cfg::kBn / kWgmmaN][64] = {};
     for (auto& row : acc)
       for (auto& tile : row) fence_operands(tile);
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      const int stage = kt % Layout::kStages;
-      mbarrier_wait(&full[stage], (kt / Layout::kStages) & 1);
-      float* lo = derived + (kt % 2) * Cfg::kPartFloats;  // tile kt's derived part, if any
-      if constexpr (Cfg::kPrepared) {
-        // Its ring slot was last read by both consumers' batches of tile kt − 2: every consumer
-        // thread arrived on that stage's "empty" barrier once its batch completed. Then each
-        // consumer thread writes its share, while the tensor cores still run the batch of tile
-        // kt − 1, published to wgmma (async proxy) and to the other consumers.
-        if (kt >= 2)
-          mbarrier_wait(&empty[(kt - 2) % Layout::kStages], ((kt - 2) / Layout::kStages) & 1);
-        Cfg::Arithmetic::template prepare<Cfg::kPartFloats, 128 * Cfg::kConsumers>(a_tile(stage),
-                                                                                   lo, tid);
-        fence_proxy_async();
-        consumer_barrier(128 * Cfg::kConsumers);
-      }
-      wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk, Cfg::kWm, typename Cfg::Arithmetic>(
-          acc, a_tile(stage) + warpgroup * Cfg::kWm * kPanelK, b_tile(stage),
-          int(lo - a_tile(stage)));
-      wgmma_wait<1>();  // the batch of tile kt − 1 has completed
-      if (kt > 0) mbarrier_arrive(&empty[(kt - 1) % Layout::kStages]);
-    }
+    ws_consume_tile<Cfg>(s, acc, k_tiles, 0, tid);
     wgmma_wait<0>();
     // Once every consumer is done reading the stages, the output tile is staged over them.
     consumer_barrier(128 * Cfg::kConsumers);
-#pragma unroll
-    for (int i = 0; i < Cfg::kWm / kWgmmaM; ++i) {
-      for (auto& tile : acc[i]) fence_operands(tile);
-      stage_warpgroup_tile<Cfg::kBn, Layout::kOutputLd>(
-          smem + (warpgroup * Cfg::kWm + i * kWgmmaM) * Layout::kOutputLd, acc[i], tid % 128);
-    }
+    ws_stage_output<Cfg>(s, acc, tid);
   }
   store_consumers_tile<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, 128 * Cfg::kConsumers, kClusterSplit>(
-      c, smem, m0, n0, tid);
+      c, s.smem, m0, n0, tid);
+}
+
+// The pipeline run persistently, as a step kernel runs its GEMM tiles (docs/NOTES.md, "The step
+// as one kernel"): block b takes output tiles b, b + gridDim.x, … over the whole of K (no split),
+// its barriers initialised once and their phases carried from one tile to the next. The output
+// tile is staged over the stages, so the producer starts a tile's copies only once every consumer
+// has stored the block's last one ("output_free"). Any grid: blocks never wait for each other.
+template <class Cfg, bool KMajorA, bool KMajorB>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_pipeline_persistent_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c,
+                                     const __grid_constant__ CUtensorMap map_a,
+                                     const __grid_constant__ CUtensorMap map_b, bool tma_a,
+                                     bool tma_b) {
+  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  constexpr int kConsumerThreads = 128 * Cfg::kConsumers;
+  extern __shared__ float smem_raw[];
+  __shared__ uint64_t output_free;
+  const WsPipelineSmem<Cfg, KMajorA, KMajorB> s(smem_raw);
+  const int tid = threadIdx.x, warpgroup = tid / 128;
+  const int tiles_n = (c.n + Cfg::kBn - 1) / Cfg::kBn;
+  const int tiles = (c.m + Cfg::kBm - 1) / Cfg::kBm * tiles_n;
+  const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
+
+  if (tid == 0) {
+    s.init_barriers();
+    mbarrier_init(&output_free, kConsumerThreads);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  int issued = 0;  // K tiles this block's pipeline has run
+  for (int tile = blockIdx.x, round = 0; tile < tiles;
+       tile += gridDim.x, issued += k_tiles, ++round) {
+    const int m0 = tile / tiles_n * Cfg::kBm, n0 = tile % tiles_n * Cfg::kBn;
+    if (warpgroup == Cfg::kConsumers) {
+      if (round > 0) mbarrier_wait(&output_free, (round - 1) & 1);
+      const ProducerOperand<Cfg::kBm, KMajorA> pa{tma_a ? &map_a : nullptr, m0, 0};
+      const ProducerOperand<Cfg::kBn, KMajorB> pb{tma_b ? &map_b : nullptr, n0, 0};
+      ws_produce_tile<Cfg>(s, pa, pb, a, b, k_tiles, issued, tid - kConsumerThreads);
+    } else {
+      float acc[Cfg::kWm / kWgmmaM][Cfg::kBn / kWgmmaN][64] = {};
+      for (auto& row : acc)
+        for (auto& t : row) fence_operands(t);
+      ws_consume_tile<Cfg>(s, acc, k_tiles, issued, tid);
+      wgmma_wait<0>();
+      consumer_barrier(kConsumerThreads);  // every consumer is done reading the stages
+      ws_stage_output<Cfg>(s, acc, tid);
+      store_consumers_tile<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, kConsumerThreads, false>(
+          c, s.smem, m0, n0, tid);
+      // This thread is done with the shared memory: the last K tile's stage goes back to the
+      // producer, and with every consumer's arrival the staged output's memory too.
+      mbarrier_arrive(&s.empty[(issued + k_tiles - 1) % Layout::kStages]);
+      mbarrier_arrive(&output_free);
+    }
+  }
 }
 
 // A tensor map for TMA copies of an MN-major operand in boxes of 32 x by 32 k, each k's 128-byte
@@ -294,6 +415,33 @@ void launch_wgmma_pipeline_config(const Problem& p, SplitK plan, cudaStream_t st
                            wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, false>>(
         p, plan, tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads,
         Cfg::template For<KMajorA, KMajorB>::kSmemBytes, stream, a, b, map_a, map_b, tma_a, tma_b);
+  });
+}
+
+// Runs wgmma_pipeline_persistent_kernel with tile Tile on min(blocks, tiles) blocks (any layout and
+// alignment; K unsplit).
+template <class Tile>
+void launch_wgmma_pipeline_persistent(const Problem& p, int blocks, cudaStream_t stream) {
+  if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
+  using Cfg = WsPipeline<Tile>;
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    constexpr int smem_bytes = Cfg::template For<KMajorA, KMajorB>::kSmemBytes;
+    static_assert(smem_bytes + 8 <= 227 * 1024,
+                  "the pipeline and the output_free barrier must fit in 227 KB");
+    constexpr auto kKernel = wgmma_pipeline_persistent_kernel<Cfg, KMajorA, KMajorB>;
+    const Operand<KMajorA> a = operand_a<KMajorA>(p);
+    const Operand<KMajorB> b = operand_b<KMajorB>(p);
+    const bool tma_a = a.vec4_ok, tma_b = b.vec4_ok;
+    CUtensorMap map_a{}, map_b{};
+    if (tma_a) map_a = make_tile_map(a, Cfg::kBm);
+    if (tma_b) map_b = make_tile_map(b, Cfg::kBn);
+    allow_dynamic_smem<kKernel>(smem_bytes);
+    const long tiles = tile_count<Cfg::kBm, Cfg::kBn>(p);
+    const int grid = int(std::min<long>(std::max(blocks, 1), tiles));
+    kKernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(a, b, epilogue(p), map_a, map_b, tma_a,
+                                                         tma_b);
+    CUDA_CHECK_LAUNCH();
   });
 }
 

@@ -15,6 +15,13 @@ void launch_tf32_pipeline(const Problem& p, cudaStream_t stream);
 // the remainders in a ring of two parts, K split on small grids.
 void launch_tf32x3_pipeline(const Problem& p, cudaStream_t stream);
 
+// The same tiles (tf32_fast's 128×128, tf32x3_fast's) run persistently: min(blocks, tiles) blocks,
+// each taking output tiles b, b + blocks, … with its barriers' phases carried from one tile to the
+// next, as a persistent step kernel runs them (docs/NOTES.md, "The step as one kernel"). K unsplit;
+// any layout and alignment.
+void launch_tf32_pipeline_persistent(const Problem& p, int blocks, cudaStream_t stream);
+void launch_tf32x3_pipeline_persistent(const Problem& p, int blocks, cudaStream_t stream);
+
 // How tf32_fast and tf32x3_fast run a GEMM on Hopper's wgmma kernels, given their arithmetic's
 // register-A kernel and pipeline: a TN GEMM large enough for K-major copies to pay
 // (k_major_copies_pay) runs as NN on a copy of A and the register-A kernel where B is aligned and

@@ -7,6 +7,7 @@
 // half the multiprocessors a block), with K unsplit, split in a cluster, and split through the
 // workspace. Each is checked against the double reference in the variant's own tolerance.
 // fast's small tile in fewer slices than planned, where the plan leaves a short last wave.
+// The wgmma pipeline run persistently, its barriers' phases carried from tile to tile.
 // Also, without a GPU: the copies' threshold and layout check, and which NN the register-A kernel
 // serves.
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include "gemm_harness.h"
 #include "gpu_test.h"
 #include "kernels/fast/k_major_copies.h"
+#include "kernels/fast/wgmma_pipeline.h"
 #include "kernels/gemm.h"
 #include "kernels/launchers.h"
 
@@ -91,6 +93,60 @@ TEST(GemmProduction, FastTakesFewerSlicesOverAShortLastWave) {
   const std::vector<std::string> failures =
       run_and_check(variant, Batch({finished(nt), finished(nn)}));
   EXPECT_TRUE(failures.empty()) << failures.front();
+}
+
+// The wgmma pipeline run persistently (kernels/fast/wgmma_pipeline.h), as a step kernel runs its
+// tiles: each block computes output tile after output tile, its barriers' phases carried from one
+// to the next. On 1, 3 and 7 blocks, so that blocks run up to 100 tiles, with K tile counts (1, 3,
+// 7, 11, 50) that end tiles at every phase of the stages and the staging slots; NT (TMA straight
+// into the tiles), NN and TN (staged and transposed), misaligned operands with wide leading
+// dimensions, K not a multiple of 32, and a bias-ReLU epilogue. In the tile's own arithmetic:
+// TF32, and fp32-accurate 3×TF32.
+template <bool ThreeProducts, int Blocks>
+void run_persistent(const gemm::Problem& p, cudaStream_t stream) {
+  if constexpr (ThreeProducts)
+    gemm::detail::launch_tf32x3_pipeline_persistent(p, Blocks, stream);
+  else
+    gemm::detail::launch_tf32_pipeline_persistent(p, Blocks, stream);
+}
+
+template <bool ThreeProducts, int Blocks>
+void expect_persistent_pipeline_correct() {
+  const gemm::Variant variant{
+      ThreeProducts ? "tf32x3 pipeline, persistent" : "tf32 pipeline, persistent",
+      gemm::Device::CUDA,
+      ThreeProducts ? gemm::Precision::FP32 : gemm::Precision::TF32,
+      "the wgmma pipeline with phases carried across tiles",
+      run_persistent<ThreeProducts, Blocks>,
+      gemm::detail::wgmma_unavailable};
+  VARIANT_TEST_OR_SKIP(variant);
+  std::vector<Case> cases(6);
+  cases[0].op_b = gemm::Op::T, cases[0].m = 700, cases[0].n = 900, cases[0].k = 96;  // 42 tiles
+  cases[1].op_b = gemm::Op::T, cases[1].m = 300, cases[1].n = 260, cases[1].k = 1600;
+  cases[2].m = 520, cases[2].n = 390, cases[2].k = 210;                              // NN: B staged
+  cases[3].op_a = gemm::Op::T, cases[3].m = 400, cases[3].n = 300, cases[3].k = 20;  // TN
+  cases[4].op_b = gemm::Op::T, cases[4].m = 257, cases[4].n = 300, cases[4].k = 333;
+  cases[4].lda = 341, cases[4].ldb = 338, cases[4].off_a = 1, cases[4].off_b = 3;     // misaligned
+  cases[5].op_b = gemm::Op::T, cases[5].m = 6400, cases[5].n = 129, cases[5].k = 32;  // 100 tiles
+  cases[5].epilogue = gemm::EpilogueOp::BiasRelu;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    cases[i].seed = 40 + i;
+    cases[i] = finished(cases[i]);
+  }
+  const std::vector<std::string> failures = run_and_check(variant, Batch(cases));
+  EXPECT_TRUE(failures.empty()) << failures.front();
+}
+
+TEST(GemmProduction, PipelineCarriesItsPhasesAcrossTilesInTf32) {
+  expect_persistent_pipeline_correct<false, 1>();
+  expect_persistent_pipeline_correct<false, 3>();
+  expect_persistent_pipeline_correct<false, 7>();
+}
+
+TEST(GemmProduction, PipelineCarriesItsPhasesAcrossTilesIn3xTf32) {
+  expect_persistent_pipeline_correct<true, 1>();
+  expect_persistent_pipeline_correct<true, 3>();
+  expect_persistent_pipeline_correct<true, 7>();
 }
 
 gemm::Problem problem(gemm::Op op_a, gemm::Op op_b, int m, int n, int k) {
