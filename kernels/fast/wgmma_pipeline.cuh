@@ -12,6 +12,10 @@
 //     remainders go to a ring of two parts of their own, not to a second part of every stage
 //     (step 11): a batch reads one while the consumers prepare the next, so every stage is the
 //     size of a TF32 one and more of them fit (docs/NOTES.md, "tf32x3_fast").
+// The two roles are device functions over one output tile (ws_produce_tile, ws_consume_tile) that
+// carry the barriers' phases in a running count of K tiles, so that the kernel here runs one tile
+// a block and the persistent form tile after tile, as a step kernel will (docs/NOTES.md, "The
+// step as one kernel").
 // Also the swizzled MN-major tile map of the register-A kernel (wgmma_register_a.cu). sm_90a only:
 // include from files that kernels/CMakeLists.txt compiles for sm_90a.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
@@ -398,6 +402,20 @@ inline CUtensorMap make_swizzled_mn_tile_map(const Operand<false>& op) {
   return encode_tile_map(op, kPanelK, kPanelK, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
+// The operands' TMA maps in the pipeline's boxes, wherever the operand is aligned (TMA needs a
+// 16-byte aligned base and ld % 4 == 0); a misaligned operand's map stays zero, its flag false.
+template <class Cfg>
+struct PipelineMaps {
+  CUtensorMap a{}, b{};
+  bool tma_a = false, tma_b = false;
+  template <bool KMajorA, bool KMajorB>
+  PipelineMaps(const Operand<KMajorA>& op_a, const Operand<KMajorB>& op_b)
+      : tma_a(op_a.vec4_ok), tma_b(op_b.vec4_ok) {
+    if (tma_a) a = make_tile_map(op_a, Cfg::kBm);
+    if (tma_b) b = make_tile_map(op_b, Cfg::kBn);
+  }
+};
+
 // Runs the pipeline with tile Tile and split-K plan `plan` on p (any layout and alignment).
 template <class Tile>
 void launch_wgmma_pipeline_config(const Problem& p, SplitK plan, cudaStream_t stream) {
@@ -406,15 +424,12 @@ void launch_wgmma_pipeline_config(const Problem& p, SplitK plan, cudaStream_t st
     constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
     const Operand<KMajorA> a = operand_a<KMajorA>(p);
     const Operand<KMajorB> b = operand_b<KMajorB>(p);
-    // TMA wherever the operand is aligned; a misaligned operand's map stays zero.
-    const bool tma_a = a.vec4_ok, tma_b = b.vec4_ok;
-    CUtensorMap map_a{}, map_b{};
-    if (tma_a) map_a = make_tile_map(a, Cfg::kBm);
-    if (tma_b) map_b = make_tile_map(b, Cfg::kBn);
+    const PipelineMaps<Cfg> maps(a, b);
     launch_planned_split_k<Cfg::kBk, wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, true>,
                            wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, false>>(
         p, plan, tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads,
-        Cfg::template For<KMajorA, KMajorB>::kSmemBytes, stream, a, b, map_a, map_b, tma_a, tma_b);
+        Cfg::template For<KMajorA, KMajorB>::kSmemBytes, stream, a, b, maps.a, maps.b, maps.tma_a,
+        maps.tma_b);
   });
 }
 
@@ -432,15 +447,12 @@ void launch_wgmma_pipeline_persistent(const Problem& p, int blocks, cudaStream_t
     constexpr auto kKernel = wgmma_pipeline_persistent_kernel<Cfg, KMajorA, KMajorB>;
     const Operand<KMajorA> a = operand_a<KMajorA>(p);
     const Operand<KMajorB> b = operand_b<KMajorB>(p);
-    const bool tma_a = a.vec4_ok, tma_b = b.vec4_ok;
-    CUtensorMap map_a{}, map_b{};
-    if (tma_a) map_a = make_tile_map(a, Cfg::kBm);
-    if (tma_b) map_b = make_tile_map(b, Cfg::kBn);
+    const PipelineMaps<Cfg> maps(a, b);
     allow_dynamic_smem<kKernel>(smem_bytes);
     const long tiles = tile_count<Cfg::kBm, Cfg::kBn>(p);
     const int grid = int(std::min<long>(std::max(blocks, 1), tiles));
-    kKernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(a, b, epilogue(p), map_a, map_b, tma_a,
-                                                         tma_b);
+    kKernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(a, b, epilogue(p), maps.a, maps.b,
+                                                         maps.tma_a, maps.tma_b);
     CUDA_CHECK_LAUNCH();
   });
 }
