@@ -11,6 +11,8 @@ const char* kind_name(Kind kind) {
       return "Forward";
     case Kind::Loss:
       return "Loss";
+    case Kind::Metrics:
+      return "Metrics";
     case Kind::InputGrad:
       return "InputGrad";
     case Kind::WeightGrad:
@@ -120,7 +122,7 @@ class Builder {
 
 }  // namespace
 
-Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
+Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope) {
   const int layers = static_cast<int>(shape.widths.size()) - 1;
   if (layers < 1)
     throw std::invalid_argument("step plan: a model needs at least two widths (input, output)");
@@ -162,18 +164,22 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes) {
   }
 
   // G_l, the gradient at Y_l (the ReLU mask applied), by row and by column blocks; the last
-  // layer's is the loss's, in blocks of loss_rows rows (all its columns).
+  // layer's is the loss's, in blocks of loss_rows rows (all its columns). An evaluation's Loss
+  // units write no gradient: only their metrics, which Metrics waits for by the same rows.
   std::vector<Family> g_rows(layers), g_cols(layers);
   const int out = d[layers];
   g_rows[layers - 1] = b.family("Loss rows", batch, sizes.loss_rows);
-  g_cols[layers - 1] = b.family("Loss cols", out, out);
+  if (scope == Scope::Step) g_cols[layers - 1] = b.family("Loss cols", out, out);
   for (int i = 0; i < batch; i += sizes.loss_rows) {
     const int rows = std::min(sizes.loss_rows, batch - i);
     b.unit(Kind::Loss, layers - 1, i, rows, 0, out);
     b.wait(y_rows[layers - 1], i, i + rows);
     b.signal(g_rows[layers - 1], i / sizes.loss_rows);
-    b.signal(g_cols[layers - 1], 0);
+    if (scope == Scope::Step) b.signal(g_cols[layers - 1], 0);
   }
+  b.unit(Kind::Metrics, layers - 1, 0, blocks(batch, sizes.loss_rows), 0, 1);
+  b.wait(g_rows[layers - 1], 0, batch);
+  if (scope == Scope::Evaluate) return plan;
 
   Family dw0_all{};  // every WeightGrad unit of layer 0: the last reads of the batch
   for (int l = layers - 1; l >= 0; --l) {

@@ -5,7 +5,10 @@
 // A step of Sequential(Linear, ReLU, …, Linear) on widths d0 → d1 → … → dL at batch B, layer l
 // being Y_l = act(X_l · W_lᵀ + b_l) with X_0 the batch and X_{l+1} = Y_l:
 //   Forward    l, tile (i, j) of Y_l [B×d_{l+1}]: waits for row block i of Y_{l−1};
-//   Loss       row block i of the logits Y_{L−1}: the loss, its gradient G_{L−1}, the metrics;
+//   Loss       row block i of the logits Y_{L−1}: the loss, its gradient G_{L−1}, and the
+//              block's metrics (loss sum, correct predictions) into its own slot;
+//   Metrics    the slots added in block order to the run's metric counters (the same sums every
+//              run, whatever order the blocks finished in): waits for every Loss unit;
 //   InputGrad  l, tile (i, j) of G_{l−1} = (G_l · W_l) ⊙ [Y_{l−1} > 0]:
 //              waits for row block i of G_l;
 //   WeightGrad l, tile (p, q) of dW_l = G_lᵀ · X_l [d_{l+1}×d_l]:
@@ -14,6 +17,8 @@
 //   Update     l, slice p (rows of W_l and of b_l): waits for its gradients and for every read
 //              of those rows (Forward l in those columns, all of InputGrad l);
 //   Gather     the next batch's rows: waits for every read of the batch (WeightGrad 0, Loss).
+// An evaluation (Scope::Evaluate) is the Forward units, the Loss units without the gradient, and
+// Metrics: the forward pass and the metrics of one batch.
 // A GEMM tile may be split along K, for grids of few tiles (M = 256: 16 forward tiles of 128×128
 // on 132 multiprocessors): then `slices` Slice units each write a partial tile of their own, and
 // a Sum unit adds them in slice order (the same bits every run), applies the epilogue and
@@ -42,7 +47,16 @@ struct UnitSizes {
   int forward_splits = 1, input_grad_splits = 1, weight_grad_splits = 1;
 };
 
-enum class Kind : uint8_t { Forward, Loss, InputGrad, WeightGrad, BiasGrad, Update, Gather };
+enum class Kind : uint8_t {
+  Forward,
+  Loss,
+  Metrics,
+  InputGrad,
+  WeightGrad,
+  BiasGrad,
+  Update,
+  Gather
+};
 const char* kind_name(Kind kind);
 // A GEMM unit computes its whole tile, one K slice of it, or the sum of its slices.
 enum class Part : uint8_t { Whole, Slice, Sum };
@@ -56,8 +70,9 @@ struct Wait {
 
 // One unit: its kind, layer and output rectangle (rows × cols from (row0, col0) of the matrix it
 // writes: Y_l, G, dW_l; the slice of W_l's rows for BiasGrad and Update; batch rows for Loss and
-// Gather), then its waits and signals (ranges of Plan::waits and Plan::signals). A GEMM unit's
-// K range is [k0, k0 + k_len); a Slice is slice `slice` of `slices`, a Sum adds all `slices`.
+// Gather; for Metrics, rows is the count of Loss slots it adds), then its waits and signals
+// (ranges of Plan::waits and Plan::signals). A GEMM unit's K range is [k0, k0 + k_len); a Slice
+// is slice `slice` of `slices`, a Sum adds all `slices`.
 struct Unit {
   Kind kind = Kind::Forward;
   Part part = Part::Whole;
@@ -77,9 +92,13 @@ struct Plan {
   std::vector<int> counter_totals;    // how many signals each counter receives in a step
 };
 
-// The plan of one step. Throws std::invalid_argument naming the problem for a shape or size
-// that does not fit (fewer than two widths, a width, batch or size < 1).
-Plan make_plan(const StepShape& shape, const UnitSizes& sizes);
+// What a plan covers: a training step, or an evaluation (the forward pass, the loss without its
+// gradient, the metrics).
+enum class Scope : uint8_t { Step, Evaluate };
+
+// The plan of one step (or evaluation). Throws std::invalid_argument naming the problem for a
+// shape or size that does not fit (fewer than two widths, a width, batch or size < 1).
+Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope = Scope::Step);
 
 // "" when the plan is well formed: every wait names a counter, its target is at most what the
 // counter receives, and every counter it waits on is signalled only by earlier units (so list

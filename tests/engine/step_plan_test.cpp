@@ -1,6 +1,7 @@
 // The step plan (engine/step_plan.h): every unit's output covered once, no two units that touch
 // the same data left unordered by the counters, no grid that fits on the device stuck, and the
-// units, run on the CPU in any order such a grid allows, the engine's own training step.
+// units, run on the CPU in any order such a grid allows, the engine's own training step; the same
+// for an evaluation's plan and the trainer's evaluate.
 #include "engine/step_plan.h"
 
 #include <gtest/gtest.h>
@@ -26,12 +27,14 @@ using engine::step_plan::Kind;
 using engine::step_plan::make_plan;
 using engine::step_plan::Part;
 using engine::step_plan::Plan;
+using engine::step_plan::Scope;
 using engine::step_plan::StepShape;
 using engine::step_plan::Unit;
 using engine::step_plan::UnitSizes;
 
 // A rectangle of one of the step's matrices: X (the batch), labels, Y_l, G_l (the gradient at
-// Y_l), W_l, b_l, dW_l, db_l; rows [r0, r1), columns [c0, c1).
+// Y_l), W_l, b_l, dW_l, db_l, the Loss units' metrics by batch row ("loss metrics", one column)
+// and the run's metric counters ("metrics", one cell); rows [r0, r1), columns [c0, c1).
 struct Region {
   std::string matrix;
   int r0, r1, c0, c1;
@@ -46,7 +49,7 @@ bool overlap(const Region& a, const Region& b) {
 struct Access {
   std::vector<Region> reads, writes;
 };
-Access access(const Unit& u, const StepShape& s) {
+Access access(const Unit& u, const StepShape& s, Scope scope = Scope::Step) {
   const int layers = static_cast<int>(s.widths.size()) - 1, l = u.layer;
   const auto& d = s.widths;
   auto m = [](const char* name, int layer) { return std::string(name) + std::to_string(layer); };
@@ -70,9 +73,14 @@ Access access(const Unit& u, const StepShape& s) {
       operands = {{m("G", l), k0, k1, u.row0, r1}, {input(l), k0, k1, u.col0, c1}};
       out = {m("dW", l), u.row0, r1, u.col0, c1};
       break;
-    case Kind::Loss:
+    case Kind::Loss:  // an evaluation's writes no gradient
       a.reads = {{m("Y", layers - 1), u.row0, r1, 0, d[layers]}, {"labels", u.row0, r1, 0, 1}};
-      a.writes = {{m("G", layers - 1), u.row0, r1, 0, d[layers]}};
+      a.writes = {{"loss metrics", u.row0, r1, 0, 1}};
+      if (scope == Scope::Step) a.writes.push_back({m("G", layers - 1), u.row0, r1, 0, d[layers]});
+      return a;
+    case Kind::Metrics:
+      a.reads = {{"loss metrics", 0, s.batch, 0, 1}};
+      a.writes = {{"metrics", 0, 1, 0, 1}};
       return a;
     case Kind::BiasGrad:
       a.reads = {{m("G", l), 0, s.batch, u.row0, r1}};
@@ -135,10 +143,10 @@ std::vector<std::vector<bool>> happens_before(const Plan& plan) {
 
 // "" when every two units that touch the same data (one writing) are ordered by the counters in
 // list order, which is the step's order; else the first pair that is not.
-std::string first_race(const Plan& plan, const StepShape& shape) {
+std::string first_race(const Plan& plan, const StepShape& shape, Scope scope = Scope::Step) {
   const auto hb = happens_before(plan);
   std::vector<Access> acc;
-  for (const Unit& u : plan.units) acc.push_back(access(u, shape));
+  for (const Unit& u : plan.units) acc.push_back(access(u, shape, scope));
   auto describe = [&](size_t i) {
     const Unit& u = plan.units[i];
     return std::string(engine::step_plan::kind_name(u.kind)) + " " + std::to_string(u.layer) +
@@ -158,24 +166,31 @@ std::string first_race(const Plan& plan, const StepShape& shape) {
   return "";
 }
 
-// How many units write each element of each matrix: every output exactly once.
-void expect_each_output_written_once(const Plan& plan, const StepShape& shape) {
+// How many units write each element of each matrix: every output of the scope exactly once, and
+// nothing else (an evaluation writes Y_l and the metrics only).
+void expect_each_output_written_once(const Plan& plan, const StepShape& shape,
+                                     Scope scope = Scope::Step) {
   std::map<std::string, std::map<std::pair<int, int>, int>> written;
   for (const Unit& u : plan.units)
-    for (const Region& w : access(u, shape).writes)
+    for (const Region& w : access(u, shape, scope).writes)
       for (int r = w.r0; r < w.r1; ++r)
         for (int c = w.c0; c < w.c1; ++c) ++written[w.matrix][{r, c}];
   const int layers = static_cast<int>(shape.widths.size()) - 1;
   const auto& d = shape.widths;
-  std::map<std::string, std::pair<int, int>> sizes = {{"X", {shape.batch, d[0]}},
-                                                      {"labels", {shape.batch, 1}}};
+  std::map<std::string, std::pair<int, int>> sizes = {{"loss metrics", {shape.batch, 1}},
+                                                      {"metrics", {1, 1}}};
+  if (scope == Scope::Step) sizes["X"] = {shape.batch, d[0]}, sizes["labels"] = {shape.batch, 1};
   for (int l = 0; l < layers; ++l) {
     const std::string n = std::to_string(l);
     sizes["Y" + n] = {shape.batch, d[l + 1]};
+    if (scope == Scope::Evaluate) continue;
     sizes["G" + n] = {shape.batch, d[l + 1]};
     sizes["W" + n] = sizes["dW" + n] = {d[l + 1], d[l]};
     sizes["b" + n] = sizes["db" + n] = {d[l + 1], 1};
   }
+  for (const auto& [matrix, cells] : written)  // a split tile's partials are its own scratch
+    if (matrix.rfind("partials of ", 0) != 0)
+      EXPECT_EQ(sizes.count(matrix), 1u) << matrix << " is written but is no output of the scope";
   for (const auto& [matrix, size] : sizes) {
     const auto& cells = written[matrix];
     EXPECT_EQ(static_cast<int64_t>(cells.size()), int64_t(size.first) * size.second) << matrix;
@@ -238,10 +253,32 @@ std::vector<Case> cases() {
 }
 
 TEST(StepPlan, EveryOutputIsWrittenOnceAndTheListIsASchedule) {
+  for (const Scope scope : {Scope::Step, Scope::Evaluate})
+    for (const Case& c : cases()) {
+      const Plan plan = make_plan(c.shape, c.sizes, scope);
+      EXPECT_EQ(engine::step_plan::check_plan(plan), "");
+      expect_each_output_written_once(plan, c.shape, scope);
+    }
+}
+
+// An evaluation is the step's forward pass and loss, without a gradient: its units are the
+// step's Forward, Loss and Metrics units, in the same order.
+TEST(StepPlan, AnEvaluationIsTheStepsForwardPassAndMetrics) {
   for (const Case& c : cases()) {
-    const Plan plan = make_plan(c.shape, c.sizes);
-    EXPECT_EQ(engine::step_plan::check_plan(plan), "");
-    expect_each_output_written_once(plan, c.shape);
+    const Plan step = make_plan(c.shape, c.sizes),
+               eval = make_plan(c.shape, c.sizes, Scope::Evaluate);
+    std::vector<const Unit*> forward;
+    for (const Unit& u : step.units)
+      if (u.kind == Kind::Forward || u.kind == Kind::Loss || u.kind == Kind::Metrics)
+        forward.push_back(&u);
+    ASSERT_EQ(eval.units.size(), forward.size());
+    for (size_t i = 0; i < forward.size(); ++i) {
+      EXPECT_EQ(eval.units[i].kind, forward[i]->kind) << i;
+      EXPECT_EQ(eval.units[i].row0, forward[i]->row0) << i;
+      EXPECT_EQ(eval.units[i].col0, forward[i]->col0) << i;
+      EXPECT_EQ(eval.units[i].k0, forward[i]->k0) << i;
+    }
+    EXPECT_EQ(eval.units.back().kind, Kind::Metrics);
   }
 }
 
@@ -275,10 +312,11 @@ TEST(StepPlan, SlicesCoverTheirTilesKAndTheSumFollows) {
 }
 
 TEST(StepPlan, UnitsThatShareDataAreOrderedByTheCounters) {
-  for (const Case& c : cases()) {
-    const Plan plan = make_plan(c.shape, c.sizes);
-    EXPECT_EQ(first_race(plan, c.shape), "") << c.shape.widths.size() - 1 << " layers";
-  }
+  for (const Scope scope : {Scope::Step, Scope::Evaluate})
+    for (const Case& c : cases()) {
+      const Plan plan = make_plan(c.shape, c.sizes, scope);
+      EXPECT_EQ(first_race(plan, c.shape, scope), "") << c.shape.widths.size() - 1 << " layers";
+    }
 }
 
 // The race check can fail: a plan with any one wait removed races or the removed wait was
@@ -319,12 +357,26 @@ TEST(StepPlan, ACounterWaitedOnBeforeItIsSignalledIsNamed) {
 
 TEST(StepPlan, NoResidentGridDeadlocks) {
   std::mt19937 rng(5);
-  for (const Case& c : cases()) {
-    const Plan plan = make_plan(c.shape, c.sizes);
-    for (int grid : {1, 2, 3, 7, 64, 132, static_cast<int>(plan.units.size()) + 3})
-      for (int trial = 0; trial < 3; ++trial)
-        EXPECT_TRUE(runs_to_the_end(plan, grid, rng)) << "grid " << grid;
-  }
+  for (const Scope scope : {Scope::Step, Scope::Evaluate})
+    for (const Case& c : cases()) {
+      const Plan plan = make_plan(c.shape, c.sizes, scope);
+      for (int grid : {1, 2, 3, 7, 64, 132, static_cast<int>(plan.units.size()) + 3})
+        for (int trial = 0; trial < 3; ++trial)
+          EXPECT_TRUE(runs_to_the_end(plan, grid, rng)) << "grid " << grid;
+    }
+}
+
+// A Metrics unit that does not wait for every Loss unit races with the one it leaves out.
+TEST(StepPlan, MetricsThatDoNotWaitForEveryLossUnitRace) {
+  const Case c = cases()[2];
+  Plan plan = make_plan(c.shape, c.sizes, Scope::Evaluate);
+  Unit& metrics = plan.units.back();
+  ASSERT_EQ(metrics.kind, Kind::Metrics);
+  ASSERT_GE(metrics.wait_count, 2);
+  metrics.wait_count -= 1;
+  const std::string race = first_race(plan, c.shape, Scope::Evaluate);
+  EXPECT_NE(race.find("Loss"), std::string::npos) << race;
+  EXPECT_NE(race.find("Metrics"), std::string::npos) << race;
 }
 
 // The step's arithmetic unit by unit on the CPU, as a step kernel would do it: each GEMM tile (or
@@ -335,6 +387,7 @@ struct StepOnTheCpu {
   StepShape shape;
   bool squared_error = false;  // else cross-entropy
   bool adam = false;           // else SGD
+  bool evaluate = false;       // an evaluation's plan: the Loss units write no gradient
   engine::LrSchedule schedule;
   float momentum = 0, weight_decay = 0, beta1 = 0, beta2 = 0, eps = 0;
   // Per layer; mw, mb: SGD's velocity or Adam's first moment; vw, vb: Adam's second moment.
@@ -342,7 +395,8 @@ struct StepOnTheCpu {
   std::vector<float> x, next_x, targets, next_targets;
   std::vector<int32_t> labels, next_labels;
   std::map<std::string, std::vector<float>> partials;  // per split tile: slices × rows × cols
-  std::vector<engine::MetricCounters> loss_blocks;
+  std::map<int, engine::MetricCounters> loss_blocks;   // each Loss unit's, by its first row
+  engine::MetricCounters metrics{};                    // the Metrics unit's sum of them
   int64_t counted = 1;  // the step counter after the loss counted this step
 
   int layers() const { return static_cast<int>(shape.widths.size()) - 1; }
@@ -403,15 +457,28 @@ struct StepOnTheCpu {
       }
       case Kind::Loss: {
         const size_t at = size_t(u.row0) * out;
-        engine::MetricCounters* block = &loss_blocks[u.row0 / u.rows];
+        engine::MetricCounters* block = &loss_blocks[u.row0];
+        *block = {};
+        float* gradient = evaluate ? nullptr : g[l].data() + at;
         if (squared_error)  // the whole batch's scale, as ops.cpp computes it
-          engine::host::squared_error(y[l].data() + at, targets.data() + at, g[l].data() + at,
-                                      u.rows, out, 2.0f / (float(shape.batch) * float(out)), block);
+          engine::host::squared_error(y[l].data() + at, targets.data() + at, gradient, u.rows, out,
+                                      2.0f / (float(shape.batch) * float(out)), block);
         else
-          engine::host::softmax_xent(y[l].data() + at, labels.data() + u.row0, g[l].data() + at,
-                                     u.rows, out, 1.0f / shape.batch, block);
+          engine::host::softmax_xent(y[l].data() + at, labels.data() + u.row0, gradient, u.rows,
+                                     out, 1.0f / shape.batch, block);
         break;
       }
+      case Kind::Metrics:  // the blocks in row order
+        EXPECT_EQ(static_cast<int>(loss_blocks.size()), u.rows);
+        metrics = {};
+        for (const auto& [row0, block] : loss_blocks) {
+          metrics.loss_sum += block.loss_sum;
+          metrics.correct += block.correct;
+          metrics.seen += block.seen;
+          metrics.bad_labels += block.bad_labels;
+          metrics.bad_targets += block.bad_targets;
+        }
+        break;
       case Kind::BiasGrad:
         for (int p = u.row0; p < u.row0 + u.rows; ++p) {
           float sum = 0.0f;
@@ -443,100 +510,165 @@ struct StepOnTheCpu {
   }
 };
 
+// A small model on the CPU (13 → 17 → 9 → 4, ReLU between, batch 11), its trainer, a batch with
+// labels and targets and the next batch, and the interpreter's start from the same parameters.
+struct SmallModel {
+  static constexpr int kIn = 13, kOut = 4;
+  const StepShape shape{{kIn, 17, 9, kOut}, 11};
+  engine::Context ctx{engine::Device::CPU, "cpu", 9};
+  engine::Sequential net;
+  engine::TrainerOptions options;
+  std::vector<float> x, next_x, targets, next_targets;
+  std::vector<int32_t> labels, next_labels;
+  StepOnTheCpu start;
+
+  SmallModel(bool squared_error, bool adam) {
+    std::mt19937_64 data_rng(3);
+    x = random_values(data_rng, size_t(shape.batch) * kIn);
+    next_x = random_values(data_rng, size_t(shape.batch) * kIn);
+    targets = random_values(data_rng, size_t(shape.batch) * kOut);
+    next_targets = random_values(data_rng, size_t(shape.batch) * kOut);
+    labels.resize(shape.batch), next_labels.resize(shape.batch);
+    for (int i = 0; i < shape.batch; ++i)
+      labels[i] = (i * 7) % kOut, next_labels[i] = (i * 5) % kOut;
+    net.add<engine::Linear>(ctx, kIn, 17);
+    net.add<engine::ReLU>();
+    net.add<engine::Linear>(ctx, 17, 9);
+    net.add<engine::ReLU>();
+    net.add<engine::Linear>(ctx, 9, kOut);
+    options.max_batch = shape.batch;
+    options.loss = squared_error ? engine::TrainerOptions::Loss::MeanSquaredError
+                                 : engine::TrainerOptions::Loss::CrossEntropy;
+    options.optimizer =
+        adam ? engine::TrainerOptions::Optimizer::Adam : engine::TrainerOptions::Optimizer::Sgd;
+    options.sgd.lr = 0.3f;  // large enough that the update shows in every parameter
+    options.sgd.momentum = 0.9f;
+    options.sgd.weight_decay = 0.01f;
+    options.adam.lr = 0.01f;
+    options.adam.weight_decay = 0.02f;
+
+    start.shape = shape;
+    start.squared_error = squared_error, start.adam = adam;
+    start.schedule = {adam ? options.adam.lr : options.sgd.lr, 0};
+    start.momentum = options.sgd.momentum;
+    start.weight_decay = adam ? options.adam.weight_decay : options.sgd.weight_decay;
+    start.beta1 = options.adam.beta1, start.beta2 = options.adam.beta2,
+    start.eps = options.adam.eps;
+    const auto params = net.parameters();
+    for (int l = 0; l < 3; ++l) {
+      start.w.push_back(params[2 * l]->value.download());
+      start.b.push_back(params[2 * l + 1]->value.download());
+      for (auto* state : {&start.mw, &start.vw}) state->emplace_back(start.w.back().size(), 0.0f);
+      for (auto* state : {&start.mb, &start.vb}) state->emplace_back(start.b.back().size(), 0.0f);
+      start.y.emplace_back(size_t(shape.batch) * shape.widths[l + 1], NAN);
+      start.g.emplace_back(size_t(shape.batch) * shape.widths[l + 1], NAN);
+      start.dw.emplace_back(start.w.back().size(), NAN);
+      start.db.emplace_back(start.b.back().size(), NAN);
+    }
+    start.x = x, start.next_x = next_x, start.labels = labels, start.next_labels = next_labels;
+    start.targets = targets, start.next_targets = next_targets;
+  }
+  Tensor batch() const { return Tensor::from_host(engine::Device::CPU, shape.batch, kIn, x); }
+  Tensor target_tensor() const {
+    return Tensor::from_host(engine::Device::CPU, shape.batch, kOut, targets);
+  }
+};
+
+// The unit sizes the interpreter runs each plan at: tiles and loss blocks that do not divide,
+// split K, and tiles larger than the model.
+const std::vector<UnitSizes> kInterpreterSizes = {
+    UnitSizes{4, 8, 3, 5}, UnitSizes{4, 8, 3, 5, 3, 2, 4}, UnitSizes{16, 16, 16, 16, 5, 5, 5}};
+
 // Run in any order a resident grid allows, the units give the engine's own CPU step: the same
 // loss and parameters (within fp32 rounding: the GEMMs sum in another order), and the same bits
 // from one order to another; with cross-entropy and SGD (momentum, weight decay), and with the
 // mean squared error and Adam.
 void expect_the_trainers_step(bool squared_error, bool adam) {
-  const StepShape shape{{13, 17, 9, 4}, 11};
-  const int out = 4;
-  std::mt19937_64 data_rng(3);
-  const std::vector<float> xv = random_values(data_rng, size_t(shape.batch) * 13);
-  const std::vector<float> next_xv = random_values(data_rng, size_t(shape.batch) * 13);
-  const std::vector<float> targets = random_values(data_rng, size_t(shape.batch) * out);
-  const std::vector<float> next_targets = random_values(data_rng, size_t(shape.batch) * out);
-  std::vector<int32_t> labels(shape.batch), next_labels(shape.batch);
-  for (int i = 0; i < shape.batch; ++i) labels[i] = (i * 7) % out, next_labels[i] = (i * 5) % out;
-
-  engine::Context ctx(engine::Device::CPU, "cpu", 9);
-  engine::Sequential net;
-  net.add<engine::Linear>(ctx, 13, 17);
-  net.add<engine::ReLU>();
-  net.add<engine::Linear>(ctx, 17, 9);
-  net.add<engine::ReLU>();
-  net.add<engine::Linear>(ctx, 9, out);
-  engine::TrainerOptions o;
-  o.max_batch = shape.batch;
-  o.loss = squared_error ? engine::TrainerOptions::Loss::MeanSquaredError
-                         : engine::TrainerOptions::Loss::CrossEntropy;
-  o.optimizer =
-      adam ? engine::TrainerOptions::Optimizer::Adam : engine::TrainerOptions::Optimizer::Sgd;
-  o.sgd.lr = 0.3f;  // large enough that the update shows in every parameter
-  o.sgd.momentum = 0.9f;
-  o.sgd.weight_decay = 0.01f;
-  o.adam.lr = 0.01f;
-  o.adam.weight_decay = 0.02f;
-  engine::Trainer trainer(ctx, net, o);
-
-  StepOnTheCpu start;
-  start.shape = shape;
-  start.squared_error = squared_error, start.adam = adam;
-  start.schedule = {adam ? o.adam.lr : o.sgd.lr, 0};
-  start.momentum = o.sgd.momentum;
-  start.weight_decay = adam ? o.adam.weight_decay : o.sgd.weight_decay;
-  start.beta1 = o.adam.beta1, start.beta2 = o.adam.beta2, start.eps = o.adam.eps;
-  const auto params = net.parameters();
-  for (int l = 0; l < 3; ++l) {
-    start.w.push_back(params[2 * l]->value.download());
-    start.b.push_back(params[2 * l + 1]->value.download());
-    for (auto* state : {&start.mw, &start.vw}) state->emplace_back(start.w.back().size(), 0.0f);
-    for (auto* state : {&start.mb, &start.vb}) state->emplace_back(start.b.back().size(), 0.0f);
-    start.y.emplace_back(size_t(shape.batch) * shape.widths[l + 1], NAN);
-    start.g.emplace_back(size_t(shape.batch) * shape.widths[l + 1], NAN);
-    start.dw.emplace_back(start.w.back().size(), NAN);
-    start.db.emplace_back(start.b.back().size(), NAN);
-  }
-  start.x = xv, start.next_x = next_xv, start.labels = labels, start.next_labels = next_labels;
-  start.targets = targets, start.next_targets = next_targets;
-
-  const Tensor x = Tensor::from_host(engine::Device::CPU, shape.batch, 13, xv);
+  SmallModel model(squared_error, adam);
+  engine::Trainer trainer(model.ctx, model.net, model.options);
   if (squared_error)
-    trainer.step(x, Tensor::from_host(engine::Device::CPU, shape.batch, out, targets));
+    trainer.step(model.batch(), model.target_tensor());
   else
-    trainer.step(x, engine::LabelTensor(engine::Device::CPU, labels));
+    trainer.step(model.batch(), engine::LabelTensor(engine::Device::CPU, model.labels));
   const engine::MetricTotals metrics = trainer.take_metrics();
+  const auto params = model.net.parameters();
 
   std::mt19937 rng(11);
   std::vector<StepOnTheCpu> runs;
-  for (const UnitSizes sizes :
-       {UnitSizes{4, 8, 3, 5}, UnitSizes{4, 8, 3, 5, 3, 2, 4}, UnitSizes{16, 16, 16, 16, 5, 5, 5}})
+  for (const UnitSizes& sizes : kInterpreterSizes)
     for (int grid : {1, 4, 9}) {
-      const Plan plan = make_plan(shape, sizes);
-      StepOnTheCpu step = start;
-      step.loss_blocks.assign(plan.units.size(), engine::MetricCounters{});
+      const Plan plan = make_plan(model.shape, sizes);
+      StepOnTheCpu step = model.start;
       ASSERT_TRUE(runs_to_the_end(plan, grid, rng, [&](const Unit& u) { step.run(u); }));
-      double loss = 0;  // the blocks' sums, in order
-      for (const auto& block : step.loss_blocks) loss += block.loss_sum;
-      EXPECT_NEAR(loss, metrics.loss_sum, 1e-5 * metrics.loss_sum);
+      EXPECT_NEAR(step.metrics.loss_sum, metrics.loss_sum, 1e-5 * metrics.loss_sum);
+      EXPECT_EQ(int64_t(step.metrics.correct), metrics.correct);
+      EXPECT_EQ(int64_t(step.metrics.seen), metrics.seen);
       for (int l = 0; l < 3; ++l) {
         const std::vector<float> w = params[2 * l]->value.download();
         const std::vector<float> b = params[2 * l + 1]->value.download();
         for (size_t i = 0; i < w.size(); ++i) {
           ASSERT_NEAR(step.w[l][i], w[i], 1e-5f * (1.0f + std::fabs(w[i]))) << l << " " << i;
-          ASSERT_NE(step.w[l][i], start.w[l][i]) << "weight " << l << ", " << i << " not updated";
+          ASSERT_NE(step.w[l][i], model.start.w[l][i])
+              << "weight " << l << ", " << i << " not updated";
         }
         for (size_t i = 0; i < b.size(); ++i)
           ASSERT_NEAR(step.b[l][i], b[i], 1e-5f * (1.0f + std::fabs(b[i]))) << l << " " << i;
       }
-      EXPECT_EQ(step.x, next_xv);
-      EXPECT_EQ(step.targets, next_targets);
-      EXPECT_EQ(step.labels, next_labels);
+      EXPECT_EQ(step.x, model.next_x);
+      EXPECT_EQ(step.targets, model.next_targets);
+      EXPECT_EQ(step.labels, model.next_labels);
       runs.push_back(std::move(step));
     }
   for (size_t r = 1; r < runs.size(); ++r) {  // the same bits in every order, per plan
     if (r % 3 == 0) continue;
     EXPECT_EQ(runs[r].w, runs[r - 1].w) << r;
     EXPECT_EQ(runs[r].b, runs[r - 1].b) << r;
+    EXPECT_EQ(runs[r].metrics.loss_sum, runs[r - 1].metrics.loss_sum) << r;
+  }
+}
+
+// An evaluation's plan run in any order is the trainer's evaluate: the same metrics (the loss
+// within fp32 rounding, the correct count and the count seen exactly), the same bits from one
+// order to another, and the parameters untouched.
+void expect_the_trainers_evaluation(bool squared_error) {
+  SmallModel model(squared_error, false);
+  engine::Trainer trainer(model.ctx, model.net, model.options);
+  const engine::MetricTotals metrics =
+      squared_error
+          ? trainer.evaluate(model.batch(), model.target_tensor())
+          : trainer.evaluate(model.batch(), engine::LabelTensor(engine::Device::CPU, model.labels));
+  ASSERT_EQ(metrics.seen, model.shape.batch);
+
+  std::mt19937 rng(12);
+  std::vector<StepOnTheCpu> runs;
+  for (const UnitSizes& sizes : kInterpreterSizes)
+    for (int grid : {1, 4, 9}) {
+      const Plan plan = make_plan(model.shape, sizes, Scope::Evaluate);
+      StepOnTheCpu eval = model.start;
+      eval.evaluate = true;
+      ASSERT_TRUE(runs_to_the_end(plan, grid, rng, [&](const Unit& u) { eval.run(u); }));
+      EXPECT_NEAR(eval.metrics.loss_sum, metrics.loss_sum, 1e-5 * metrics.loss_sum);
+      EXPECT_EQ(int64_t(eval.metrics.correct), metrics.correct);
+      EXPECT_EQ(int64_t(eval.metrics.seen), metrics.seen);
+      EXPECT_EQ(eval.w, model.start.w);
+      EXPECT_EQ(eval.b, model.start.b);
+      runs.push_back(std::move(eval));
+    }
+  for (size_t r = 1; r < runs.size(); ++r) {
+    if (r % 3 == 0) continue;
+    EXPECT_EQ(runs[r].y, runs[r - 1].y) << r;
+    EXPECT_EQ(runs[r].metrics.loss_sum, runs[r - 1].metrics.loss_sum) << r;
+  }
+}
+
+TEST(StepPlan, AnEvaluationRunOnTheCpuInAnyOrderIsTheTrainersEvaluate) {
+  {
+    SCOPED_TRACE("cross-entropy");
+    expect_the_trainers_evaluation(false);
+  }
+  {
+    SCOPED_TRACE("mean squared error");
+    expect_the_trainers_evaluation(true);
   }
 }
 
