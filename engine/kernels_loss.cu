@@ -9,6 +9,7 @@
 
 #include "engine/backend.h"
 #include "engine/kernels_common.cuh"
+#include "engine/loss_rows.cuh"
 
 namespace engine::cuda {
 
@@ -25,27 +26,10 @@ namespace {
 constexpr int kLossThreads = 256;
 constexpr int kLossWarps = kLossThreads / kWarp;  // rows per block and pass
 static_assert(kLossThreads % kWarp == 0 && kLossThreads <= 1024, "whole warps in one block");
-// A lane keeps up to kLossCache of its row's logits in registers, so rows of up to
-// kWarp·kLossCache = 256 classes are read once; wider rows are read again from the cache lines.
-constexpr int kLossCache = 8;
-static_assert(kLossCache >= 1, "the cached kernel covers rows of up to kWarp·kLossCache classes");
 
 int loss_blocks(int rows) {
   return static_cast<int>(std::clamp<int64_t>(
       (static_cast<int64_t>(rows) + kLossWarps - 1) / kLossWarps, 1, kLossMaxBlocks));
-}
-
-// Calls f(k, j) for this lane's columns j = lane + k·kWarp < cols, k = 0, 1, …; with kCached the
-// loop is unrolled to kLossCache visits (cols ≤ kWarp·kLossCache), so that k indexes registers.
-template <bool kCached, class F>
-__device__ __forceinline__ void for_lane_columns(int lane, int cols, F&& f) {
-  if constexpr (kCached) {
-#pragma unroll
-    for (int k = 0; k < kLossCache; ++k)
-      if (lane + k * kWarp < cols) f(k, lane + k * kWarp);
-  } else {
-    for (int j = lane, k = 0; j < cols; j += kWarp, ++k) f(k, j);
-  }
 }
 
 // The loss kernels' end: warp w's lane 0 holds the sums of its rows. The block's warps are added
@@ -103,10 +87,8 @@ __device__ void finish_loss(double loss, unsigned int correct, unsigned int bad,
   }
 }
 
-// logits, dlogits are rows×classes; labels are rows; grid loss_blocks(rows) × kLossThreads.
-// kCached: classes ≤ kWarp·kLossCache, and each lane keeps its logits, then their exps, in
-// registers. Stable softmax: the row maximum is subtracted before exp, so no exp overflows. The
-// arg-max is the first maximum (ties go to the smaller index, as in torch.argmax).
+// logits, dlogits are rows×classes; labels are rows; grid loss_blocks(rows) × kLossThreads. Each
+// warp takes rows as softmax_xent_row (loss_rows.cuh) computes them; kCached as there.
 template <bool kCached>
 __global__ void __launch_bounds__(kLossThreads)
     softmax_xent_kernel(const float* __restrict__ logits, const int32_t* __restrict__ labels,
@@ -117,61 +99,15 @@ __global__ void __launch_bounds__(kLossThreads)
   double warp_loss = 0.0;  // kept by lane 0
   unsigned int warp_correct = 0, warp_bad = 0;
   for (int64_t r = blockIdx.x * kLossWarps + warp; r < rows; r += gridDim.x * kLossWarps) {
-    const int label = labels[r];
-    const float* z = logits + r * classes;
-    float cache[kLossCache];
-    float best = -INFINITY, z_label = 0.0f;  // z_label: the label's logit, in the lane holding it
-    int best_j = classes;
-    for_lane_columns<kCached>(lane, classes, [&](int k, int j) {
-      const float v = z[j];
-      if constexpr (kCached) cache[k] = v;
-      if (v > best) best = v, best_j = j;
-      if (j == label) z_label = v;
-    });
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-      const float other = __shfl_xor_sync(0xffffffffu, best, offset);
-      const int other_j = __shfl_xor_sync(0xffffffffu, best_j, offset);
-      if (other > best || (other == best && other_j < best_j)) best = other, best_j = other_j;
-    }
-    float sum = 0.0f;
-    for_lane_columns<kCached>(lane, classes, [&](int k, int j) {
-      if constexpr (kCached) {
-        cache[k] = expf(cache[k] - best);
-        sum += cache[k];
-      } else {
-        sum += expf(z[j] - best);
-      }
-    });
-    for (int offset = kWarp / 2; offset > 0; offset /= 2)
-      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-
-    if (dlogits != nullptr) {
-      float* d = dlogits + r * classes;
-      for_lane_columns<kCached>(lane, classes, [&](int k, int j) {
-        float e;
-        if constexpr (kCached)
-          e = cache[k];
-        else
-          e = expf(z[j] - best);
-        d[j] = (e / sum - (j == label ? 1.0f : 0.0f)) * inv_batch;
-      });
-    }
-    if (label >= 0 && label < classes) {  // the same label in every lane
-      z_label = __shfl_sync(0xffffffffu, z_label, label % kWarp);
-      if (lane == 0) {
-        warp_loss += logf(sum) - (z_label - best);
-        warp_correct += best_j == label ? 1u : 0u;
-      }
-    } else if (lane == 0) {
-      ++warp_bad;
-    }
+    softmax_xent_row<kCached>(logits, labels[r], dlogits, r, classes, inv_batch, lane, warp_loss,
+                              warp_correct, warp_bad);
   }
   finish_loss(warp_loss, warp_correct, warp_bad, rows, counters, &counters->bad_labels, scratch,
               step_count);
 }
 
 // predictions, targets, dpredictions are rows×cols; grid loss_blocks(rows) × kLossThreads. Laid
-// out as softmax_xent_kernel; each element is read once, so nothing is cached.
+// out as softmax_xent_kernel, each row squared_error_row's (loss_rows.cuh).
 __global__ void __launch_bounds__(kLossThreads)
     squared_error_kernel(const float* __restrict__ predictions, const float* __restrict__ targets,
                          float* __restrict__ dpredictions, int rows, int cols, float grad_scale,
@@ -181,18 +117,8 @@ __global__ void __launch_bounds__(kLossThreads)
   double warp_loss = 0.0;  // kept by lane 0
   unsigned int lane_bad = 0;
   for (int64_t r = blockIdx.x * kLossWarps + warp; r < rows; r += gridDim.x * kLossWarps) {
-    const int64_t row = r * cols;
-    float sum = 0.0f;
-    for (int j = lane; j < cols; j += kWarp) {
-      const float target = targets[row + j];
-      lane_bad += isfinite(target) ? 0u : 1u;
-      const float diff = predictions[row + j] - target;
-      sum += diff * diff;
-      if (dpredictions != nullptr) dpredictions[row + j] = diff * grad_scale;
-    }
-    for (int offset = kWarp / 2; offset > 0; offset /= 2)
-      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-    if (lane == 0) warp_loss += static_cast<double>(sum) / cols;
+    squared_error_row(predictions, targets, dpredictions, r, cols, grad_scale, lane, warp_loss,
+                      lane_bad);
   }
   for (int offset = kWarp / 2; offset > 0; offset /= 2)
     lane_bad += __shfl_xor_sync(0xffffffffu, lane_bad, offset);

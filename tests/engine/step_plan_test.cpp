@@ -189,8 +189,9 @@ void expect_each_output_written_once(const Plan& plan, const StepShape& shape,
     sizes["b" + n] = sizes["db" + n] = {d[l + 1], 1};
   }
   for (const auto& [matrix, cells] : written)  // a split tile's partials are its own scratch
-    if (matrix.rfind("partials of ", 0) != 0)
+    if (matrix.rfind("partials of ", 0) != 0) {
       EXPECT_EQ(sizes.count(matrix), 1u) << matrix << " is written but is no output of the scope";
+    }
   for (const auto& [matrix, size] : sizes) {
     const auto& cells = written[matrix];
     EXPECT_EQ(static_cast<int64_t>(cells.size()), int64_t(size.first) * size.second) << matrix;
