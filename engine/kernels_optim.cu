@@ -10,6 +10,7 @@
 #include "base/cuda_check.h"
 #include "engine/backend.h"
 #include "engine/kernels_common.cuh"
+#include "engine/optim_update.cuh"
 
 namespace engine::cuda {
 
@@ -41,38 +42,26 @@ __global__ void sgd_kernel(float* w, const float* g, float* v, int64_t n, const 
     Float4 wi = load4(w, i), vi = v != nullptr ? load4(v, i) : Float4{};
     const Float4 gi = load4(g, i);
 #pragma unroll
-    for (int j = 0; j < kLanes; ++j) {
-      float update = gi.lane[j] + weight_decay * wi.lane[j];
-      if (v != nullptr) {
-        update = momentum * vi.lane[j] + update;
-        vi.lane[j] = update;
-      }
-      wi.lane[j] -= lr * update;
-    }
+    for (int j = 0; j < kLanes; ++j)
+      sgd_update(wi.lane[j], gi.lane[j], vi.lane[j], v != nullptr, lr, momentum, weight_decay);
     store4(w, i, wi);
     if (v != nullptr) store4(v, i, vi);
   }
 }
 
-// w, g, m, v are n. The bias corrections in double, so that a large t loses nothing.
+// w, g, m, v are n.
 __global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_t n,
                             const int64_t* counted, LrSchedule schedule, float beta1, float beta2,
                             float eps, float weight_decay) {
   await_prior_kernels();
-  const float lr = lr_at(schedule, *counted - 1);
-  const double t = static_cast<double>(*counted);
-  const auto c1 = static_cast<float>(1.0 - pow(static_cast<double>(beta1), t));
-  const auto c2 = static_cast<float>(1.0 - pow(static_cast<double>(beta2), t));
+  const AdamStep step = adam_step_at(schedule, *counted, beta1, beta2);
   GRID_STRIDE_LOOP(i, n / kLanes) {
     Float4 wi = load4(w, i), mi = load4(m, i), vi = load4(v, i);
     const Float4 gi = load4(g, i);
 #pragma unroll
-    for (int j = 0; j < kLanes; ++j) {
-      const float grad = gi.lane[j] + weight_decay * wi.lane[j];
-      mi.lane[j] = beta1 * mi.lane[j] + (1.0f - beta1) * grad;
-      vi.lane[j] = beta2 * vi.lane[j] + (1.0f - beta2) * grad * grad;
-      wi.lane[j] -= lr * (mi.lane[j] / c1) / (sqrtf(vi.lane[j] / c2) + eps);
-    }
+    for (int j = 0; j < kLanes; ++j)
+      adam_update(wi.lane[j], gi.lane[j], mi.lane[j], vi.lane[j], step, beta1, beta2, eps,
+                  weight_decay);
     store4(w, i, wi);
     store4(m, i, mi);
     store4(v, i, vi);

@@ -12,6 +12,10 @@
 # compared without nvcc's per-file prefix of internal symbols (_INTERNAL_<hash>_…) and without
 # comments, and branch labels without the function's index in its file. Exit status 0 when every function of either tree is in both and identical, 1
 # otherwise, 2 on bad usage or a failed compile.
+# A difference is not always a change: nvcc 13.0 compiles kernels/fast/fast.cu to different PTX
+# from one run to the next (the same file, path and flags, three compiles, three PTX files: its
+# warptile kernels' register numbering and instruction order), so `fast`'s warptile kernels can
+# differ between two trees whose sources are the same. Identical is identical.
 # Environment: JOBS (parallel compiles, default nproc), NVCC (default nvcc, or /usr/local/cuda's).
 set -euo pipefail
 if [ $# -ne 3 ]; then
