@@ -40,6 +40,7 @@ struct Family {
 class Builder {
  public:
   explicit Builder(Plan& plan) : plan_(plan) {}
+  void start_step(int step) { step_ = step; }
 
   Family family(const std::string& name, int extent, int block) {
     Family f{static_cast<int>(plan_.counters.size()), blocks(extent, block), block};
@@ -56,6 +57,7 @@ class Builder {
     u.kind = kind;
     u.part = part;
     u.layer = layer;
+    u.step = step_;
     u.row0 = row0, u.rows = rows, u.col0 = col0, u.cols = cols;
     u.first_wait = static_cast<int>(plan_.waits.size());
     u.first_signal = static_cast<int>(plan_.signals.size());
@@ -118,30 +120,34 @@ class Builder {
 
  private:
   Plan& plan_;
+  int step_ = 0;
 };
 
-}  // namespace
+// The counters of one step that the next step's units wait on.
+struct StepCounters {
+  std::vector<Family> update_rows;  // per layer: Update's slices of W_l's rows
+  std::vector<int> update_all;      // per layer: every Update unit of the layer
+  int metrics = 0;                  // the Metrics unit (it counts the step)
+  Family gather_rows;               // the Gather units, by batch rows
+};
 
-Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope) {
+// Appends one step (or evaluation) to the plan, its counters' names prefixed with `prefix`. With
+// `before` (the step before, in a plan of several), its Forward tiles also wait for what the step
+// before must finish first: every read of the activations they overwrite (the next layer's
+// update, which follows them all, or for the logits the step before's metrics) and, in layer 0,
+// the update of the weights they read and the gather of their rows of the batch. In layer l > 0
+// the update of W_l is already behind them: they wait for layer l − 1's tiles, which waited for
+// all of it. Every other hazard between steps follows from these through the step's own counters
+// (the race check of tests/engine/step_plan_test.cpp checks that).
+StepCounters add_step(Builder& b, const StepShape& shape, const UnitSizes& sizes, Scope scope,
+                      const std::string& prefix, const StepCounters* before) {
   const int layers = static_cast<int>(shape.widths.size()) - 1;
-  if (layers < 1)
-    throw std::invalid_argument("step plan: a model needs at least two widths (input, output)");
-  for (size_t i = 0; i < shape.widths.size(); ++i)
-    if (shape.widths[i] < 1)
-      throw std::invalid_argument("step plan: width " + std::to_string(i) + " is " +
-                                  std::to_string(shape.widths[i]) + "; widths must be ≥ 1");
-  if (shape.batch < 1)
-    throw std::invalid_argument("step plan: the batch is " + std::to_string(shape.batch) +
-                                "; it must be ≥ 1");
-  if (sizes.tile_m < 1 || sizes.tile_n < 1 || sizes.loss_rows < 1 || sizes.gather_rows < 1 ||
-      sizes.forward_splits < 1 || sizes.input_grad_splits < 1 || sizes.weight_grad_splits < 1)
-    throw std::invalid_argument("step plan: every unit size and split count must be ≥ 1");
-
-  Plan plan;
-  Builder b(plan);
   const int batch = shape.batch, tm = sizes.tile_m, tn = sizes.tile_n;
   const auto& d = shape.widths;
-  auto name = [](const char* what, int l) { return std::string(what) + " " + std::to_string(l); };
+  auto name = [&](const char* what, int l) {
+    return prefix + std::string(what) + " " + std::to_string(l);
+  };
+  StepCounters made;
 
   // Y_l's row blocks (read by the next layer and the loss) and column blocks (W_l's rows, which
   // the update of those rows must not overwrite before they are read).
@@ -150,17 +156,23 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope) {
     y_rows[l] = b.family(name("Forward", l) + " rows", batch, tm);
     y_cols[l] = b.family(name("Forward", l) + " cols", d[l + 1], tn);
     for (int i = 0; i < batch; i += tm)
-      for (int j = 0; j < d[l + 1]; j += tn)
+      for (int j = 0; j < d[l + 1]; j += tn) {
+        const int rows = std::min(tm, batch - i), cols = std::min(tn, d[l + 1] - j);
         b.gemm_tile(
-            Kind::Forward, l, i, std::min(tm, batch - i), j, std::min(tn, d[l + 1] - j), d[l],
-            sizes.forward_splits,
+            Kind::Forward, l, i, rows, j, cols, d[l], sizes.forward_splits,
             [&] {
-              if (l > 0) b.wait(y_rows[l - 1], i, std::min(batch, i + tm));
+              if (l > 0) b.wait(y_rows[l - 1], i, i + rows);
+              if (before == nullptr) return;
+              b.wait(l + 1 < layers ? before->update_all[l + 1] : before->metrics);
+              if (l > 0) return;
+              b.wait(before->update_rows[0], j, j + cols);
+              b.wait(before->gather_rows, i, i + rows);
             },
             [&] {
               b.signal(y_rows[l], i / tm);
               b.signal(y_cols[l], j / tn);
             });
+      }
   }
 
   // G_l, the gradient at Y_l (the ReLU mask applied), by row and by column blocks; the last
@@ -168,8 +180,8 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope) {
   // units write no gradient: only their metrics, which Metrics waits for by the same rows.
   std::vector<Family> g_rows(layers), g_cols(layers);
   const int out = d[layers];
-  g_rows[layers - 1] = b.family("Loss rows", batch, sizes.loss_rows);
-  if (scope == Scope::Step) g_cols[layers - 1] = b.family("Loss cols", out, out);
+  g_rows[layers - 1] = b.family(prefix + "Loss rows", batch, sizes.loss_rows);
+  if (scope == Scope::Step) g_cols[layers - 1] = b.family(prefix + "Loss cols", out, out);
   for (int i = 0; i < batch; i += sizes.loss_rows) {
     const int rows = std::min(sizes.loss_rows, batch - i);
     b.unit(Kind::Loss, layers - 1, i, rows, 0, out);
@@ -177,10 +189,15 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope) {
     b.signal(g_rows[layers - 1], i / sizes.loss_rows);
     if (scope == Scope::Step) b.signal(g_cols[layers - 1], 0);
   }
+  // The metrics, and in a training step the step count the updates' schedule reads.
+  made.metrics = b.counter(prefix + "Metrics");
   b.unit(Kind::Metrics, layers - 1, 0, blocks(batch, sizes.loss_rows), 0, 1);
   b.wait(g_rows[layers - 1], 0, batch);
-  if (scope == Scope::Evaluate) return plan;
+  b.signal(made.metrics);
+  if (scope == Scope::Evaluate) return made;
 
+  made.update_rows.resize(layers);
+  made.update_all.resize(layers);
   Family dw0_all{};  // every WeightGrad unit of layer 0: the last reads of the batch
   for (int l = layers - 1; l >= 0; --l) {
     // InputGrad l: G_{l−1} = (G_l · W_l) ⊙ [Y_{l−1} > 0], batch × d_l.
@@ -202,7 +219,7 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope) {
     }
     // WeightGrad l: dW_l = G_lᵀ · X_l, d_{l+1} × d_l, and BiasGrad l, by the same row blocks.
     const Family dw_rows = b.family(name("WeightGrad", l) + " rows", d[l + 1], tm);
-    if (l == 0) dw0_all = b.family("WeightGrad 0 all", 1, 1);
+    if (l == 0) dw0_all = b.family(prefix + "WeightGrad 0 all", 1, 1);
     for (int p = 0; p < d[l + 1]; p += tm)
       for (int q = 0; q < d[l]; q += tn) {
         const int rows = std::min(tm, d[l + 1] - p);
@@ -221,8 +238,10 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope) {
       b.wait(g_cols[l], p, p + rows);
       b.signal(db_rows, p / tm);
     }
-    // Update l, rows [p, p + tm) of W_l and b_l: once their gradients are whole and nothing
-    // will read them again in this step.
+    // Update l, rows [p, p + tm) of W_l and b_l: once their gradients are whole, nothing will
+    // read them again in this step, and the step is counted.
+    made.update_rows[l] = b.family(name("Update", l) + " rows", d[l + 1], tm);
+    made.update_all[l] = b.counter(name("Update", l) + " all");
     for (int p = 0; p < d[l + 1]; p += tm) {
       const int rows = std::min(tm, d[l + 1] - p);
       b.unit(Kind::Update, l, p, rows, 0, d[l]);
@@ -230,14 +249,50 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope) {
       b.wait(db_rows, p, p + rows);
       b.wait(y_cols[l], p, p + rows);
       if (l > 0) b.wait(reads_all.first);
+      b.wait(made.metrics);
+      b.signal(made.update_rows[l], p / tm);
+      b.signal(made.update_all[l]);
     }
   }
 
   // The next batch's gather overwrites the batch and its labels.
+  made.gather_rows = b.family(prefix + "Gather rows", batch, sizes.gather_rows);
   for (int i = 0; i < batch; i += sizes.gather_rows) {
     b.unit(Kind::Gather, 0, i, std::min(sizes.gather_rows, batch - i), 0, d[0]);
     b.wait(dw0_all.first);
     b.wait(g_rows[layers - 1], 0, batch);
+    b.signal(made.gather_rows, i / sizes.gather_rows);
+  }
+  return made;
+}
+
+}  // namespace
+
+Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope, int steps) {
+  const int layers = static_cast<int>(shape.widths.size()) - 1;
+  if (layers < 1)
+    throw std::invalid_argument("step plan: a model needs at least two widths (input, output)");
+  for (size_t i = 0; i < shape.widths.size(); ++i)
+    if (shape.widths[i] < 1)
+      throw std::invalid_argument("step plan: width " + std::to_string(i) + " is " +
+                                  std::to_string(shape.widths[i]) + "; widths must be ≥ 1");
+  if (shape.batch < 1)
+    throw std::invalid_argument("step plan: the batch is " + std::to_string(shape.batch) +
+                                "; it must be ≥ 1");
+  if (sizes.tile_m < 1 || sizes.tile_n < 1 || sizes.loss_rows < 1 || sizes.gather_rows < 1 ||
+      sizes.forward_splits < 1 || sizes.input_grad_splits < 1 || sizes.weight_grad_splits < 1)
+    throw std::invalid_argument("step plan: every unit size and split count must be ≥ 1");
+  if (steps < 1 || (scope == Scope::Evaluate && steps != 1))
+    throw std::invalid_argument("step plan: " + std::to_string(steps) + " steps; a training plan " +
+                                "covers 1 or more, an evaluation's 1");
+
+  Plan plan;
+  Builder b(plan);
+  StepCounters before;
+  for (int s = 0; s < steps; ++s) {
+    const std::string prefix = steps > 1 ? "step " + std::to_string(s) + ": " : "";
+    b.start_step(s);
+    before = add_step(b, shape, sizes, scope, prefix, s > 0 ? &before : nullptr);
   }
   return plan;
 }

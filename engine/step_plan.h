@@ -8,14 +8,15 @@
 //   Loss       row block i of the logits Y_{L−1}: the loss, its gradient G_{L−1}, and the
 //              block's metrics (loss sum, correct predictions) into its own slot;
 //   Metrics    the slots added in block order to the run's metric counters (the same sums every
-//              run, whatever order the blocks finished in): waits for every Loss unit;
+//              run, whatever order the blocks finished in), and the step counted (the updates'
+//              schedule reads the count): waits for every Loss unit;
 //   InputGrad  l, tile (i, j) of G_{l−1} = (G_l · W_l) ⊙ [Y_{l−1} > 0]:
 //              waits for row block i of G_l;
 //   WeightGrad l, tile (p, q) of dW_l = G_lᵀ · X_l [d_{l+1}×d_l]:
 //              waits for G_l's columns p, all rows;
 //   BiasGrad   l, slice p of db_l (the column sums of G_l): waits for the same columns;
-//   Update     l, slice p (rows of W_l and of b_l): waits for its gradients and for every read
-//              of those rows (Forward l in those columns, all of InputGrad l);
+//   Update     l, slice p (rows of W_l and of b_l): waits for its gradients, for every read of
+//              those rows (Forward l in those columns, all of InputGrad l) and for Metrics;
 //   Gather     the next batch's rows: waits for every read of the batch (WeightGrad 0, Loss).
 // An evaluation (Scope::Evaluate) is the Forward units, the Loss units without the gradient, and
 // Metrics: the forward pass and the metrics of one batch.
@@ -23,6 +24,9 @@
 // on 132 multiprocessors): then `slices` Slice units each write a partial tile of their own, and
 // a Sum unit adds them in slice order (the same bits every run), applies the epilogue and
 // signals what the whole tile would.
+// Several steps in one launch are the steps' units one after the other, each step with counters
+// of its own; a step's Forward tiles also wait for the step before's last reads of the
+// activations they overwrite, and in layer 0 for its update of W_0 and its gather.
 // The units are listed in an order where every dependency comes first, so blocks that each take
 // units in list order (block b: units b, b + G, b + 2G, …) on a grid that is all resident never
 // wait forever: the first unfinished unit always has its dependencies done and its block free.
@@ -80,6 +84,7 @@ struct Unit {
   int row0 = 0, rows = 0, col0 = 0, cols = 0;
   int k0 = 0, k_len = 0;
   int slice = 0, slices = 1;
+  int step = 0;  // in a plan of several steps, the unit's
   int first_wait = 0, wait_count = 0;
   int first_signal = 0, signal_count = 0;
 };
@@ -96,9 +101,12 @@ struct Plan {
 // gradient, the metrics).
 enum class Scope : uint8_t { Step, Evaluate };
 
-// The plan of one step (or evaluation). Throws std::invalid_argument naming the problem for a
-// shape or size that does not fit (fewer than two widths, a width, batch or size < 1).
-Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope = Scope::Step);
+// The plan of `steps` training steps in a row (or of one evaluation), for one launch: each step's
+// units after the last's, with counters of their own. Throws std::invalid_argument naming the
+// problem for a shape or size that does not fit (fewer than two widths, a width, batch or size
+// < 1, steps < 1, an evaluation of more than one step).
+Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope = Scope::Step,
+               int steps = 1);
 
 // "" when the plan is well formed: every wait names a counter, its target is at most what the
 // counter receives, and every counter it waits on is signalled only by earlier units (so list
