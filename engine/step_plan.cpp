@@ -297,6 +297,25 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope, int 
   return plan;
 }
 
+std::string describe(const Plan& plan, const WaitTimeout& timeout) {
+  const int units = static_cast<int>(plan.units.size());
+  if (timeout.unit < 0 || timeout.unit >= units)
+    return "step kernel: a wait timed out in unit " + std::to_string(timeout.unit) +
+           ", which the plan of " + std::to_string(units) + " units does not have";
+  const Unit& u = plan.units[timeout.unit];
+  if (timeout.wait < u.first_wait || timeout.wait >= u.first_wait + u.wait_count)
+    return "step kernel: unit " + std::to_string(timeout.unit) + " reported its wait " +
+           std::to_string(timeout.wait) + ", which is not one of its " +
+           std::to_string(u.wait_count) + " waits";
+  const Wait& w = plan.waits[timeout.wait];
+  return "step kernel: unit " + std::to_string(timeout.unit) + " (" + kind_name(u.kind) + " " +
+         std::to_string(u.layer) + " of step " + std::to_string(u.step) + ", rows " +
+         std::to_string(u.row0) + ".." + std::to_string(u.row0 + u.rows - 1) + ", cols " +
+         std::to_string(u.col0) + ".." + std::to_string(u.col0 + u.cols - 1) +
+         ") gave up waiting for '" + plan.counters[w.counter] + "' to reach " +
+         std::to_string(w.target) + "; it stayed at " + std::to_string(timeout.reached);
+}
+
 std::string check_plan(const Plan& plan) {
   const int counters = static_cast<int>(plan.counters.size());
   std::vector<int> signalled(counters, 0);  // signals from the units before the current one

@@ -108,6 +108,19 @@ enum class Scope : uint8_t { Step, Evaluate };
 Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope = Scope::Step,
                int steps = 1);
 
+// What a step kernel reports when a unit's wait on a counter ran out of time (a bounded spin):
+// the unit's index in the plan, the wait's index in Plan::waits, and the count the counter had.
+struct WaitTimeout {
+  int unit = 0;
+  int wait = 0;
+  int reached = 0;
+};
+
+// The message for such a report, naming the unit (kind, layer, step, rectangle) and the counter
+// with its target and the count it stopped at; or, for a report that does not fit the plan (a
+// unit or wait out of range, a wait not the unit's), a message saying so with the numbers.
+std::string describe(const Plan& plan, const WaitTimeout& timeout);
+
 // "" when the plan is well formed: every wait names a counter, its target is at most what the
 // counter receives, and every counter it waits on is signalled only by earlier units (so list
 // order is a schedule); else the first problem found, naming the unit and the counter.

@@ -757,6 +757,34 @@ TEST(StepPlan, RunOnTheCpuInAnyOrderItIsTheTrainersStep) {
   }
 }
 
+// A step kernel's report of a wait that ran out of time names the unit and the counter, and a
+// report that does not fit the plan says so rather than reading past it.
+TEST(StepPlan, ATimedOutWaitIsDescribedByItsUnitAndCounter) {
+  const Plan plan = make_plan({{5, 4, 3}, 6}, {2, 2, 2, 2}, Scope::Step, 2);
+  const auto forward = std::find_if(plan.units.begin(), plan.units.end(), [](const Unit& u) {
+    return u.kind == Kind::Forward && u.layer == 1 && u.step == 1 && u.row0 == 2;
+  });
+  ASSERT_NE(forward, plan.units.end());
+  const int unit = static_cast<int>(forward - plan.units.begin());
+  const engine::step_plan::WaitTimeout timeout{unit, forward->first_wait, 1};
+  const std::string text = engine::step_plan::describe(plan, timeout);
+  EXPECT_NE(text.find("unit " + std::to_string(unit) + " (Forward 1 of step 1, rows 2..3"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("'" + plan.counters[plan.waits[forward->first_wait].counter] + "' to reach " +
+                      std::to_string(plan.waits[forward->first_wait].target)),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("it stayed at 1"), std::string::npos) << text;
+  EXPECT_NE(
+      engine::step_plan::describe(plan, {int(plan.units.size()), 0, 0})
+          .find("which the plan of " + std::to_string(plan.units.size()) + " units does not have"),
+      std::string::npos);
+  EXPECT_NE(engine::step_plan::describe(plan, {unit, forward->first_wait + forward->wait_count, 0})
+                .find("which is not one of its"),
+            std::string::npos);
+}
+
 TEST(StepPlan, ShapesThatDoNotFitAreRefused) {
   EXPECT_THROW_WITH(make_plan({{784}, 8}, {}), std::invalid_argument, "at least two widths");
   EXPECT_THROW_WITH(make_plan({{784, 0, 10}, 8}, {}), std::invalid_argument, "width 1 is 0");
@@ -765,6 +793,10 @@ TEST(StepPlan, ShapesThatDoNotFitAreRefused) {
                     "every unit size and split count must be");
   EXPECT_THROW_WITH(make_plan({{784, 10}, 8}, {0, 128, 128, 128}), std::invalid_argument,
                     "every unit size and split count must be");
+  EXPECT_THROW_WITH(make_plan({{784, 10}, 8}, {}, Scope::Step, 0), std::invalid_argument,
+                    "0 steps");
+  EXPECT_THROW_WITH(make_plan({{784, 10}, 8}, {}, Scope::Evaluate, 2), std::invalid_argument,
+                    "an evaluation's 1");
 }
 
 }  // namespace
