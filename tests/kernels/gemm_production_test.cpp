@@ -110,16 +110,19 @@ void run_persistent(const gemm::Problem& p, cudaStream_t stream) {
     gemm::detail::launch_tf32_pipeline_persistent(p, Blocks, stream);
 }
 
-template <bool ThreeProducts, int Blocks>
+template <bool ThreeProducts>
+gemm::Variant persistent_variant(gemm::LaunchFn launch) {
+  return {ThreeProducts ? "tf32x3 pipeline, persistent" : "tf32 pipeline, persistent",
+          gemm::Device::CUDA,
+          ThreeProducts ? gemm::Precision::FP32 : gemm::Precision::TF32,
+          "the wgmma pipeline with phases carried across tiles",
+          launch,
+          gemm::detail::wgmma_unavailable};
+}
+
+template <bool ThreeProducts>
 void expect_persistent_pipeline_correct() {
-  const gemm::Variant variant{
-      ThreeProducts ? "tf32x3 pipeline, persistent" : "tf32 pipeline, persistent",
-      gemm::Device::CUDA,
-      ThreeProducts ? gemm::Precision::FP32 : gemm::Precision::TF32,
-      "the wgmma pipeline with phases carried across tiles",
-      run_persistent<ThreeProducts, Blocks>,
-      gemm::detail::wgmma_unavailable};
-  VARIANT_TEST_OR_SKIP(variant);
+  VARIANT_TEST_OR_SKIP(persistent_variant<ThreeProducts>(run_persistent<ThreeProducts, 1>));
   std::vector<Case> cases(6);
   cases[0].op_b = gemm::Op::T, cases[0].m = 700, cases[0].n = 900, cases[0].k = 96;  // 42 tiles
   cases[1].op_b = gemm::Op::T, cases[1].m = 300, cases[1].n = 260, cases[1].k = 1600;
@@ -133,20 +136,23 @@ void expect_persistent_pipeline_correct() {
     cases[i].seed = 40 + i;
     cases[i] = finished(cases[i]);
   }
-  const std::vector<std::string> failures = run_and_check(variant, Batch(cases));
-  EXPECT_TRUE(failures.empty()) << failures.front();
+  const Batch batch(cases);
+  const std::pair<int, gemm::LaunchFn> runs[] = {{1, run_persistent<ThreeProducts, 1>},
+                                                 {3, run_persistent<ThreeProducts, 3>},
+                                                 {7, run_persistent<ThreeProducts, 7>}};
+  for (const auto& [blocks, launch] : runs) {
+    const std::vector<std::string> failures =
+        run_and_check(persistent_variant<ThreeProducts>(launch), batch);
+    EXPECT_TRUE(failures.empty()) << blocks << " blocks: " << failures.front();
+  }
 }
 
 TEST(GemmProduction, PipelineCarriesItsPhasesAcrossTilesInTf32) {
-  expect_persistent_pipeline_correct<false, 1>();
-  expect_persistent_pipeline_correct<false, 3>();
-  expect_persistent_pipeline_correct<false, 7>();
+  expect_persistent_pipeline_correct<false>();
 }
 
 TEST(GemmProduction, PipelineCarriesItsPhasesAcrossTilesIn3xTf32) {
-  expect_persistent_pipeline_correct<true, 1>();
-  expect_persistent_pipeline_correct<true, 3>();
-  expect_persistent_pipeline_correct<true, 7>();
+  expect_persistent_pipeline_correct<true>();
 }
 
 gemm::Problem problem(gemm::Op op_a, gemm::Op op_b, int m, int n, int k) {
