@@ -9,6 +9,7 @@
 #include "kernels/fast/k_major_copies.h"
 #include "kernels/fast/wgmma_pipeline.cuh"
 #include "kernels/fast/wgmma_pipeline.h"
+#include "kernels/fast/wgmma_pipeline_persistent.cuh"
 
 namespace gemm::detail {
 namespace {

@@ -14,8 +14,8 @@
 //     size of a TF32 one and more of them fit (docs/NOTES.md, "tf32x3_fast").
 // The two roles are device functions over one output tile (ws_produce_tile, ws_consume_tile) that
 // carry the barriers' phases in a running count of K tiles, so that the kernel here runs one tile
-// a block and the persistent form tile after tile, as a step kernel will (docs/NOTES.md, "The
-// step as one kernel").
+// a block and the persistent form (wgmma_pipeline_persistent.cuh) tile after tile, as a step
+// kernel will (docs/NOTES.md, "The step as one kernel").
 // Also the swizzled MN-major tile map of the register-A kernel (wgmma_register_a.cu). sm_90a only:
 // include from files that kernels/CMakeLists.txt compiles for sm_90a.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
@@ -251,42 +251,6 @@ __device__ __forceinline__ void ws_produce_tile(const WsPipelineSmem<Cfg, KMajor
   }
 }
 
-// The consumer warpgroups' part of one output tile, into `acc` (zeroed by the caller): wait for a
-// full stage, multiply it, and once that batch has completed (one step later: one batch stays in
-// flight) hand its stage back. `issued` as for ws_produce_tile. Returns with the last batch in
-// flight and its stage not yet handed back: the caller waits (wgmma_wait<0>) and, where the block
-// runs another tile, arrives on that stage's "empty" barrier once it no longer needs the stages.
-template <class Cfg, bool KMajorA, bool KMajorB, class Acc>
-__device__ __forceinline__ void ws_consume_tile(const WsPipelineSmem<Cfg, KMajorA, KMajorB>& s,
-                                                Acc& acc, int k_tiles, int issued, int tid) {
-  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
-  const int warpgroup = tid / 128;
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    const int g = issued + kt;
-    const int stage = g % Layout::kStages;
-    mbarrier_wait(&s.full[stage], (g / Layout::kStages) & 1);
-    float* lo = s.derived + (g % 2) * Cfg::kPartFloats;  // tile g's derived part, if any
-    if constexpr (Cfg::kPrepared) {
-      // Its ring slot was last read by both consumers' batches of tile g − 2: every consumer
-      // thread arrived on that stage's "empty" barrier once its batch completed (for a batch of
-      // the block's previous output tile, the caller waited for it). Then each consumer thread
-      // writes its share, while the tensor cores still run the batch of tile g − 1, published to
-      // wgmma (async proxy) and to the other consumers.
-      if (kt >= 2)
-        mbarrier_wait(&s.empty[(g - 2) % Layout::kStages], ((g - 2) / Layout::kStages) & 1);
-      Cfg::Arithmetic::template prepare<Cfg::kPartFloats, 128 * Cfg::kConsumers>(s.a_tile(stage),
-                                                                                 lo, tid);
-      fence_proxy_async();
-      consumer_barrier(128 * Cfg::kConsumers);
-    }
-    wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk, Cfg::kWm, typename Cfg::Arithmetic>(
-        acc, s.a_tile(stage) + warpgroup * Cfg::kWm * kPanelK, s.b_tile(stage),
-        int(lo - s.a_tile(stage)));
-    wgmma_wait<1>();  // the batch of tile g − 1 has completed
-    if (kt > 0) mbarrier_arrive(&s.empty[(g - 1) % Layout::kStages]);
-  }
-}
-
 // The consumers' accumulators staged over the pipeline's shared memory as a BM×BN tile of row
 // stride kOutputLd, for store_consumers_tile. Every consumer must be done reading the stages.
 template <class Cfg, bool KMajorA, bool KMajorB, class Acc>
@@ -300,6 +264,51 @@ __device__ __forceinline__ void ws_stage_output(const WsPipelineSmem<Cfg, KMajor
     stage_warpgroup_tile<Cfg::kBn, Layout::kOutputLd>(
         s.smem + (warpgroup * Cfg::kWm + i * kWgmmaM) * Layout::kOutputLd, acc[i], tid % 128);
   }
+}
+
+// The consumer warpgroups' part of one output tile: wait for a full stage, multiply it, and once
+// that batch has completed (one step later: one batch stays in flight) hand its stage back; then,
+// once the last batch has completed and every consumer is done reading the stages, stage the
+// accumulators over the pipeline's shared memory as a BM×BN tile of row stride kOutputLd, for
+// store_consumers_tile. `issued` as for ws_produce_tile. The last K tile's stage is not handed
+// back: where the block runs another tile, the caller arrives on its "empty" barrier once the
+// staged output is stored.
+template <class Cfg, bool KMajorA, bool KMajorB>
+__device__ __forceinline__ void ws_consume_tile(const WsPipelineSmem<Cfg, KMajorA, KMajorB>& s,
+                                                int k_tiles, int issued, int tid) {
+  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  float acc[Cfg::kWm / kWgmmaM][Cfg::kBn / kWgmmaN][64] = {};
+  for (auto& row : acc)
+    for (auto& tile : row) fence_operands(tile);
+  const int warpgroup = tid / 128;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const int g = issued + kt;
+    const int stage = g % Layout::kStages;
+    mbarrier_wait(&s.full[stage], (g / Layout::kStages) & 1);
+    float* lo = s.derived + (g % 2) * Cfg::kPartFloats;  // tile g's derived part, if any
+    if constexpr (Cfg::kPrepared) {
+      // Its ring slot was last read by both consumers' batches of tile g − 2: every consumer
+      // thread arrived on that stage's "empty" barrier once its batch completed (for a batch of
+      // the block's previous output tile, the wait below for the last batch). Then each consumer
+      // thread writes its share, while the tensor cores still run the batch of tile g − 1,
+      // published to wgmma (async proxy) and to the other consumers.
+      if (kt >= 2)
+        mbarrier_wait(&s.empty[(g - 2) % Layout::kStages], ((g - 2) / Layout::kStages) & 1);
+      Cfg::Arithmetic::template prepare<Cfg::kPartFloats, 128 * Cfg::kConsumers>(s.a_tile(stage),
+                                                                                 lo, tid);
+      fence_proxy_async();
+      consumer_barrier(128 * Cfg::kConsumers);
+    }
+    wgmma_k_tile<Cfg::kBm, Cfg::kBn, Cfg::kBk, Cfg::kWm, typename Cfg::Arithmetic>(
+        acc, s.a_tile(stage) + warpgroup * Cfg::kWm * kPanelK, s.b_tile(stage),
+        int(lo - s.a_tile(stage)));
+    wgmma_wait<1>();  // the batch of tile g − 1 has completed
+    if (kt > 0) mbarrier_arrive(&s.empty[(g - 1) % Layout::kStages]);
+  }
+  wgmma_wait<0>();
+  // Once every consumer is done reading the stages, the output tile is staged over them.
+  consumer_barrier(128 * Cfg::kConsumers);
+  ws_stage_output<Cfg>(s, acc, tid);
 }
 
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
@@ -327,72 +336,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const ProducerOperand<Cfg::kBn, KMajorB> pb{tma_b ? &map_b : nullptr, n0, k_begin};
     ws_produce_tile<Cfg>(s, pa, pb, a, b, k_tiles, 0, tid - 128 * Cfg::kConsumers);
   } else {
-    float acc[Cfg::kWm / kWgmmaM][Cfg::kBn / kWgmmaN][64] = {};
-    for (auto& row : acc)
-      for (auto& tile : row) fence_operands(tile);
-    ws_consume_tile<Cfg>(s, acc, k_tiles, 0, tid);
-    wgmma_wait<0>();
-    // Once every consumer is done reading the stages, the output tile is staged over them.
-    consumer_barrier(128 * Cfg::kConsumers);
-    ws_stage_output<Cfg>(s, acc, tid);
+    ws_consume_tile<Cfg>(s, k_tiles, 0, tid);
   }
   store_consumers_tile<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, 128 * Cfg::kConsumers, kClusterSplit>(
       c, s.smem, m0, n0, tid);
-}
-
-// The pipeline run persistently, as a step kernel runs its GEMM tiles (docs/NOTES.md, "The step
-// as one kernel"): block b takes output tiles b, b + gridDim.x, … over the whole of K (no split),
-// its barriers initialised once and their phases carried from one tile to the next. The output
-// tile is staged over the stages, so the producer starts a tile's copies only once every consumer
-// has stored the block's last one ("output_free"). Any grid: blocks never wait for each other.
-template <class Cfg, bool KMajorA, bool KMajorB>
-__global__ void __launch_bounds__(Cfg::kThreads, 1)
-    wgmma_pipeline_persistent_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c,
-                                     const __grid_constant__ CUtensorMap map_a,
-                                     const __grid_constant__ CUtensorMap map_b, bool tma_a,
-                                     bool tma_b) {
-  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
-  constexpr int kConsumerThreads = 128 * Cfg::kConsumers;
-  extern __shared__ float smem_raw[];
-  __shared__ uint64_t output_free;
-  const WsPipelineSmem<Cfg, KMajorA, KMajorB> s(smem_raw);
-  const int tid = threadIdx.x, warpgroup = tid / 128;
-  const int tiles_n = (c.n + Cfg::kBn - 1) / Cfg::kBn;
-  const int tiles = (c.m + Cfg::kBm - 1) / Cfg::kBm * tiles_n;
-  const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
-
-  if (tid == 0) {
-    s.init_barriers();
-    mbarrier_init(&output_free, kConsumerThreads);
-    fence_mbarrier_init();
-  }
-  __syncthreads();
-
-  int issued = 0;  // K tiles this block's pipeline has run
-  for (int tile = blockIdx.x, round = 0; tile < tiles;
-       tile += gridDim.x, issued += k_tiles, ++round) {
-    const int m0 = tile / tiles_n * Cfg::kBm, n0 = tile % tiles_n * Cfg::kBn;
-    if (warpgroup == Cfg::kConsumers) {
-      if (round > 0) mbarrier_wait(&output_free, (round - 1) & 1);
-      const ProducerOperand<Cfg::kBm, KMajorA> pa{tma_a ? &map_a : nullptr, m0, 0};
-      const ProducerOperand<Cfg::kBn, KMajorB> pb{tma_b ? &map_b : nullptr, n0, 0};
-      ws_produce_tile<Cfg>(s, pa, pb, a, b, k_tiles, issued, tid - kConsumerThreads);
-    } else {
-      float acc[Cfg::kWm / kWgmmaM][Cfg::kBn / kWgmmaN][64] = {};
-      for (auto& row : acc)
-        for (auto& t : row) fence_operands(t);
-      ws_consume_tile<Cfg>(s, acc, k_tiles, issued, tid);
-      wgmma_wait<0>();
-      consumer_barrier(kConsumerThreads);  // every consumer is done reading the stages
-      ws_stage_output<Cfg>(s, acc, tid);
-      store_consumers_tile<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, kConsumerThreads, false>(
-          c, s.smem, m0, n0, tid);
-      // This thread is done with the shared memory: the last K tile's stage goes back to the
-      // producer, and with every consumer's arrival the staged output's memory too.
-      mbarrier_arrive(&s.empty[(issued + k_tiles - 1) % Layout::kStages]);
-      mbarrier_arrive(&output_free);
-    }
-  }
 }
 
 // A tensor map for TMA copies of an MN-major operand in boxes of 32 x by 32 k, each k's 128-byte
@@ -430,30 +377,6 @@ void launch_wgmma_pipeline_config(const Problem& p, SplitK plan, cudaStream_t st
         p, plan, tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads,
         Cfg::template For<KMajorA, KMajorB>::kSmemBytes, stream, a, b, maps.a, maps.b, maps.tma_a,
         maps.tma_b);
-  });
-}
-
-// Runs wgmma_pipeline_persistent_kernel with tile Tile on min(blocks, tiles) blocks (any layout and
-// alignment; K unsplit).
-template <class Tile>
-void launch_wgmma_pipeline_persistent(const Problem& p, int blocks, cudaStream_t stream) {
-  if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
-  using Cfg = WsPipeline<Tile>;
-  with_layout(p, [&](auto a_k_major, auto b_k_major) {
-    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
-    constexpr int smem_bytes = Cfg::template For<KMajorA, KMajorB>::kSmemBytes;
-    static_assert(smem_bytes + 8 <= 227 * 1024,
-                  "the pipeline and the output_free barrier must fit in 227 KB");
-    constexpr auto kKernel = wgmma_pipeline_persistent_kernel<Cfg, KMajorA, KMajorB>;
-    const Operand<KMajorA> a = operand_a<KMajorA>(p);
-    const Operand<KMajorB> b = operand_b<KMajorB>(p);
-    const PipelineMaps<Cfg> maps(a, b);
-    allow_dynamic_smem<kKernel>(smem_bytes);
-    const long tiles = tile_count<Cfg::kBm, Cfg::kBn>(p);
-    const int grid = int(std::min<long>(std::max(blocks, 1), tiles));
-    kKernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(a, b, epilogue(p), maps.a, maps.b,
-                                                         maps.tma_a, maps.tma_b);
-    CUDA_CHECK_LAUNCH();
   });
 }
 
