@@ -125,10 +125,10 @@ class Builder {
 
 // The counters of one step that the next step's units wait on.
 struct StepCounters {
-  std::vector<Family> update_rows;  // per layer: Update's slices of W_l's rows
-  std::vector<int> update_all;      // per layer: every Update unit of the layer
-  int metrics = 0;                  // the Metrics unit (it counts the step)
-  Family gather_rows;               // the Gather units, by batch rows
+  Family update_rows_0;         // Update 0's slices of W_0's rows
+  std::vector<int> update_all;  // per layer l ≥ 1 (index l): every Update unit of the layer
+  int metrics = 0;              // the Metrics unit (it counts the step)
+  Family gather_rows;           // the Gather units, by batch rows
 };
 
 // Appends one step (or evaluation) to the plan, its counters' names prefixed with `prefix`. With
@@ -165,7 +165,7 @@ StepCounters add_step(Builder& b, const StepShape& shape, const UnitSizes& sizes
               if (before == nullptr) return;
               b.wait(l + 1 < layers ? before->update_all[l + 1] : before->metrics);
               if (l > 0) return;
-              b.wait(before->update_rows[0], j, j + cols);
+              b.wait(before->update_rows_0, j, j + cols);
               b.wait(before->gather_rows, i, i + rows);
             },
             [&] {
@@ -196,8 +196,7 @@ StepCounters add_step(Builder& b, const StepShape& shape, const UnitSizes& sizes
   b.signal(made.metrics);
   if (scope == Scope::Evaluate) return made;
 
-  made.update_rows.resize(layers);
-  made.update_all.resize(layers);
+  made.update_all.assign(layers, -1);
   Family dw0_all{};  // every WeightGrad unit of layer 0: the last reads of the batch
   for (int l = layers - 1; l >= 0; --l) {
     // InputGrad l: G_{l−1} = (G_l · W_l) ⊙ [Y_{l−1} > 0], batch × d_l.
@@ -240,8 +239,9 @@ StepCounters add_step(Builder& b, const StepShape& shape, const UnitSizes& sizes
     }
     // Update l, rows [p, p + tm) of W_l and b_l: once their gradients are whole, nothing will
     // read them again in this step, and the step is counted.
-    made.update_rows[l] = b.family(name("Update", l) + " rows", d[l + 1], tm);
-    made.update_all[l] = b.counter(name("Update", l) + " all");
+    // The next step waits for them by rows in layer 0, and all at once in the others.
+    if (l == 0) made.update_rows_0 = b.family(prefix + "Update 0 rows", d[1], tm);
+    if (l > 0) made.update_all[l] = b.counter(name("Update", l) + " all");
     for (int p = 0; p < d[l + 1]; p += tm) {
       const int rows = std::min(tm, d[l + 1] - p);
       b.unit(Kind::Update, l, p, rows, 0, d[l]);
@@ -250,8 +250,8 @@ StepCounters add_step(Builder& b, const StepShape& shape, const UnitSizes& sizes
       b.wait(y_cols[l], p, p + rows);
       if (l > 0) b.wait(reads_all.first);
       b.wait(made.metrics);
-      b.signal(made.update_rows[l], p / tm);
-      b.signal(made.update_all[l]);
+      if (l == 0) b.signal(made.update_rows_0, p / tm);
+      if (l > 0) b.signal(made.update_all[l]);
     }
   }
 
