@@ -27,7 +27,9 @@ gemm::Problem product(gemm::Op op_a, const Tensor& a, gemm::Op op_b, const Tenso
   return p;
 }
 
-// The three GEMMs of a linear layer y = act(x·wᵀ + b), x batch×in, w out×in (gemm.h's layouts).
+}  // namespace
+
+// The three GEMMs of a linear layer (ops.h).
 
 // y[batch×out] = act(x · wᵀ + b): NT, the bias (and ReLU) in the epilogue.
 gemm::Problem forward_problem(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
@@ -54,8 +56,6 @@ gemm::Problem input_gradient_problem(const Tensor& dy, const Tensor& w, const Te
 gemm::Problem weight_gradient_problem(const Tensor& dy, const Tensor& x, float beta, Tensor& dw) {
   return product(gemm::Op::T, dy, gemm::Op::N, x, beta, dw);
 }
-
-}  // namespace
 
 void linear_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                     Activation act) {

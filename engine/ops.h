@@ -19,6 +19,17 @@ namespace engine {
 // GEMM's epilogue (gemm.h), so that y = max(X·Wᵀ + b, 0) is written once.
 enum class Activation { None, Relu };
 
+// The GEMMs of a linear layer y = act(x·wᵀ + b) (x batch×in, w out×in) as gemm.h's problems, for
+// the ops below and the step kernel (step_kernel.h):
+//   forward          y[batch×out] = act(x·wᵀ + b)   NT, the bias (and ReLU) in the epilogue
+//   input gradient   dx[batch×in] = dy·w            NN, masked where x ≤ 0 with relu_before
+//   weight gradient  dw[out×in] = dyᵀ·x + beta·dw   TN
+gemm::Problem forward_problem(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                              Activation act);
+gemm::Problem input_gradient_problem(const Tensor& dy, const Tensor& w, const Tensor& x,
+                                     bool relu_before, Tensor& dx);
+gemm::Problem weight_gradient_problem(const Tensor& dy, const Tensor& x, float beta, Tensor& dw);
+
 // Linear layer, Y = act(X·Wᵀ + b).
 //   x is B×in, w is out×in (as in PyTorch), b is 1×out, y is B×out.
 //   One NT GEMM whose epilogue adds the bias (and applies the ReLU): no second pass over y.

@@ -53,10 +53,18 @@ Trainer::Trainer(Context& ctx, Module& net, const TrainerOptions& options)
       train_metrics_(ctx),
       eval_metrics_(ctx),
       use_graph_(ctx.is_cuda() && options.cuda_graph) {
-  if (options.loss == TrainerOptions::Loss::CrossEntropy)
+  const bool cross_entropy = options.loss == TrainerOptions::Loss::CrossEntropy;
+  if (cross_entropy)
     cross_entropy_.prepare(ctx, options.max_batch, outputs_);
   else
     mean_squared_error_.prepare(ctx, options.max_batch, outputs_);
+  if (options.step_kernel) {
+    const std::string why = StepKernel::unavailable_reason(ctx, net);
+    if (why.empty())
+      step_kernel_ = std::make_unique<StepKernel>(ctx, net, options.max_batch, cross_entropy);
+    else
+      step_kernel_note_ = why + "; evaluating launch by launch";
+  }
 }
 
 Trainer::~Trainer() = default;
@@ -265,6 +273,15 @@ MetricTotals Trainer::evaluate_in_batches(const Tensor& x, int target_count,
     const int size = std::min(b, n - start);
     const Tensor xb =
         Tensor::view(ctx_.device(), x.data() + static_cast<int64_t>(start) * f, size, f);
+    if (step_kernel_) {
+      const void* batch_targets =
+          targets.labels != nullptr
+              ? static_cast<const void*>(targets.labels->data() + start)
+              : static_cast<const void*>(targets.values->data() +
+                                         static_cast<int64_t>(start) * outputs_);
+      step_kernel_->evaluate(ctx_, xb, batch_targets, eval_metrics_);
+      continue;
+    }
     const Tensor& output = net_.forward(ctx_, xb);
     if (targets.labels != nullptr) {
       const LabelTensor yb = LabelTensor::view(ctx_.device(), targets.labels->data() + start, size);
@@ -276,6 +293,7 @@ MetricTotals Trainer::evaluate_in_batches(const Tensor& x, int target_count,
       mean_squared_error_.forward(ctx_, output, yb, eval_metrics_);
     }
   }
+  if (step_kernel_) step_kernel_->check(ctx_);  // a wait that gave up: its unit and counter
   return eval_metrics_.read(ctx_);
 }
 

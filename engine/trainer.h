@@ -56,6 +56,7 @@
 #include "engine/loss.h"
 #include "engine/module.h"
 #include "engine/optim.h"
+#include "engine/step_kernel.h"
 #include "engine/tensor.h"
 
 namespace engine {
@@ -73,6 +74,10 @@ struct TrainerOptions {
   // With parallel_step, steps launched one by one branch too: slower on the host, but the kernels
   // run in the graph's order (scripts/check/critical_path.py profiles them so).
   bool branch_launch_by_launch = false;
+  // CUDA only: evaluate() runs each batch as one launch of the step kernel (step_kernel.h) where
+  // it serves this network and variant; where it does not, step_kernel_note() says why and
+  // evaluate() runs launch by launch.
+  bool step_kernel = false;
 };
 
 // The training loss became NaN or infinite: thrown by Trainer::take_metrics and peek_metrics.
@@ -148,6 +153,10 @@ class Trainer {
     return use_graph_ && (static_cast<bool>(graphs_[0].exec) || static_cast<bool>(graphs_[1].exec));
   }
   const std::string& graph_note() const { return graph_note_; }
+  // Whether evaluate() runs on the step kernel, and if options.step_kernel asked for it but it
+  // does not, why not ("" otherwise).
+  bool step_kernel_active() const { return static_cast<bool>(step_kernel_); }
+  const std::string& step_kernel_note() const { return step_kernel_note_; }
 
  private:
   // What a step's loss compares the network's output with: one of the two is set.
@@ -191,6 +200,8 @@ class Trainer {
   };
   StepGraph graphs_[2];  // [0]: Gather::ThisStep, [1]: Gather::ThisAndNext
   std::string graph_note_;
+  std::unique_ptr<StepKernel> step_kernel_;  // with options.step_kernel, where it serves
+  std::string step_kernel_note_;
   // The buffers the last step gathered the next batch into (null: it did not).
   const float* prefilled_x_ = nullptr;
   const void* prefilled_targets_ = nullptr;

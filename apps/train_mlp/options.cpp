@@ -117,6 +117,10 @@ CLI::Option* add_flags(CLI::App& app, Options& o, NumberTexts& texts) {
   app.add_flag("--no-graph", o.no_graph,
                "Run each training step launch by launch instead of replaying one CUDA graph "
                "(same results, bit for bit; for comparison and debugging)");
+  app.add_flag("--step-kernel", o.step_kernel,
+               "Evaluate the test set through the step kernel, one persistent launch a batch "
+               "(tf32_fast, tf32x3_fast and auto on Hopper; elsewhere a note says why, and "
+               "evaluation runs launch by launch)");
   app.add_flag("--serial-step", o.serial_step,
                "Queue each training step's kernels one after another on one stream, instead of "
                "running its independent gradients and updates side by side (same results, bit "
@@ -257,6 +261,7 @@ engine::TrainerOptions trainer_options(const Options& o, int64_t total_steps, bo
   t.cuda_graph = cuda_graph;
   t.parallel_step = !o.serial_step;
   t.branch_launch_by_launch = o.branched_no_graph;
+  t.step_kernel = o.step_kernel;
   if (o.optimizer == "sgd") {
     t.optimizer = engine::TrainerOptions::Optimizer::Sgd;
     t.sgd = {learning_rate(o), o.momentum, o.weight_decay, total_steps};

@@ -35,7 +35,8 @@ struct Options {
   bool serial_step = false;
   bool no_dependent_launch = false;
   bool branched_no_graph = false;
-  std::string step_graph;  // --step-graph: the captured step's topology, as JSON
+  bool step_kernel = false;  // --step-kernel: evaluate through the step kernel
+  std::string step_graph;    // --step-graph: the captured step's topology, as JSON
   std::string schedule = "cosine";
   std::string history;
   int log_interval = 0;

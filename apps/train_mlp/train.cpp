@@ -131,6 +131,8 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   RunResult result;
   result.variant = variant.name;
   bool graph_noted = false;
+  if (!trainer.step_kernel_note().empty())
+    std::cout << "[" << variant.name << "] note: " << trainer.step_kernel_note() << "\n";
   // The step count of the last save to o.save (the resumed one, when it is the same file).
   int64_t saved_at = resumed && o.save == o.resume ? trainer.steps() : -1;
   // The trainer's NonFiniteLoss (a step's loss NaN or infinite: engine/trainer.h), the one check

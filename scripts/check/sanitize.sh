@@ -6,7 +6,9 @@
 #
 # Each (variant, tool) pair runs gemm_sanitizer_cases VARIANT (tests/kernels/sanitizer_cases.cpp:
 # 72 cases of odd shapes, every layout and epilogue, each checked against the oracle) under the
-# tool, several pairs at a time. Writes to <out-dir>:
+# tool, several pairs at a time. The pseudo-variant step_kernel (in the default list) runs the step
+# kernel's tests instead (engine_gpu_test --gtest_filter='StepKernel.*', none skipped; its cases
+# are the tests passed). Writes to <out-dir>:
 #   sanitizers.csv               variant,tool,cases,errors (errors: the tool's errors, or for
 #                                racecheck its hazards, errors and warnings together; a run whose
 #                                results were wrong or that printed no summary counts as an error)
@@ -24,22 +26,33 @@ out=$(cd "$2" && pwd)
 shift 2
 cases_bin=$build/tests/kernels/gemm_sanitizer_cases
 pattern_bin=$build/tests/kernels/racecheck_named_barrier
-for b in "$cases_bin" "$pattern_bin"; do
+engine_bin=$build/tests/engine/engine_gpu_test
+for b in "$cases_bin" "$pattern_bin" "$engine_bin"; do
   [ -x "$b" ] || { echo "sanitize.sh: $b was not built" >&2; exit 1; }
 done
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 [ -x "$sanitizer" ] || { echo "sanitize.sh: compute-sanitizer not found" >&2; exit 1; }
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || mapfile -t variants < <("$cases_bin" --list)
+if [ ${#variants[@]} -eq 0 ]; then
+  mapfile -t variants < <("$cases_bin" --list)
+  variants+=(step_kernel)
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # One pair: its log in $work/<variant>.<tool>.log, its row in $work/<variant>.<tool>.row.
 run_pair() {
   local variant=$1 tool=$2 log="$work/$1.$2.log" rc=0 cases errors summary
-  timeout 400 "$sanitizer" --tool "$tool" --print-limit 20 "$cases_bin" "$variant" >"$log" 2>&1 ||
-    rc=$?
-  cases=$(sed -n "s/^$variant: \([0-9]*\) cases.*/\1/p" "$log")
+  local -a program=("$cases_bin" "$variant")
+  if [ "$variant" = step_kernel ]; then program=("$engine_bin" --gtest_filter='StepKernel.*'); fi
+  GEMM_MLP_REQUIRE_GPU=1 timeout 400 "$sanitizer" --tool "$tool" --print-limit 20 "${program[@]}" \
+    >"$log" 2>&1 || rc=$?
+  if [ "$variant" = step_kernel ]; then
+    cases=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
+    grep -q '^\[  SKIPPED \]' "$log" && rc=1
+  else
+    cases=$(sed -n "s/^$variant: \([0-9]*\) cases.*/\1/p" "$log")
+  fi
   if [ "$tool" = racecheck ]; then
     summary=$(sed -n 's/.*RACECHECK SUMMARY: [0-9]* hazards displayed (\([0-9]*\) errors, \([0-9]*\) warnings).*/\1 \2/p' "$log")
     [ -n "$summary" ] && errors=$(( ${summary% *} + ${summary#* } ))
@@ -54,7 +67,7 @@ run_pair() {
   echo "$variant,$tool,${cases:-0},$errors" >"$work/$variant.$tool.row"
 }
 export -f run_pair
-export sanitizer cases_bin work
+export sanitizer cases_bin engine_bin work
 
 tools=(memcheck racecheck synccheck initcheck)
 jobs=$(( $(nproc) > 2 ? $(nproc) / 2 : 1 ))

@@ -1174,4 +1174,21 @@ TEST(TrainSpiral, EmptyGemmAndHugeHiddenAreErrors) {
   EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
 }
 
+// --step-kernel where the step kernel cannot serve (here: the CPU): a note says why, once, and
+// the test set is evaluated launch by launch, with the same scores as without the switch.
+TEST(TrainMlp, StepKernelWhereItCannotServeSaysWhyAndEvaluatesAsBefore) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const Result with = run(tiny_train(dir) + " --epochs 1 --step-kernel");
+  ASSERT_EQ(with.status, 0) << with.output;
+  const std::string note =
+      "note: the step kernel runs on the GPU only; evaluating launch by launch";
+  const size_t at = with.output.find(note);
+  EXPECT_NE(at, std::string::npos) << with.output;
+  EXPECT_EQ(with.output.find(note, at + 1), std::string::npos) << with.output;
+  const Result without = run(tiny_train(dir) + " --epochs 1");
+  ASSERT_EQ(without.status, 0) << without.output;
+  const auto scores = [](const std::string& out) { return out.substr(out.find("epoch  1/1")); };
+  EXPECT_EQ(scores(with.output).substr(0, 60), scores(without.output).substr(0, 60));
+}
+
 }  // namespace

@@ -1,0 +1,467 @@
+// The step kernel (step_kernel.h): the persistent kernel that runs a plan's units, and its host
+// side. sm_90a only (engine/CMakeLists.txt): its GEMM units are kernels/fast/step_tile.cuh's tiles.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cuda/atomic>
+#include <map>
+#include <vector>
+
+#include "base/device_buffer.h"
+#include "base/launch.cuh"
+#include "engine/backend.h"
+#include "engine/context_value.h"
+#include "engine/loss_rows.cuh"
+#include "engine/ops.h"
+#include "engine/step_kernel.h"
+#include "engine/step_plan.h"
+#include "kernels/fast/step_tile.cuh"
+
+namespace engine {
+
+namespace {
+
+using gemm::step_tile::Arithmetic;
+using gemm::step_tile::NtGemm;
+using gemm::step_tile::Tile;
+using step_plan::Kind;
+using step_plan::Unit;
+using step_plan::Wait;
+
+constexpr int kMaxLayers = StepKernel::kMaxLayers;
+constexpr int kLossRows = 128;  // rows per Loss unit
+
+// Where a launch gave up: the first wait past its time limit (failed = 1), in a batch of `batch`
+// rows. Sticky until check() reads it.
+struct WaitFailure {
+  int failed;
+  int unit, wait, reached, batch;
+};
+
+// What one launch reads: the plan, its counters, the forward GEMMs and the loss's operands.
+struct EvalArgs {
+  NtGemm forward[kMaxLayers];  // layer l: Y_l = act(X_l · W_lᵀ + b_l), B×d_{l+1}
+  const Unit* units;
+  const Wait* waits;
+  const int* signals;
+  int* counters;  // zero at the launch
+  WaitFailure* failure;
+  LossPartial* slots;              // one per Loss unit
+  MetricCounters* metrics;         // what the Metrics unit adds to
+  const float* outputs;            // the last layer's Y: B×outputs
+  const int32_t* labels;           // cross-entropy: B labels; else null
+  const float* targets;            // mean squared error: B×outputs; else null
+  StepKernel::UnitTime* timeline;  // per unit, where set; else null
+  long long timeout_ns;
+  int unit_count, batch, outputs_width;
+};
+static_assert(sizeof(EvalArgs) <= 4096, "a kernel's parameters are at most 4 KB");
+
+__device__ __forceinline__ int sm_id() {
+  int id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+
+__device__ __forceinline__ long long now_ns() {
+  long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+using DeviceInt = ::cuda::atomic_ref<int, ::cuda::thread_scope_device>;
+
+// Thread 0: acquires every counter unit u waits on up to its target. False when this wait ran
+// past the time limit (recorded, if it is the launch's first) or another block's did.
+__device__ bool await_unit(const EvalArgs& a, const Unit& unit, int u) {
+  for (int w = unit.first_wait; w < unit.first_wait + unit.wait_count; ++w) {
+    const Wait wait = a.waits[w];
+    DeviceInt counter(a.counters[wait.counter]);
+    int seen = counter.load(::cuda::memory_order_acquire);
+    const long long start = seen < wait.target ? now_ns() : 0;
+    while (seen < wait.target) {
+      if (DeviceInt(a.failure->failed).load(::cuda::memory_order_relaxed) != 0) return false;
+      if (now_ns() - start > a.timeout_ns) {
+        if (atomicCAS(&a.failure->failed, 0, 1) == 0) {
+          a.failure->unit = u, a.failure->wait = w, a.failure->reached = seen;
+          a.failure->batch = a.batch;
+        }
+        return false;
+      }
+      __nanosleep(64);
+      seen = counter.load(::cuda::memory_order_acquire);
+    }
+  }
+  return true;
+}
+
+// Thread 0, after the block's barrier that follows the unit: the block's writes, then each of the
+// unit's counters + 1 (the fence makes them visible to whoever acquires the count).
+__device__ void signal_unit(const EvalArgs& a, const Unit& unit) {
+  __threadfence();
+  for (int s = unit.first_signal; s < unit.first_signal + unit.signal_count; ++s)
+    DeviceInt(a.counters[a.signals[s]]).fetch_add(1, ::cuda::memory_order_relaxed);
+}
+
+// Every thread: the loss of rows [row0, row0 + rows), a warp a row at a time (loss_rows.cuh), its
+// metrics summed in warp order into the unit's slot.
+template <int kThreads>
+__device__ void run_loss(const EvalArgs& a, const Unit& unit) {
+  constexpr int kWarps = kThreads / cuda::kWarp;
+  __shared__ LossPartial warps[kWarps];
+  const int lane = threadIdx.x % cuda::kWarp, warp = threadIdx.x / cuda::kWarp;
+  double loss = 0.0;  // kept by lane 0
+  unsigned int correct = 0, bad = 0;
+  const bool cached = a.outputs_width <= cuda::kWarp * cuda::kLossCache;
+  for (int r = unit.row0 + warp; r < unit.row0 + unit.rows; r += kWarps) {
+    if (a.labels == nullptr)
+      cuda::squared_error_row(a.outputs, a.targets, nullptr, r, a.outputs_width, 0.0f, lane, loss,
+                              bad);
+    else if (cached)
+      cuda::softmax_xent_row<true>(a.outputs, a.labels[r], nullptr, r, a.outputs_width, 0.0f, lane,
+                                   loss, correct, bad);
+    else
+      cuda::softmax_xent_row<false>(a.outputs, a.labels[r], nullptr, r, a.outputs_width, 0.0f, lane,
+                                    loss, correct, bad);
+  }
+  if (a.labels == nullptr)  // the squared error counts bad targets in every lane
+    for (int offset = cuda::kWarp / 2; offset > 0; offset /= 2)
+      bad += __shfl_xor_sync(0xffffffffu, bad, offset);
+  if (lane == 0) warps[warp] = {loss, correct, bad};
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    LossPartial sum = warps[0];
+    for (int w = 1; w < kWarps; ++w) {
+      sum.loss_sum += warps[w].loss_sum;
+      sum.correct += warps[w].correct;
+      sum.bad += warps[w].bad;
+    }
+    a.slots[unit.row0 / kLossRows] = sum;
+  }
+}
+
+// Thread 0: the Loss units' slots added in order, into the metrics.
+__device__ void run_metrics(const EvalArgs& a, const Unit& unit) {
+  double loss = 0.0;
+  unsigned long long correct = 0, bad = 0;
+  for (int i = 0; i < unit.rows; ++i) {
+    loss += __ldcg(&a.slots[i].loss_sum);
+    correct += __ldcg(&a.slots[i].correct);
+    bad += __ldcg(&a.slots[i].bad);
+  }
+  a.metrics->loss_sum += loss;
+  a.metrics->correct += correct;
+  a.metrics->seen += a.batch;
+  if (a.labels != nullptr)
+    a.metrics->bad_labels += bad;
+  else
+    a.metrics->bad_targets += bad;
+}
+
+// Units b, b + G, … of the plan on block b of G, all resident. Each unit: thread 0 acquires its
+// waits; the block runs it; after a barrier thread 0 releases its signals.
+template <Arithmetic A>
+__global__ void __launch_bounds__(Tile<A>::kThreads, 1)
+    evaluate_kernel(const __grid_constant__ EvalArgs a) {
+  constexpr int kThreads = Tile<A>::kThreads;
+  extern __shared__ float smem_raw[];
+  __shared__ bool go;
+  if (threadIdx.x == 0) gemm::step_tile::init_pipeline<A>(smem_raw);
+  __syncthreads();
+  int issued = 0;  // K tiles this block's pipeline has run
+  for (int u = blockIdx.x; u < a.unit_count; u += gridDim.x) {
+    const Unit unit = a.units[u];
+    if (threadIdx.x == 0) {
+      go = await_unit(a, unit, u);
+      if (a.timeline != nullptr) a.timeline[u].start_ns = now_ns();
+    }
+    __syncthreads();
+    if (!go) return;  // a wait gave up: every block leaves at its next wait
+    if (unit.kind == Kind::Forward) {
+      const NtGemm& g = a.forward[unit.layer];
+      issued += gemm::step_tile::run_nt_tile<A>(smem_raw, g, g.c, unit.row0, unit.col0, unit.k0,
+                                                unit.k_len, issued);
+    } else if (unit.kind == Kind::Loss) {
+      run_loss<kThreads>(a, unit);
+    } else if (unit.kind == Kind::Metrics && threadIdx.x == 0) {
+      run_metrics(a, unit);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      if (a.timeline != nullptr) {
+        a.timeline[u].end_ns = now_ns();
+        a.timeline[u].sm = sm_id();
+        a.timeline[u].block = static_cast<int>(blockIdx.x);
+      }
+      signal_unit(a, unit);
+    }
+  }
+}
+
+// The network as the kernel runs it: its Linear layers, each with whether a ReLU follows.
+struct Layer {
+  Linear* linear;
+  bool relu;
+};
+
+// net's layers, or "" and why not in *why.
+std::vector<Layer> layers_of(Module& net, std::string* why) {
+  auto* seq = dynamic_cast<Sequential*>(&net);
+  if (seq == nullptr) {
+    *why = "the network is not a Sequential (" + net.describe() + ")";
+    return {};
+  }
+  std::vector<Layer> layers;
+  for (size_t i = 0; i < seq->size(); ++i) {
+    Module& m = (*seq)[i];
+    if (auto* linear = dynamic_cast<Linear*>(&m)) {
+      layers.push_back({linear, false});
+    } else if (dynamic_cast<ReLU*>(&m) != nullptr && !layers.empty() && !layers.back().relu) {
+      layers.back().relu = true;
+    } else {
+      *why = "module " + std::to_string(i) + " (" + m.describe() +
+             ") is not a Linear, or a ReLU after a Linear";
+      return {};
+    }
+  }
+  if (layers.empty()) *why = "the network has no Linear layer";
+  if (static_cast<int>(layers.size()) > kMaxLayers)
+    *why = "the network has " + std::to_string(layers.size()) +
+           " Linear layers; the kernel takes " + std::to_string(kMaxLayers);
+  return why->empty() ? layers : std::vector<Layer>{};
+}
+
+// The tiles a variant's GEMMs run as in the kernel, or why it has none.
+const char* arithmetic_of(const gemm::Variant& v, Arithmetic* arithmetic) {
+  const std::string name = v.name;
+  if (name == "tf32_fast") {
+    *arithmetic = Arithmetic::Tf32;
+  } else if (name == "tf32x3_fast" || name == "auto") {
+    *arithmetic = Arithmetic::Tf32x3;
+  } else {
+    return "it runs the production variants tf32_fast, tf32x3_fast and auto only";
+  }
+  return nullptr;
+}
+
+template <Arithmetic A>
+constexpr auto kEvaluateKernel = evaluate_kernel<A>;
+
+// The most blocks of the kernel resident at once (it needs them all at once).
+template <Arithmetic A>
+int resident_grid() {
+  static const int blocks = [] {
+    CUDA_CHECK(cudaFuncSetAttribute(kEvaluateKernel<A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    Tile<A>::kSmemBytes));
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, kEvaluateKernel<A>, Tile<A>::kThreads, Tile<A>::kSmemBytes));
+    return per_sm * gemm::detail::multiprocessor_count();
+  }();
+  return blocks;
+}
+
+// A plan in device memory.
+struct DevicePlan {
+  step_plan::Plan plan;
+  gemm::DeviceBuffer<Unit> units;
+  gemm::DeviceBuffer<Wait> waits;
+  gemm::DeviceBuffer<int> signals;
+};
+
+step_plan::UnitSizes unit_sizes() {
+  step_plan::UnitSizes sizes;
+  sizes.tile_m = Tile<Arithmetic::Tf32>::kM;
+  sizes.tile_n = Tile<Arithmetic::Tf32>::kN;
+  sizes.loss_rows = kLossRows;
+  return sizes;
+}
+static_assert(Tile<Arithmetic::Tf32>::kM == Tile<Arithmetic::Tf32x3>::kM &&
+                  Tile<Arithmetic::Tf32>::kN == Tile<Arithmetic::Tf32x3>::kN,
+              "both arithmetics' tiles are the plan's tiles");
+
+}  // namespace
+
+struct StepKernel::Impl {
+  Arithmetic arithmetic = Arithmetic::Tf32;
+  std::vector<Layer> layers;
+  std::vector<int> widths;
+  int max_batch = 0;
+  bool cross_entropy = true;
+  std::vector<Tensor> activations;  // Y_l: max_batch × d_{l+1}
+  Tensor outputs;                   // the last evaluation's view of the last one
+  std::map<int, DevicePlan> plans;  // by batch size
+  gemm::DeviceBuffer<int> counters;
+  gemm::DeviceBuffer<LossPartial> slots;
+  std::unique_ptr<ContextValue<WaitFailure>> failure;
+  long long timeout_ns = 10'000'000'000LL;
+  int grid_limit = 0;
+  gemm::DeviceBuffer<StepKernel::UnitTime> timeline;  // empty: not recorded
+  int last_units = 0;                                 // the last launch's
+
+  const DevicePlan& plan_for(int batch, cudaStream_t stream) {
+    auto it = plans.find(batch);
+    if (it != plans.end()) return it->second;
+    DevicePlan d;
+    d.plan = step_plan::make_plan({widths, batch}, unit_sizes(), step_plan::Scope::Evaluate);
+    d.units = gemm::DeviceBuffer<Unit>(d.plan.units, stream);
+    d.waits = gemm::DeviceBuffer<Wait>(d.plan.waits, stream);
+    d.signals = gemm::DeviceBuffer<int>(d.plan.signals, stream);
+    return plans.emplace(batch, std::move(d)).first->second;
+  }
+
+  int grid(int units) const {
+    const int resident = arithmetic == Arithmetic::Tf32 ? resident_grid<Arithmetic::Tf32>()
+                                                        : resident_grid<Arithmetic::Tf32x3>();
+    if (resident < 1) throw Error("step kernel: not one block fits on a multiprocessor");
+    int blocks = std::min(units, resident);
+    if (grid_limit > 0) blocks = std::min(blocks, grid_limit);
+    return blocks;
+  }
+};
+
+std::string StepKernel::unavailable_reason(const Context& ctx, Module& net) {
+  if (!ctx.is_cuda()) return "the step kernel runs on the GPU only";
+  Arithmetic arithmetic;
+  if (const char* why = arithmetic_of(ctx.variant(), &arithmetic))
+    return std::string("the step kernel does not serve variant ") + ctx.variant().name + ": " + why;
+  if (const char* why = gemm::detail::wgmma_unavailable())
+    return std::string("the step kernel needs wgmma: ") + why;
+  std::string why;
+  layers_of(net, &why);
+  if (!why.empty()) return "the step kernel does not serve this network: " + why;
+  return "";
+}
+
+StepKernel::StepKernel(Context& ctx, Module& net, int max_batch, bool cross_entropy)
+    : impl_(std::make_unique<Impl>()) {
+  if (const std::string why = unavailable_reason(ctx, net); !why.empty()) throw Error(why);
+  if (max_batch < 1) throw Error("step kernel: max_batch must be >= 1");
+  Impl& k = *impl_;
+  arithmetic_of(ctx.variant(), &k.arithmetic);
+  std::string why;
+  k.layers = layers_of(net, &why);
+  k.max_batch = max_batch;
+  k.cross_entropy = cross_entropy;
+  k.widths.push_back(k.layers.front().linear->in_features());
+  for (const Layer& l : k.layers) {
+    const Tensor& w = l.linear->weight().value;
+    if (w.cols() != k.widths.back())
+      throw Error("step kernel: a Linear of " + std::to_string(w.cols()) + " inputs after " +
+                  std::to_string(k.widths.back()) + " outputs");
+    k.widths.push_back(w.rows());
+    k.activations.emplace_back(Device::CUDA, max_batch, w.rows());
+  }
+  const DevicePlan& full = k.plan_for(max_batch, ctx.stream());
+  k.counters = gemm::DeviceBuffer<int>(full.plan.counters.size());
+  k.slots = gemm::DeviceBuffer<LossPartial>((max_batch + kLossRows - 1) / kLossRows);
+  k.failure = std::make_unique<ContextValue<WaitFailure>>(ctx);
+}
+
+StepKernel::~StepKernel() = default;
+
+void StepKernel::evaluate(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics) {
+  Impl& k = *impl_;
+  const int batch = x.rows();
+  if (batch < 1 || batch > k.max_batch || x.cols() != k.widths.front())
+    throw Error("step kernel: x is " + x.shape() + ", prepared for 1.." +
+                std::to_string(k.max_batch) + " rows of " + std::to_string(k.widths.front()));
+  if (targets == nullptr) throw Error("step kernel: no labels or targets");
+  const cudaStream_t stream = ctx.stream();
+  const DevicePlan& d = k.plan_for(batch, stream);
+
+  EvalArgs a{};
+  const Tensor* input = &x;
+  std::vector<Tensor> views;
+  views.reserve(k.layers.size());
+  for (size_t l = 0; l < k.layers.size(); ++l) {
+    Linear& linear = *k.layers[l].linear;
+    Tensor& y = k.activations[l];
+    views.push_back(Tensor::view(Device::CUDA, y.data(), batch, y.cols()));
+    const gemm::Problem p =
+        forward_problem(*input, linear.weight().value, linear.bias().value, views.back(),
+                        k.layers[l].relu ? Activation::Relu : Activation::None);
+    a.forward[l] = k.arithmetic == Arithmetic::Tf32
+                       ? gemm::step_tile::nt_gemm<Arithmetic::Tf32>(p)
+                       : gemm::step_tile::nt_gemm<Arithmetic::Tf32x3>(p);
+    input = &views.back();
+  }
+  a.units = d.units.data();
+  a.waits = d.waits.data();
+  a.signals = d.signals.data();
+  a.counters = k.counters.data();
+  a.failure = k.failure->get();
+  a.slots = k.slots.data();
+  a.metrics = metrics.counters();
+  a.outputs = views.back().data();
+  a.labels = k.cross_entropy ? static_cast<const int32_t*>(targets) : nullptr;
+  a.targets = k.cross_entropy ? nullptr : static_cast<const float*>(targets);
+  a.timeline = k.timeline.size() > 0 ? k.timeline.data() : nullptr;
+  a.timeout_ns = k.timeout_ns;
+  a.unit_count = static_cast<int>(d.plan.units.size());
+  a.batch = batch;
+  a.outputs_width = k.widths.back();
+  k.outputs = std::move(views.back());
+  k.last_units = a.unit_count;
+
+  CUDA_CHECK(cudaMemsetAsync(k.counters.data(), 0, d.plan.counters.size() * sizeof(int), stream));
+  const gemm::LaunchShape shape{dim3(k.grid(a.unit_count)), dim3(Tile<Arithmetic::Tf32>::kThreads),
+                                static_cast<size_t>(0), stream};
+  gemm::LaunchShape cooperative = shape;
+  cooperative.cooperative = true;
+  if (k.arithmetic == Arithmetic::Tf32) {
+    cooperative.smem_bytes = Tile<Arithmetic::Tf32>::kSmemBytes;
+    gemm::launch_kernel(kEvaluateKernel<Arithmetic::Tf32>, cooperative, a);
+  } else {
+    cooperative.smem_bytes = Tile<Arithmetic::Tf32x3>::kSmemBytes;
+    gemm::launch_kernel(kEvaluateKernel<Arithmetic::Tf32x3>, cooperative, a);
+  }
+}
+
+void StepKernel::check(Context& ctx) {
+  Impl& k = *impl_;
+  const WaitFailure f = k.failure->read(ctx);
+  if (f.failed == 0) return;
+  k.failure->zero(ctx);
+  const auto it = k.plans.find(f.batch);
+  if (it == k.plans.end())
+    throw Error("step kernel: a wait gave up in a batch of " + std::to_string(f.batch) +
+                " rows, which has no plan");
+  throw Error(step_plan::describe(it->second.plan, {f.unit, f.wait, f.reached}));
+}
+
+const Tensor& StepKernel::outputs() const { return impl_->outputs; }
+
+void StepKernel::set_wait_timeout(double seconds) {
+  if (!(seconds > 0.0)) throw Error("step kernel: the wait timeout must be > 0 seconds");
+  impl_->timeout_ns = static_cast<long long>(seconds * 1e9);
+}
+
+void StepKernel::set_grid_limit(int blocks) {
+  if (blocks < 0) throw Error("step kernel: a grid limit must be >= 0 (0: no limit)");
+  impl_->grid_limit = blocks;
+}
+
+void StepKernel::record_timeline(bool on) {
+  Impl& k = *impl_;
+  k.timeline = on ? gemm::DeviceBuffer<UnitTime>(k.plans.at(k.max_batch).plan.units.size())
+                  : gemm::DeviceBuffer<UnitTime>();
+}
+
+std::vector<StepKernel::UnitTime> StepKernel::timeline(Context& ctx) const {
+  const Impl& k = *impl_;
+  if (k.timeline.size() == 0) throw Error("step kernel: the timeline is not recorded");
+  std::vector<UnitTime> t(k.last_units);
+  k.timeline.download(t.data(), t.size(), ctx.stream());
+  return t;
+}
+
+int StepKernel::grid_blocks(int batch) const {
+  const int units = static_cast<int>(
+      step_plan::make_plan({impl_->widths, batch}, unit_sizes(), step_plan::Scope::Evaluate)
+          .units.size());
+  return impl_->grid(units);
+}
+
+}  // namespace engine

@@ -1,0 +1,89 @@
+// The step as one kernel (docs/NOTES.md, "The step as one kernel"): one persistent launch runs the
+// units of a step_plan::Plan on a grid that is all resident (a cooperative launch, refused where
+// it would not be), each block taking units b, b + G, b + 2G, … in the plan's order, which is a
+// schedule. A unit's dependencies are counters in global memory: it acquires each up to its
+// target, and releases its own when done. A wait is bounded: past the time limit the launch
+// records the unit, its wait and the count reached, every block leaves, and check() throws
+// step_plan::describe's message.
+//
+// So far the evaluation (Scope::Evaluate): the forward GEMMs with their bias and ReLU epilogues
+// as tiles of tf32_fast's or tf32x3_fast's pipeline (kernels/fast/step_tile.cuh), the loss of
+// each block of rows, and the metrics added in block order (the same bits every run, whatever
+// the grid).
+//
+//   if (std::string why = StepKernel::unavailable_reason(ctx, net); why.empty()) {
+//     StepKernel kernel(ctx, net, max_batch, true);     // cross-entropy; allocates once
+//     kernel.evaluate(ctx, x, labels.data(), metrics);  // one launch a batch, queued
+//     kernel.check(ctx);                                // the one wait
+//   }
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/context.h"
+#include "engine/loss.h"
+#include "engine/module.h"
+#include "engine/tensor.h"
+
+namespace engine {
+
+class StepKernel {
+ public:
+  // The most Linear layers the kernel takes (their operands travel in its parameters).
+  static constexpr int kMaxLayers = 8;
+
+  // "" when the step kernel can run net with ctx's variant; else why not: a context not on a GPU,
+  // a variant other than tf32_fast, tf32x3_fast and auto (whose tiles it runs: tf32_fast's for
+  // TF32, tf32x3_fast's for the fp32 variants), a GPU without wgmma, a build without GPU kernels,
+  // a network other than a Sequential of Linear and ReLU modules (a ReLU only after a Linear), or
+  // more than kMaxLayers Linear layers.
+  static std::string unavailable_reason(const Context& ctx, Module& net);
+
+  // Throws gemm_mlp::Error with unavailable_reason() where that is not "". Allocates the outputs
+  // of every layer for batches of up to max_batch rows, the counters and the plan of a full batch.
+  // cross_entropy: the loss is softmax cross-entropy on labels, else the mean squared error on
+  // float targets. net must outlive the kernel; its parameters are read at every launch.
+  StepKernel(Context& ctx, Module& net, int max_batch, bool cross_entropy);
+  ~StepKernel();
+  StepKernel(const StepKernel&) = delete;
+  StepKernel& operator=(const StepKernel&) = delete;
+
+  // The network's loss on x (B×inputs, 1 ≤ B ≤ max_batch, in the context's memory) against
+  // `targets` (B int32 labels, or B×outputs floats), added to metrics as the loss kernels add it:
+  // one launch, queued on the context's stream. The first batch of each size below max_batch
+  // builds and uploads its plan (which waits for the device once).
+  void evaluate(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics);
+
+  // Waits for the context's stream; throws gemm_mlp::Error naming the unit, its counter, the
+  // target and the count reached when a launch since the last check gave up on a wait.
+  void check(Context& ctx);
+
+  // The last evaluation's outputs: B×outputs, a view of the kernel's own buffer.
+  const Tensor& outputs() const;
+
+  // A wait's time limit (10 s unless set; > 0), and the grid (0: every block that is resident at
+  // once, at most one per unit; else at most this many): for tests.
+  void set_wait_timeout(double seconds);
+  void set_grid_limit(int blocks);
+  int grid_blocks(int batch) const;  // the grid a batch of that size launches on
+
+  // When each unit of a launch ran (the GPU's global timer, ns; its wait excluded) and where: for
+  // each multiprocessor's busy fraction. record_timeline(true) allocates the record, and every
+  // later launch writes it; timeline() returns the last launch's, a unit of the plan each (waits
+  // for the device).
+  struct UnitTime {
+    long long start_ns, end_ns;
+    int sm, block;
+  };
+  void record_timeline(bool on);
+  std::vector<UnitTime> timeline(Context& ctx) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace engine

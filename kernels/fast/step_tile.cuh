@@ -1,0 +1,117 @@
+// The GEMM tile of a persistent kernel: the device-side face of kernels/ for a kernel that runs
+// the tiles of many GEMMs in one launch, as the engine's step kernel does (engine/step_kernel.cu;
+// docs/NOTES.md, "The step as one kernel"). Beside kernels/gemm.h, the one header that code
+// outside kernels/ may include from it (tests/scripts/layering_test.sh).
+//
+// It is tf32_fast's and tf32x3_fast's pipeline (wgmma_pipeline.cuh) over one 128×128 output tile
+// at a time: the caller's block runs tile after tile, the barriers' phases carried from one to the
+// next in a running count of K tiles, and separates its tiles with __syncthreads. A tile may cover
+// a K slice: its partial then goes wherever the caller's epilogue says.
+// Layouts: NT (C = A·Bᵀ, a linear layer's forward) so far. sm_90a only.
+//   A: M×K, B: N×K (both K-major), C: M×N.
+#pragma once
+
+#include <type_traits>
+
+#include "kernels/fast/wgmma_pipeline.cuh"
+#include "kernels/fast/wgmma_pipeline_tiles.cuh"
+#include "kernels/gemm.h"
+
+namespace gemm::step_tile {
+
+// The arithmetic of tf32_fast (one TF32 product) or of tf32x3_fast (three, fp32-accurate).
+enum class Arithmetic { Tf32, Tf32x3 };
+
+template <Arithmetic A>
+struct Tile {
+  using Cfg =
+      detail::WsPipeline<std::conditional_t<A == Arithmetic::Tf32, detail::Tf32PipelineSmallTile,
+                                            detail::Tf32x3PipelineTile>>;
+  using Layout = typename Cfg::template For<true, true>;  // NT: both operands K-major
+  using Smem = detail::WsPipelineSmem<Cfg, true, true>;
+  static constexpr int kM = Cfg::kBm, kN = Cfg::kBn, kK = Cfg::kBk;
+  static constexpr int kThreads = Cfg::kThreads;                  // consumers, then the producer
+  static constexpr int kConsumerThreads = 128 * Cfg::kConsumers;  // threads 0 .. this − 1
+  static constexpr int kSmemBytes = Layout::kSmemBytes;           // dynamic shared memory
+};
+
+// One NT GEMM as the tiles read it: its operands (with TMA maps where aligned: a 16-byte aligned
+// base and ld % 4 == 0; the others copied by the producer's threads) and its epilogue. Lives in a
+// kernel's __grid_constant__ parameters: TMA reads the maps there.
+struct NtGemm {
+  CUtensorMap map_a, map_b;  // zero where the operand is misaligned
+  detail::Operand<true> a, b;
+  detail::Epilogue c;
+  bool tma_a, tma_b;
+};
+
+// p (gemm.h's contract, NT) as an NtGemm for Tile<A>. Throws gemm::Error where p breaks the
+// contract or is not NT.
+template <Arithmetic A>
+NtGemm nt_gemm(const Problem& p) {
+  validate(p);
+  if (p.op_a != Op::N || p.op_b != Op::T)
+    throw Error("step_tile: the persistent tile runs NT GEMMs only, got " +
+                layout_name(p.op_a, p.op_b));
+  using Cfg = typename Tile<A>::Cfg;
+  NtGemm g{};
+  g.a = detail::operand_a<true>(p);
+  g.b = detail::operand_b<true>(p);
+  g.c = detail::epilogue(p);
+  const detail::PipelineMaps<Cfg> maps(g.a, g.b);
+  g.map_a = maps.a, g.map_b = maps.b;
+  g.tma_a = maps.tma_a, g.tma_b = maps.tma_b;
+  return g;
+}
+
+// Thread 0, once per block, before its first tile: the pipeline's barriers in smem_raw (the
+// block's dynamic shared memory, Tile<A>::kSmemBytes). The caller publishes them (__syncthreads).
+template <Arithmetic A>
+__device__ __forceinline__ void init_pipeline(float* smem_raw) {
+  typename Tile<A>::Smem(smem_raw).init_barriers();
+}
+
+// Orders this thread's generic-proxy accesses of global memory with its async-proxy ones (TMA):
+// a writer's stores before the release that lets another block's TMA read them; a reader's
+// acquire before its TMA copies.
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+
+// Every thread of the block (Tile<A>::kThreads): output tile (m0, n0) of g over k in
+// [k0, k0 + k_len), stored through c (g.c; or, for a K slice, a partial tile's epilogue). k0 is a
+// multiple of Tile<A>::kK, and so is k_len unless the slice ends at K: a TMA copy reads whole
+// K tiles. `issued` is the count of K tiles the block's pipeline ran before (0 for its first
+// tile); returns this tile's, to add to it. Whatever the tile reads that other blocks wrote in
+// this launch, the caller has acquired before (thread 0, then __syncthreads); the caller
+// separates this tile from the block's next with __syncthreads.
+template <Arithmetic A>
+__device__ __forceinline__ int run_nt_tile(float* smem_raw, const NtGemm& g,
+                                           const detail::Epilogue& c, int m0, int n0, int k0,
+                                           int k_len, int issued) {
+  using T = Tile<A>;
+  using Cfg = typename T::Cfg;
+  const typename T::Smem s(smem_raw);
+  const int tid = threadIdx.x;
+  const int k_tiles = (k_len + T::kK - 1) / T::kK;
+  if (tid >= T::kConsumerThreads) {
+    detail::Operand<true> a = g.a, b = g.b;  // the slice, for the producer's own copies
+    a.p += a.offset(0, k0);
+    b.p += b.offset(0, k0);
+    a.extent_k = b.extent_k = k_len;
+    fence_proxy_async_global();
+    const detail::ProducerOperand<Cfg::kBm, true> pa{g.tma_a ? &g.map_a : nullptr, m0, k0};
+    const detail::ProducerOperand<Cfg::kBn, true> pb{g.tma_b ? &g.map_b : nullptr, n0, k0};
+    detail::ws_produce_tile<Cfg>(s, pa, pb, a, b, k_tiles, issued, tid - T::kConsumerThreads);
+  } else {
+    detail::ws_consume_tile<Cfg>(s, k_tiles, issued, tid);
+    detail::store_consumers_tile<Cfg::kBm, Cfg::kBn, T::Layout::kOutputLd, T::kConsumerThreads,
+                                 false>(c, s.smem, m0, n0, tid);
+    fence_proxy_async_global();
+    // The last K tile's stage back to the producer (ws_consume_tile keeps it).
+    detail::mbarrier_arrive(&s.empty[(issued + k_tiles - 1) % T::Layout::kStages]);
+  }
+  return k_tiles;
+}
+
+}  // namespace gemm::step_tile

@@ -1,0 +1,306 @@
+// The step kernel's evaluation (engine/step_kernel.h) on the GPU, in each variant it serves:
+//   - its outputs against a double-precision forward pass on the host, within the variant's
+//     tolerance carried through the layers (below), on fresh random data, every layer's buffer
+//     poisoned with NaN by a launch before;
+//   - its metrics against the host's loss of those same outputs (the correct count exactly);
+//   - the same bits on a grid of 1, 3 and every resident block;
+//   - Trainer::evaluate through it against the same trainer's launch-by-launch evaluation, with a
+//     partial last batch;
+//   - a wait past its time limit reported by check(), naming the unit, and the next launch clean;
+//   - and the networks and variants it does not serve, said why.
+// Shapes: the default model, odd widths (misaligned rows: the producer's own copies), 5 layers,
+// batches that leave partial tiles, and a Linear without a ReLU between two others.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "expect_error.h"
+#include "gpu_test.h"
+#include "random_data.h"
+
+namespace {
+
+using engine::Context;
+using engine::Device;
+using engine::LabelTensor;
+using engine::Metrics;
+using engine::MetricTotals;
+using engine::StepKernel;
+using engine::Tensor;
+
+const std::vector<std::string> kVariants = {"tf32_fast", "tf32x3_fast", "auto"};
+
+struct Net {
+  std::vector<int> widths;
+  std::vector<bool> relu;  // after each Linear
+  engine::Sequential seq;
+  std::vector<engine::Linear*> linears;
+
+  Net(Context& ctx, std::vector<int> w, std::vector<bool> r)
+      : widths(std::move(w)), relu(std::move(r)) {
+    for (size_t l = 0; l + 1 < widths.size(); ++l) {
+      linears.push_back(&seq.add<engine::Linear>(ctx, widths[l], widths[l + 1]));
+      if (relu[l]) seq.add<engine::ReLU>();
+    }
+  }
+};
+
+// A hidden ReLU after every Linear but the last.
+std::vector<bool> mlp_relus(size_t widths) {
+  std::vector<bool> r(widths - 1, true);
+  r.back() = false;
+  return r;
+}
+
+// The forward pass in double on the host, and the same network on |W|, |b| and |x| (every
+// activation's magnitude bound, the ReLUs as the real pass has them): an output may be off by
+// layers · tolerance · that bound, as each GEMM adds at most tolerance·Σ|terms| and passes the
+// error before it on through |W| (and a ReLU, which never widens a difference).
+struct Reference {
+  std::vector<double> y, bound;
+};
+
+Reference reference(Context& ctx, Net& net, const std::vector<float>& x, int rows) {
+  std::vector<double> act(x.begin(), x.end()), mag(act.size());
+  std::transform(act.begin(), act.end(), mag.begin(), [](double v) { return std::fabs(v); });
+  for (size_t l = 0; l < net.linears.size(); ++l) {
+    const int in = net.widths[l], out = net.widths[l + 1];
+    const std::vector<float> w = net.linears[l]->weight().value.download(ctx.stream());
+    const std::vector<float> b = net.linears[l]->bias().value.download(ctx.stream());
+    std::vector<double> next(static_cast<size_t>(rows) * out), next_mag(next.size());
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < out; ++j) {
+        double v = b[j], m = std::fabs(b[j]);
+        for (int k = 0; k < in; ++k) {
+          v += act[static_cast<size_t>(i) * in + k] * w[static_cast<size_t>(j) * in + k];
+          m += mag[static_cast<size_t>(i) * in + k] * std::fabs(w[static_cast<size_t>(j) * in + k]);
+        }
+        next[static_cast<size_t>(i) * out + j] = net.relu[l] ? std::max(v, 0.0) : v;
+        next_mag[static_cast<size_t>(i) * out + j] = m;
+      }
+    act.swap(next);
+    mag.swap(next_mag);
+  }
+  return {act, mag};
+}
+
+double tolerance_of(const std::string& variant) {
+  return gemm::tolerance(gemm::find_variant(variant).precision == gemm::Precision::TF32
+                             ? gemm::Precision::TF32
+                             : gemm::Precision::FP32);
+}
+
+// Softmax cross-entropy of float logits in double, and the first arg-max's matches.
+MetricTotals host_xent(const std::vector<float>& logits, const std::vector<int32_t>& labels,
+                       int rows, int classes) {
+  MetricTotals t;
+  for (int i = 0; i < rows; ++i) {
+    const float* z = logits.data() + static_cast<size_t>(i) * classes;
+    const int best = static_cast<int>(std::max_element(z, z + classes) - z);
+    double sum = 0.0;
+    for (int j = 0; j < classes; ++j) sum += std::exp(static_cast<double>(z[j]) - z[best]);
+    t.loss_sum += std::log(sum) - (static_cast<double>(z[labels[i]]) - z[best]);
+    t.correct += best == labels[i] ? 1 : 0;
+  }
+  t.seen = rows;
+  return t;
+}
+
+struct Case {
+  std::vector<int> widths;
+  std::vector<bool> relu;
+  int max_batch, batch;
+};
+
+std::vector<Case> cases() {
+  return {
+      {{784, 1024, 1024, 10}, mlp_relus(4), 256, 256},  // the default model, a full batch
+      {{784, 1024, 1024, 10}, mlp_relus(4), 256, 77},   // a partial batch: one partial tile row
+      {{37, 129, 65, 7}, mlp_relus(4), 100, 100},       // odd widths: misaligned rows
+      {{64, 200, 300, 130, 50, 3}, mlp_relus(6), 300, 300},  // 5 layers, 3 row blocks
+      {{33, 70, 41, 300}, {true, false, false}, 40, 40},     // Linear after Linear; 300 classes
+  };
+}
+
+std::string case_name(const std::string& variant, const Case& c) {
+  std::string s = variant + " ";
+  for (size_t i = 0; i < c.widths.size(); ++i) s += (i ? "-" : "") + std::to_string(c.widths[i]);
+  return s + " at " + std::to_string(c.batch) + " of " + std::to_string(c.max_batch);
+}
+
+TEST(StepKernel, EvaluatesAsTheHostDoesInEveryVariant) {
+  GPU_TEST_OR_SKIP();
+  for (const std::string& variant : kVariants) {
+    if (const char* why = gemm::unavailable_reason(gemm::find_variant(variant)))
+      GTEST_SKIP() << why;
+    for (const Case& c : cases()) {
+      SCOPED_TRACE(case_name(variant, c));
+      Context ctx(Device::CUDA, variant, 7);
+      Net net(ctx, c.widths, c.relu);
+      net.seq.prepare(ctx, c.max_batch);
+      std::mt19937_64 rng(11);
+      const int in = c.widths.front(), out = c.widths.back();
+      const std::vector<float> x = random_values(rng, static_cast<size_t>(c.batch) * in);
+      const std::vector<int32_t> labels = random_labels(rng, c.batch, out);
+      const Tensor xt = Tensor::from_host(Device::CUDA, c.batch, in, x);
+      const LabelTensor lt(Device::CUDA, labels);
+      StepKernel kernel(ctx, net.seq, c.max_batch, true);
+      {  // NaN inputs leave every layer's output NaN: what the next launch does not write shows
+        const Tensor poison = Tensor::from_host(
+            Device::CUDA, c.max_batch, in,
+            std::vector<float>(static_cast<size_t>(c.max_batch) * in, std::nanf("")));
+        const LabelTensor zeros(Device::CUDA, std::vector<int32_t>(c.max_batch, 0));
+        Metrics thrown_away(ctx);
+        kernel.evaluate(ctx, poison, zeros.data(), thrown_away);
+      }
+      Metrics metrics(ctx);
+      kernel.evaluate(ctx, xt, lt.data(), metrics);
+      kernel.check(ctx);
+      const MetricTotals got = metrics.read(ctx);
+      const std::vector<float> y = kernel.outputs().download(ctx.stream());
+      ASSERT_EQ(y.size(), static_cast<size_t>(c.batch) * out);
+
+      const Reference ref = reference(ctx, net, x, c.batch);
+      const double tol = tolerance_of(variant) * static_cast<double>(c.widths.size() - 1);
+      int bad = 0;
+      for (size_t i = 0; i < y.size(); ++i)
+        if (!(std::fabs(y[i] - ref.y[i]) <= tol * ref.bound[i] + 1e-6) && bad++ < 5)
+          ADD_FAILURE() << "output " << i << ": " << y[i] << ", expected " << ref.y[i] << " within "
+                        << tol * ref.bound[i];
+      EXPECT_EQ(bad, 0);
+
+      const MetricTotals host = host_xent(y, labels, c.batch, out);
+      EXPECT_EQ(got.seen, c.batch);
+      EXPECT_EQ(got.correct, host.correct);
+      EXPECT_NEAR(got.loss_sum, host.loss_sum, 1e-5 * c.batch + 1e-6 * std::fabs(host.loss_sum));
+    }
+  }
+}
+
+TEST(StepKernel, GivesTheSameBitsOnEveryGrid) {
+  GPU_TEST_OR_SKIP();
+  for (const std::string& variant : {std::string("tf32_fast"), std::string("tf32x3_fast")}) {
+    if (const char* why = gemm::unavailable_reason(gemm::find_variant(variant)))
+      GTEST_SKIP() << why;
+    SCOPED_TRACE(variant);
+    Context ctx(Device::CUDA, variant, 3);
+    Net net(ctx, {37, 300, 129, 10}, mlp_relus(4));
+    net.seq.prepare(ctx, 300);
+    std::mt19937_64 rng(5);
+    const Tensor x = Tensor::from_host(Device::CUDA, 300, 37, random_values(rng, 300 * 37));
+    const LabelTensor labels(Device::CUDA, random_labels(rng, 300, 10));
+    StepKernel kernel(ctx, net.seq, 300, true);
+    std::vector<float> first;
+    MetricTotals first_totals;
+    for (int grid : {0, 1, 3, 0}) {
+      kernel.set_grid_limit(grid);
+      Metrics metrics(ctx);
+      kernel.evaluate(ctx, x, labels.data(), metrics);
+      kernel.check(ctx);
+      const MetricTotals t = metrics.read(ctx);
+      const std::vector<float> y = kernel.outputs().download(ctx.stream());
+      if (first.empty()) {
+        EXPECT_GT(kernel.grid_blocks(300), 3);
+        first = y, first_totals = t;
+        continue;
+      }
+      EXPECT_EQ(y, first) << "grid limit " << grid;
+      EXPECT_EQ(t.loss_sum, first_totals.loss_sum) << "grid limit " << grid;
+      EXPECT_EQ(t.correct, first_totals.correct) << "grid limit " << grid;
+    }
+  }
+}
+
+TEST(StepKernel, TrainerEvaluatesThroughItAsLaunchByLaunch) {
+  GPU_TEST_OR_SKIP();
+  for (const std::string& variant : kVariants) {
+    if (const char* why = gemm::unavailable_reason(gemm::find_variant(variant)))
+      GTEST_SKIP() << why;
+    for (bool mse : {false, true}) {
+      SCOPED_TRACE(variant + (mse ? " mean squared error" : " cross-entropy"));
+      const std::vector<int> widths = {50, 96, 64, 6};
+      const int rows = 600, max_batch = 128;  // 4 full batches and one of 88
+      std::mt19937_64 rng(9);
+      const Tensor x =
+          Tensor::from_host(Device::CUDA, rows, widths[0], random_values(rng, rows * widths[0]));
+      const LabelTensor labels(Device::CUDA, random_labels(rng, rows, widths.back()));
+      const Tensor targets = Tensor::from_host(Device::CUDA, rows, widths.back(),
+                                               random_values(rng, rows * widths.back()));
+      MetricTotals totals[2];
+      for (int with_kernel = 0; with_kernel < 2; ++with_kernel) {
+        Context ctx(Device::CUDA, variant, 21);  // the same parameters both times
+        Net net(ctx, widths, mlp_relus(widths.size()));
+        engine::TrainerOptions o;
+        o.max_batch = max_batch;
+        o.step_kernel = with_kernel == 1;
+        if (mse) o.loss = engine::TrainerOptions::Loss::MeanSquaredError;
+        engine::Trainer trainer(ctx, net.seq, o);
+        EXPECT_EQ(trainer.step_kernel_active(), with_kernel == 1) << trainer.step_kernel_note();
+        totals[with_kernel] = mse ? trainer.evaluate(x, targets) : trainer.evaluate(x, labels);
+      }
+      EXPECT_EQ(totals[1].seen, rows);
+      const double rel = 10 * tolerance_of(variant);
+      EXPECT_NEAR(totals[1].loss_sum, totals[0].loss_sum, rel * std::fabs(totals[0].loss_sum));
+      EXPECT_LE(std::abs(totals[1].correct - totals[0].correct), 2);
+    }
+  }
+}
+
+TEST(StepKernel, ReportsAWaitPastItsLimitAndRecovers) {
+  GPU_TEST_OR_SKIP();
+  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
+    GTEST_SKIP() << why;
+  Context ctx(Device::CUDA, "tf32_fast", 1);
+  Net net(ctx, {784, 1024, 1024, 10}, mlp_relus(4));
+  net.seq.prepare(ctx, 256);
+  std::mt19937_64 rng(2);
+  const Tensor x = Tensor::from_host(Device::CUDA, 256, 784, random_values(rng, 256 * 784));
+  const LabelTensor labels(Device::CUDA, random_labels(rng, 256, 10));
+  StepKernel kernel(ctx, net.seq, 256, true);
+  Metrics metrics(ctx);
+  // 1 ns: a unit whose inputs another block is still computing gives up at its first look (the
+  // second layer's tiles start beside the first's, on blocks of their own).
+  kernel.set_wait_timeout(1e-9);
+  kernel.evaluate(ctx, x, labels.data(), metrics);
+  EXPECT_THROW_WITH(kernel.check(ctx), gemm_mlp::Error, "gave up waiting for 'Forward ");
+  kernel.set_wait_timeout(10.0);
+  Metrics clean(ctx);
+  kernel.evaluate(ctx, x, labels.data(), clean);
+  kernel.check(ctx);
+  EXPECT_EQ(clean.read(ctx).seen, 256);
+}
+
+TEST(StepKernel, SaysWhereItDoesNotServe) {
+  GPU_TEST_OR_SKIP();
+  Context ctx(Device::CUDA, "vec", 1);
+  Net net(ctx, {8, 16, 4}, mlp_relus(3));
+  EXPECT_NE(StepKernel::unavailable_reason(ctx, net.seq).find("does not serve variant vec"),
+            std::string::npos);
+  EXPECT_THROW_WITH(StepKernel(ctx, net.seq, 8, true), gemm_mlp::Error, "variant vec");
+  engine::TrainerOptions o;
+  o.max_batch = 8;
+  o.step_kernel = true;
+  engine::Trainer trainer(ctx, net.seq, o);
+  EXPECT_FALSE(trainer.step_kernel_active());
+  EXPECT_NE(trainer.step_kernel_note().find("evaluating launch by launch"), std::string::npos);
+
+  if (gemm::unavailable_reason(gemm::find_variant("tf32_fast")) != nullptr) return;
+  Context fast(Device::CUDA, "tf32_fast", 1);
+  engine::Sequential relu_first;
+  relu_first.add<engine::ReLU>();
+  relu_first.add<engine::Linear>(fast, 8, 4);
+  EXPECT_NE(StepKernel::unavailable_reason(fast, relu_first).find("module 0 (ReLU)"),
+            std::string::npos);
+  engine::Sequential deep;
+  for (int l = 0; l < StepKernel::kMaxLayers + 1; ++l) deep.add<engine::Linear>(fast, 4, 4);
+  EXPECT_NE(StepKernel::unavailable_reason(fast, deep).find("9 Linear layers"), std::string::npos);
+}
+
+}  // namespace
