@@ -26,6 +26,7 @@ using gemm::step_tile::Arithmetic;
 using gemm::step_tile::NtGemm;
 using gemm::step_tile::Tile;
 using step_plan::Kind;
+using step_plan::Part;
 using step_plan::Unit;
 using step_plan::Wait;
 
@@ -41,7 +42,8 @@ struct WaitFailure {
 
 // What one launch reads: the plan, its counters, the forward GEMMs and the loss's operands.
 struct EvalArgs {
-  NtGemm forward[kMaxLayers];  // layer l: Y_l = act(X_l · W_lᵀ + b_l), B×d_{l+1}
+  NtGemm forward[kMaxLayers];   // layer l: Y_l = act(X_l · W_lᵀ + b_l), B×d_{l+1}
+  float* partials[kMaxLayers];  // layer l's K slices' partial Y_l: slices × B×d_{l+1}; or null
   const Unit* units;
   const Wait* waits;
   const int* signals;
@@ -102,6 +104,31 @@ __device__ void signal_unit(const EvalArgs& a, const Unit& unit) {
   __threadfence();
   for (int s = unit.first_signal; s < unit.first_signal + unit.signal_count; ++s)
     DeviceInt(a.counters[a.signals[s]]).fetch_add(1, ::cuda::memory_order_relaxed);
+}
+
+// A K slice's partial tile of layer `layer`: plain (alpha 1, no epilogue) into its own plane.
+__device__ gemm::detail::Epilogue slice_epilogue(const EvalArgs& a, const Unit& unit) {
+  const gemm::detail::Epilogue& c = a.forward[unit.layer].c;
+  float* plane = a.partials[unit.layer] + static_cast<int64_t>(unit.slice) * c.m * c.n;
+  const bool vec4 = reinterpret_cast<uintptr_t>(plane) % 16 == 0 && c.n % 4 == 0;
+  return {plane, c.n, c.m, c.n, 1.0f, 0.0f, vec4, gemm::EpilogueOp::None};
+}
+
+// Every thread: a split tile's slices added in slice order (the same bits every run), through the
+// layer's epilogue.
+template <int kThreads>
+__device__ void run_sum(const EvalArgs& a, const Unit& unit) {
+  const gemm::detail::Epilogue& c = a.forward[unit.layer].c;
+  const float* partials = a.partials[unit.layer];
+  const int64_t plane = static_cast<int64_t>(c.m) * c.n;
+  for (int e = threadIdx.x; e < unit.rows * unit.cols; e += kThreads) {
+    const int i = unit.row0 + e / unit.cols, j = unit.col0 + e % unit.cols;
+    const float* p = partials + static_cast<int64_t>(i) * c.n + j;
+    float v = 0.0f;
+    for (int s = 0; s < unit.slices; ++s) v += __ldcg(p + s * plane);
+    c.store(i, j, v);
+  }
+  gemm::step_tile::fence_proxy_async_global();  // before another block's TMA reads them
 }
 
 // Every thread: the loss of rows [row0, row0 + rows), a warp a row at a time (loss_rows.cuh), its
@@ -178,10 +205,13 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     }
     __syncthreads();
     if (!go) return;  // a wait gave up: every block leaves at its next wait
-    if (unit.kind == Kind::Forward) {
+    if (unit.kind == Kind::Forward && unit.part == Part::Sum) {
+      run_sum<kThreads>(a, unit);
+    } else if (unit.kind == Kind::Forward) {
       const NtGemm& g = a.forward[unit.layer];
-      issued += gemm::step_tile::run_nt_tile<A>(smem_raw, g, g.c, unit.row0, unit.col0, unit.k0,
-                                                unit.k_len, issued);
+      issued += gemm::step_tile::run_nt_tile<A>(
+          smem_raw, g, unit.part == Part::Slice ? slice_epilogue(a, unit) : g.c, unit.row0,
+          unit.col0, unit.k0, unit.k_len, issued);
     } else if (unit.kind == Kind::Loss) {
       run_loss<kThreads>(a, unit);
     } else if (unit.kind == Kind::Metrics && threadIdx.x == 0) {
@@ -270,15 +300,18 @@ struct DevicePlan {
   gemm::DeviceBuffer<int> signals;
 };
 
-step_plan::UnitSizes unit_sizes() {
+step_plan::UnitSizes unit_sizes(int forward_splits) {
   step_plan::UnitSizes sizes;
   sizes.tile_m = Tile<Arithmetic::Tf32>::kM;
   sizes.tile_n = Tile<Arithmetic::Tf32>::kN;
+  sizes.k_granule = Tile<Arithmetic::Tf32>::kK;
   sizes.loss_rows = kLossRows;
+  sizes.forward_splits = forward_splits;
   return sizes;
 }
 static_assert(Tile<Arithmetic::Tf32>::kM == Tile<Arithmetic::Tf32x3>::kM &&
-                  Tile<Arithmetic::Tf32>::kN == Tile<Arithmetic::Tf32x3>::kN,
+                  Tile<Arithmetic::Tf32>::kN == Tile<Arithmetic::Tf32x3>::kN &&
+                  Tile<Arithmetic::Tf32>::kK == Tile<Arithmetic::Tf32x3>::kK,
               "both arithmetics' tiles are the plan's tiles");
 
 }  // namespace
@@ -292,23 +325,38 @@ struct StepKernel::Impl {
   std::vector<Tensor> activations;  // Y_l: max_batch × d_{l+1}
   Tensor outputs;                   // the last evaluation's view of the last one
   std::map<int, DevicePlan> plans;  // by batch size
+  int forward_splits = 1;
   gemm::DeviceBuffer<int> counters;
   gemm::DeviceBuffer<LossPartial> slots;
+  gemm::DeviceBuffer<float> partials;  // every layer's slices' planes, where split
   std::unique_ptr<ContextValue<WaitFailure>> failure;
   long long timeout_ns = 10'000'000'000LL;
   int grid_limit = 0;
-  gemm::DeviceBuffer<StepKernel::UnitTime> timeline;  // empty: not recorded
-  int last_units = 0;                                 // the last launch's
+  bool record_timeline = false;
+  gemm::DeviceBuffer<StepKernel::UnitTime> timeline;  // grown to the largest plan recorded
+  int last_units = 0;                                 // the last launch's, where it recorded them
 
   const DevicePlan& plan_for(int batch, cudaStream_t stream) {
     auto it = plans.find(batch);
     if (it != plans.end()) return it->second;
     DevicePlan d;
-    d.plan = step_plan::make_plan({widths, batch}, unit_sizes(), step_plan::Scope::Evaluate);
+    d.plan = step_plan::make_plan({widths, batch}, unit_sizes(forward_splits),
+                                  step_plan::Scope::Evaluate);
     d.units = gemm::DeviceBuffer<Unit>(d.plan.units, stream);
     d.waits = gemm::DeviceBuffer<Wait>(d.plan.waits, stream);
     d.signals = gemm::DeviceBuffer<int>(d.plan.signals, stream);
     return plans.emplace(batch, std::move(d)).first->second;
+  }
+
+  // The plan of a full batch, and what its size sets: the counters and the slices' planes.
+  void prepare(cudaStream_t stream) {
+    plans.clear();
+    const DevicePlan& full = plan_for(max_batch, stream);
+    counters = gemm::DeviceBuffer<int>(full.plan.counters.size());
+    size_t planes = 0;
+    for (size_t l = 1; l < widths.size(); ++l)
+      planes += static_cast<size_t>(forward_splits) * max_batch * widths[l] + 4;  // + alignment
+    partials = forward_splits > 1 ? gemm::DeviceBuffer<float>(planes) : gemm::DeviceBuffer<float>();
   }
 
   int grid(int units) const {
@@ -353,8 +401,7 @@ StepKernel::StepKernel(Context& ctx, Module& net, int max_batch, bool cross_entr
     k.widths.push_back(w.rows());
     k.activations.emplace_back(Device::CUDA, max_batch, w.rows());
   }
-  const DevicePlan& full = k.plan_for(max_batch, ctx.stream());
-  k.counters = gemm::DeviceBuffer<int>(full.plan.counters.size());
+  k.prepare(ctx.stream());
   k.slots = gemm::DeviceBuffer<LossPartial>((max_batch + kLossRows - 1) / kLossRows);
   k.failure = std::make_unique<ContextValue<WaitFailure>>(ctx);
 }
@@ -387,6 +434,12 @@ void StepKernel::evaluate(Context& ctx, const Tensor& x, const void* targets, Me
                        : gemm::step_tile::nt_gemm<Arithmetic::Tf32x3>(p);
     input = &views.back();
   }
+  float* plane = k.partials.size() > 0 ? k.partials.data() : nullptr;
+  for (size_t l = 0; l < k.layers.size() && plane != nullptr; ++l) {
+    a.partials[l] = plane;
+    plane += static_cast<size_t>(k.forward_splits) * batch * k.widths[l + 1];
+    plane += (4 - reinterpret_cast<uintptr_t>(plane) / sizeof(float) % 4) % 4;  // 16-byte aligned
+  }
   a.units = d.units.data();
   a.waits = d.waits.data();
   a.signals = d.signals.data();
@@ -397,13 +450,15 @@ void StepKernel::evaluate(Context& ctx, const Tensor& x, const void* targets, Me
   a.outputs = views.back().data();
   a.labels = k.cross_entropy ? static_cast<const int32_t*>(targets) : nullptr;
   a.targets = k.cross_entropy ? nullptr : static_cast<const float*>(targets);
-  a.timeline = k.timeline.size() > 0 ? k.timeline.data() : nullptr;
+  if (k.record_timeline && k.timeline.size() < d.plan.units.size())
+    k.timeline = gemm::DeviceBuffer<UnitTime>(d.plan.units.size());
+  a.timeline = k.record_timeline ? k.timeline.data() : nullptr;
   a.timeout_ns = k.timeout_ns;
   a.unit_count = static_cast<int>(d.plan.units.size());
   a.batch = batch;
   a.outputs_width = k.widths.back();
   k.outputs = std::move(views.back());
-  k.last_units = a.unit_count;
+  k.last_units = k.record_timeline ? a.unit_count : 0;
 
   CUDA_CHECK(cudaMemsetAsync(k.counters.data(), 0, d.plan.counters.size() * sizeof(int), stream));
   const gemm::LaunchShape shape{dim3(k.grid(a.unit_count)), dim3(Tile<Arithmetic::Tf32>::kThreads),
@@ -445,22 +500,32 @@ void StepKernel::set_grid_limit(int blocks) {
 
 void StepKernel::record_timeline(bool on) {
   Impl& k = *impl_;
-  k.timeline = on ? gemm::DeviceBuffer<UnitTime>(k.plans.at(k.max_batch).plan.units.size())
-                  : gemm::DeviceBuffer<UnitTime>();
+  k.record_timeline = on;
+  if (!on) k.timeline = gemm::DeviceBuffer<UnitTime>();
 }
 
 std::vector<StepKernel::UnitTime> StepKernel::timeline(Context& ctx) const {
   const Impl& k = *impl_;
-  if (k.timeline.size() == 0) throw Error("step kernel: the timeline is not recorded");
+  if (!k.record_timeline || k.last_units == 0)
+    throw Error("step kernel: no launch recorded its timeline (record_timeline(true) first)");
   std::vector<UnitTime> t(k.last_units);
   k.timeline.download(t.data(), t.size(), ctx.stream());
   return t;
 }
 
+void StepKernel::set_forward_splits(Context& ctx, int splits) {
+  if (splits < 1 || splits > 64)
+    throw Error("step kernel: forward splits must be 1..64, got " + std::to_string(splits));
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));  // no launch still reads the old plans
+  impl_->forward_splits = splits;
+  impl_->prepare(ctx.stream());
+}
+
 int StepKernel::grid_blocks(int batch) const {
-  const int units = static_cast<int>(
-      step_plan::make_plan({impl_->widths, batch}, unit_sizes(), step_plan::Scope::Evaluate)
-          .units.size());
+  const int units = static_cast<int>(step_plan::make_plan({impl_->widths, batch},
+                                                          unit_sizes(impl_->forward_splits),
+                                                          step_plan::Scope::Evaluate)
+                                         .units.size());
   return impl_->grid(units);
 }
 

@@ -67,12 +67,14 @@ class StepKernel {
   // once, at most one per unit; else at most this many): for tests.
   void set_wait_timeout(double seconds);
   void set_grid_limit(int blocks);
+  // K slices per forward tile (1: unsplit, the default; 1..64): each slice a unit writing a
+  // partial tile, then a unit adding them in slice order. Waits for the device; rebuilds the plans.
+  void set_forward_splits(Context& ctx, int splits);
   int grid_blocks(int batch) const;  // the grid a batch of that size launches on
 
   // When each unit of a launch ran (the GPU's global timer, ns; its wait excluded) and where: for
-  // each multiprocessor's busy fraction. record_timeline(true) allocates the record, and every
-  // later launch writes it; timeline() returns the last launch's, a unit of the plan each (waits
-  // for the device).
+  // each multiprocessor's busy fraction. After record_timeline(true) every launch records it;
+  // timeline() returns the last launch's, a unit of its plan each (waits for the device).
   struct UnitTime {
     long long start_ns, end_ns;
     int sm, block;

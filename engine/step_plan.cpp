@@ -39,7 +39,7 @@ struct Family {
 
 class Builder {
  public:
-  explicit Builder(Plan& plan) : plan_(plan) {}
+  Builder(Plan& plan, int k_granule) : plan_(plan), granule_(k_granule) {}
   void start_step(int step) { step_ = step; }
 
   Family family(const std::string& name, int extent, int block) {
@@ -81,7 +81,8 @@ class Builder {
   template <class Waits, class Signals>
   void gemm_tile(Kind kind, int layer, int row0, int rows, int col0, int cols, int k_extent,
                  int splits, Waits waits, Signals signals) {
-    const int slice_k = blocks(k_extent, std::min(splits, k_extent));
+    const int granule = std::min(granule_, k_extent);
+    const int slice_k = blocks(blocks(k_extent, std::min(splits, k_extent)), granule) * granule;
     const int slices = blocks(k_extent, slice_k);
     if (slices == 1) {
       unit(kind, layer, row0, rows, col0, cols);
@@ -120,6 +121,7 @@ class Builder {
 
  private:
   Plan& plan_;
+  int granule_ = 1;
   int step_ = 0;
 };
 
@@ -280,14 +282,15 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope, int 
     throw std::invalid_argument("step plan: the batch is " + std::to_string(shape.batch) +
                                 "; it must be ≥ 1");
   if (sizes.tile_m < 1 || sizes.tile_n < 1 || sizes.loss_rows < 1 || sizes.gather_rows < 1 ||
-      sizes.forward_splits < 1 || sizes.input_grad_splits < 1 || sizes.weight_grad_splits < 1)
+      sizes.forward_splits < 1 || sizes.input_grad_splits < 1 || sizes.weight_grad_splits < 1 ||
+      sizes.k_granule < 1)
     throw std::invalid_argument("step plan: every unit size and split count must be ≥ 1");
   if (steps < 1 || (scope == Scope::Evaluate && steps != 1))
     throw std::invalid_argument("step plan: " + std::to_string(steps) + " steps; a training plan " +
                                 "covers 1 or more, an evaluation's 1");
 
   Plan plan;
-  Builder b(plan);
+  Builder b(plan, sizes.k_granule);
   StepCounters before;
   for (int s = 0; s < steps; ++s) {
     const std::string prefix = steps > 1 ? "step " + std::to_string(s) + ": " : "";

@@ -49,6 +49,9 @@ struct UnitSizes {
   int gather_rows = 128;           // rows per Gather unit
   // K slices per tile of each GEMM (1: unsplit); a GEMM of K < splits has K slices.
   int forward_splits = 1, input_grad_splits = 1, weight_grad_splits = 1;
+  // A split tile's slices start at multiples of this many k (a kernel's K tile, whose copies
+  // read whole tiles): every slice's length is one, the last slice's excepted.
+  int k_granule = 1;
 };
 
 enum class Kind : uint8_t {

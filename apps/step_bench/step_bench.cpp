@@ -2,16 +2,17 @@
 // launch by launch, in one process: docs/KERNELS.md, "The step as one kernel".
 //
 //   step_bench [--models 784-1024-1024-10:256,...] [--variants tf32_fast,tf32x3_fast]
-//              [--rows 10000] [--reps 30] [--warmup 3] [--csv FILE]
+//              [--splits 1,2,4] [--rows 10000] [--reps 30] [--warmup 3] [--csv FILE]
 //
-// For each model (widths:batch) and variant, two trainers built from the same seed (the same
-// parameters) evaluate the same random set of `rows` rows: one launch by launch (each batch's
-// forward GEMMs and its loss kernel), one through the step kernel (one launch a batch). Each
-// evaluation is timed on the host's clock from the first launch to its result (Trainer::evaluate
-// waits once), the two alternating, after warm-up; the summary is the median. Then one launch of
-// a full batch records its units' timeline: the grid, the span from the first unit's start to the
-// last one's end, and the blocks' busy fraction (the units' time over grid · span). The two
-// evaluations' mean losses are printed beside each other, as a check.
+// For each model (widths:batch), variant and count of K slices per forward tile, the same random
+// set of `rows` rows is evaluated launch by launch (Trainer::evaluate: each batch's forward GEMMs
+// and its loss kernel) and through the step kernel (one launch a batch, as Trainer::evaluate runs
+// it with --step-kernel), on the same parameters. Each evaluation is timed on the host's clock
+// from its first launch to its result (each waits once), the two alternating, after warm-up; the
+// summary is the median. Then one launch of a full batch records its units' timeline: the grid,
+// the span from the first unit's start to the last one's end, and the blocks' busy fraction (the
+// units' time over grid · span). The two evaluations' mean losses are printed beside each other,
+// as a check.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -49,26 +50,45 @@ ModelCase parse_model(const std::string& spec) {
   return m;
 }
 
-struct Side {
+engine::TrainerOptions trainer_options(int batch) {
+  engine::TrainerOptions o;
+  o.max_batch = batch;
+  return o;
+}
+
+// A model evaluated launch by launch (its trainer), and the step kernel over the same network.
+struct Model {
   engine::Context ctx;
   models::MLP net;
   engine::Trainer trainer;
-  Side(const std::string& variant, const ModelCase& m, bool step_kernel)
+  engine::StepKernel kernel;
+  engine::Metrics metrics;
+  Model(const std::string& variant, const ModelCase& m)
       : ctx(engine::Device::CUDA, variant, 42),
         net(ctx, m.widths.front(), {m.widths.begin() + 1, m.widths.end() - 1}, m.widths.back()),
-        trainer(ctx, net, options(m.batch, step_kernel)) {}
-  static engine::TrainerOptions options(int batch, bool step_kernel) {
-    engine::TrainerOptions o;
-    o.max_batch = batch;
-    o.step_kernel = step_kernel;
-    return o;
+        trainer(ctx, net, trainer_options(m.batch)),
+        kernel(ctx, net, m.batch, true),
+        metrics(ctx) {}
+
+  // The set through the step kernel, a batch a launch, as Trainer::evaluate runs it.
+  engine::MetricTotals evaluate_on_kernel(const engine::Tensor& x, const engine::LabelTensor& y,
+                                          int batch) {
+    metrics.reset(ctx);
+    for (int start = 0; start < x.rows(); start += batch) {
+      const int size = std::min(batch, x.rows() - start);
+      const engine::Tensor xb = engine::Tensor::view(
+          engine::Device::CUDA, x.data() + static_cast<int64_t>(start) * x.cols(), size, x.cols());
+      kernel.evaluate(ctx, xb, y.data() + start, metrics);
+    }
+    kernel.check(ctx);
+    return metrics.read(ctx);
   }
 };
 
-double evaluate_ms(engine::Trainer& trainer, const engine::Tensor& x,
-                   const engine::LabelTensor& labels, double* mean_loss) {
+template <class F>
+double time_ms(F&& evaluate, double* mean_loss) {
   const auto start = std::chrono::steady_clock::now();
-  const engine::MetricTotals t = trainer.evaluate(x, labels);
+  const engine::MetricTotals t = evaluate();
   const auto stop = std::chrono::steady_clock::now();
   *mean_loss = t.mean_loss();
   return std::chrono::duration<double, std::milli>(stop - start).count();
@@ -81,10 +101,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> model_specs = {"784-1024-1024-10:256", "784-512-512-10:128",
                                           "784-4096-4096-10:512"};
   std::vector<std::string> variants = {"tf32_fast", "tf32x3_fast"};
+  std::vector<int> splits = {1, 2, 4};
   int rows = 10000, reps = 30, warmup = 3;
   std::string csv_path;
   app.add_option("--models", model_specs, "models as WIDTHS:BATCH")->delimiter(',');
   app.add_option("--variants", variants, "variants the step kernel serves")->delimiter(',');
+  app.add_option("--splits", splits, "K slices per forward tile, each timed")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 64));
   app.add_option("--rows", rows, "rows evaluated")->check(CLI::Range(1, 1 << 20));
   app.add_option("--reps", reps, "timed evaluations per side")->check(CLI::Range(1, 1000));
   app.add_option("--warmup", warmup, "untimed evaluations per side first")
@@ -97,15 +121,13 @@ int main(int argc, char** argv) {
     std::vector<ModelCase> models;
     for (const std::string& s : model_specs) models.push_back(parse_model(s));
     std::ostringstream table;
-    table << "model,batch,variant,rows,launch_by_launch_ms,step_kernel_ms,ratio,grid,units,"
-             "span_us,busy_fraction,loss_launch_by_launch,loss_step_kernel\n";
-    std::printf("%-22s %-12s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch", "variant", "launches",
-                "kernel", "ratio", "grid", "units", "span_us", "busy");
+    table << "model,batch,variant,forward_splits,rows,launch_by_launch_ms,step_kernel_ms,ratio,"
+             "grid,units,span_us,busy_fraction,loss_launch_by_launch,loss_step_kernel\n";
+    std::printf("%-22s %-12s %6s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch", "variant",
+                "splits", "launches", "kernel", "ratio", "grid", "units", "span_us", "busy");
     for (const ModelCase& m : models) {
       for (const std::string& variant : variants) {
-        Side launches(variant, m, false), kernel(variant, m, true);
-        if (!kernel.trainer.step_kernel_active())
-          throw gemm_mlp::Error(variant + ": " + kernel.trainer.step_kernel_note());
+        Model model(variant, m);
         std::mt19937 rng(7);
         std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
         std::uniform_int_distribution<int> label(0, m.widths.back() - 1);
@@ -116,45 +138,53 @@ int main(int argc, char** argv) {
         const engine::Tensor x =
             engine::Tensor::from_host(engine::Device::CUDA, rows, m.widths.front(), xh);
         const engine::LabelTensor labels(engine::Device::CUDA, yh);
+        const auto launches = [&] { return model.trainer.evaluate(x, labels); };
+        const auto kernel = [&] { return model.evaluate_on_kernel(x, labels, m.batch); };
 
-        double loss_a = 0, loss_b = 0;
-        for (int i = 0; i < warmup; ++i) {
-          evaluate_ms(launches.trainer, x, labels, &loss_a);
-          evaluate_ms(kernel.trainer, x, labels, &loss_b);
-        }
-        std::vector<double> ms_a, ms_b;
-        for (int i = 0; i < reps; ++i) {
-          ms_a.push_back(evaluate_ms(launches.trainer, x, labels, &loss_a));
-          ms_b.push_back(evaluate_ms(kernel.trainer, x, labels, &loss_b));
-        }
-        const double a = bench::summarize(ms_a).median_ms, b = bench::summarize(ms_b).median_ms;
+        for (int split : splits) {
+          model.kernel.set_forward_splits(model.ctx, split);
+          double loss_a = 0, loss_b = 0;
+          for (int i = 0; i < warmup; ++i) {
+            time_ms(launches, &loss_a);
+            time_ms(kernel, &loss_b);
+          }
+          std::vector<double> ms_a, ms_b;
+          for (int i = 0; i < reps; ++i) {
+            ms_a.push_back(time_ms(launches, &loss_a));
+            ms_b.push_back(time_ms(kernel, &loss_b));
+          }
+          const double a = bench::summarize(ms_a).median_ms, b = bench::summarize(ms_b).median_ms;
 
-        // One full batch's timeline, on a kernel of its own over the same network.
-        engine::StepKernel probe(kernel.ctx, kernel.net, m.batch, true);
-        probe.record_timeline(true);
-        engine::Metrics metrics(kernel.ctx);
-        const engine::Tensor xb = engine::Tensor::view(engine::Device::CUDA, x.data(),
-                                                       std::min(rows, m.batch), m.widths.front());
-        probe.evaluate(kernel.ctx, xb, labels.data(), metrics);
-        probe.check(kernel.ctx);
-        const std::vector<engine::StepKernel::UnitTime> t = probe.timeline(kernel.ctx);
-        long long first = t.front().start_ns, last = t.front().end_ns, busy = 0;
-        for (const auto& u : t) {
-          first = std::min(first, u.start_ns);
-          last = std::max(last, u.end_ns);
-          busy += u.end_ns - u.start_ns;
-        }
-        const int grid = probe.grid_blocks(static_cast<int>(xb.rows()));
-        const double span_us = (last - first) / 1e3;
-        const double busy_fraction = static_cast<double>(busy) / (double(last - first) * grid);
+          // One full batch's timeline.
+          model.kernel.record_timeline(true);
+          const int batch = std::min(rows, m.batch);
+          const engine::Tensor xb =
+              engine::Tensor::view(engine::Device::CUDA, x.data(), batch, m.widths.front());
+          model.kernel.evaluate(model.ctx, xb, labels.data(), model.metrics);
+          model.kernel.check(model.ctx);
+          const std::vector<engine::StepKernel::UnitTime> t = model.kernel.timeline(model.ctx);
+          model.kernel.record_timeline(false);
+          long long first = t.front().start_ns, last = t.front().end_ns, busy = 0;
+          for (const auto& u : t) {
+            first = std::min(first, u.start_ns);
+            last = std::max(last, u.end_ns);
+            busy += u.end_ns - u.start_ns;
+          }
+          const int grid = model.kernel.grid_blocks(batch);
+          const double span_us = (last - first) / 1e3;
+          const double busy_fraction = static_cast<double>(busy) / (double(last - first) * grid);
 
-        std::printf(
-            "%-22s %-12s %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean loss %.6f | %.6f)\n",
-            m.text.c_str(), variant.c_str(), a, b, b / a, grid, t.size(), span_us, busy_fraction,
-            loss_a, loss_b);
-        table << m.text.substr(0, m.text.find(':')) << ',' << m.batch << ',' << variant << ','
-              << rows << ',' << a << ',' << b << ',' << b / a << ',' << grid << ',' << t.size()
-              << ',' << span_us << ',' << busy_fraction << ',' << loss_a << ',' << loss_b << '\n';
+          std::printf(
+              "%-22s %-12s %6d %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean loss %.6f | "
+              "%.6f)\n",
+              m.text.c_str(), variant.c_str(), split, a, b, b / a, grid, t.size(), span_us,
+              busy_fraction, loss_a, loss_b);
+          table << m.text.substr(0, m.text.find(':')) << ',' << m.batch << ',' << variant << ','
+                << split << ',' << rows << ',' << a << ',' << b << ',' << b / a << ',' << grid
+                << ',' << t.size() << ',' << span_us << ',' << busy_fraction << ',' << loss_a << ','
+                << loss_b << '\n';
+          std::fflush(stdout);
+        }
       }
     }
     if (!csv_path.empty()) {

@@ -3,8 +3,9 @@
 //     tolerance carried through the layers (below), on fresh random data, every layer's buffer
 //     poisoned with NaN by a launch before;
 //   - its metrics against the host's loss of those same outputs (the correct count exactly);
-//   - the same bits on a grid of 1, 3 and every resident block;
-//   - Trainer::evaluate through it against the same trainer's launch-by-launch evaluation, with a
+//   - whole tiles, and K in 3 slices summed by units of their own;
+//   - the same bits on a grid of 1, 3 and every resident block, with K split;
+//   - Trainer::evaluate through it against a trainer of the same parameters launch by launch, with a
 //     partial last batch;
 //   - a wait past its time limit reported by check(), naming the unit, and the next launch clean;
 //   - and the networks and variants it does not serve, said why.
@@ -152,34 +153,37 @@ TEST(StepKernel, EvaluatesAsTheHostDoesInEveryVariant) {
       const Tensor xt = Tensor::from_host(Device::CUDA, c.batch, in, x);
       const LabelTensor lt(Device::CUDA, labels);
       StepKernel kernel(ctx, net.seq, c.max_batch, true);
-      {  // NaN inputs leave every layer's output NaN: what the next launch does not write shows
-        const Tensor poison = Tensor::from_host(
-            Device::CUDA, c.max_batch, in,
-            std::vector<float>(static_cast<size_t>(c.max_batch) * in, std::nanf("")));
-        const LabelTensor zeros(Device::CUDA, std::vector<int32_t>(c.max_batch, 0));
-        Metrics thrown_away(ctx);
-        kernel.evaluate(ctx, poison, zeros.data(), thrown_away);
-      }
-      Metrics metrics(ctx);
-      kernel.evaluate(ctx, xt, lt.data(), metrics);
-      kernel.check(ctx);
-      const MetricTotals got = metrics.read(ctx);
-      const std::vector<float> y = kernel.outputs().download(ctx.stream());
-      ASSERT_EQ(y.size(), static_cast<size_t>(c.batch) * out);
-
       const Reference ref = reference(ctx, net, x, c.batch);
       const double tol = tolerance_of(variant) * static_cast<double>(c.widths.size() - 1);
-      int bad = 0;
-      for (size_t i = 0; i < y.size(); ++i)
-        if (!(std::fabs(y[i] - ref.y[i]) <= tol * ref.bound[i] + 1e-6) && bad++ < 5)
-          ADD_FAILURE() << "output " << i << ": " << y[i] << ", expected " << ref.y[i] << " within "
-                        << tol * ref.bound[i];
-      EXPECT_EQ(bad, 0);
+      for (int splits : {1, 3}) {  // whole tiles; K in 3 slices (uneven: 784 = 288 + 288 + 208)
+        SCOPED_TRACE("forward splits " + std::to_string(splits));
+        kernel.set_forward_splits(ctx, splits);
+        {  // NaN inputs leave every layer's output NaN: what the next launch misses shows
+          const Tensor poison = Tensor::from_host(
+              Device::CUDA, c.max_batch, in,
+              std::vector<float>(static_cast<size_t>(c.max_batch) * in, std::nanf("")));
+          const LabelTensor zeros(Device::CUDA, std::vector<int32_t>(c.max_batch, 0));
+          Metrics thrown_away(ctx);
+          kernel.evaluate(ctx, poison, zeros.data(), thrown_away);
+        }
+        Metrics metrics(ctx);
+        kernel.evaluate(ctx, xt, lt.data(), metrics);
+        kernel.check(ctx);
+        const MetricTotals got = metrics.read(ctx);
+        const std::vector<float> y = kernel.outputs().download(ctx.stream());
+        ASSERT_EQ(y.size(), static_cast<size_t>(c.batch) * out);
+        int bad = 0;
+        for (size_t i = 0; i < y.size(); ++i)
+          if (!(std::fabs(y[i] - ref.y[i]) <= tol * ref.bound[i] + 1e-6) && bad++ < 5)
+            ADD_FAILURE() << "output " << i << ": " << y[i] << ", expected " << ref.y[i]
+                          << " within " << tol * ref.bound[i];
+        EXPECT_EQ(bad, 0);
 
-      const MetricTotals host = host_xent(y, labels, c.batch, out);
-      EXPECT_EQ(got.seen, c.batch);
-      EXPECT_EQ(got.correct, host.correct);
-      EXPECT_NEAR(got.loss_sum, host.loss_sum, 1e-5 * c.batch + 1e-6 * std::fabs(host.loss_sum));
+        const MetricTotals host = host_xent(y, labels, c.batch, out);
+        EXPECT_EQ(got.seen, c.batch);
+        EXPECT_EQ(got.correct, host.correct);
+        EXPECT_NEAR(got.loss_sum, host.loss_sum, 1e-5 * c.batch + 1e-6 * std::fabs(host.loss_sum));
+      }
     }
   }
 }
@@ -197,6 +201,7 @@ TEST(StepKernel, GivesTheSameBitsOnEveryGrid) {
     const Tensor x = Tensor::from_host(Device::CUDA, 300, 37, random_values(rng, 300 * 37));
     const LabelTensor labels(Device::CUDA, random_labels(rng, 300, 10));
     StepKernel kernel(ctx, net.seq, 300, true);
+    kernel.set_forward_splits(ctx, 2);  // the sums' order too
     std::vector<float> first;
     MetricTotals first_totals;
     for (int grid : {0, 1, 3, 0}) {

@@ -335,6 +335,27 @@ TEST(StepPlan, SlicesCoverTheirTilesKAndTheSumFollows) {
   EXPECT_GT(split_tiles, 100);
 }
 
+// With a K granule (a kernel's K tile), every slice but a tile's last is whole granules long, so
+// that each starts at one.
+TEST(StepPlan, SlicesStartAtTheGranule) {
+  UnitSizes sizes;
+  sizes.forward_splits = 4;
+  sizes.k_granule = 32;
+  const Plan plan = make_plan({{784, 1024, 37, 10}, 256}, sizes, Scope::Evaluate);
+  std::vector<int> slices_per_layer(3, 0);
+  for (const Unit& u : plan.units) {
+    if (u.part != Part::Slice) continue;
+    EXPECT_EQ(u.k0 % 32, 0) << "layer " << u.layer << " slice " << u.slice;
+    if (u.slice + 1 < u.slices) {
+      EXPECT_EQ(u.k_len % 32, 0) << "layer " << u.layer;
+    }
+    if (u.slice == 0 && u.row0 == 0 && u.col0 == 0) slices_per_layer[u.layer] = u.slices;
+  }
+  EXPECT_EQ(slices_per_layer[0], 4);  // 784: 196 → 224-long slices (224, 224, 224, 112)
+  EXPECT_EQ(slices_per_layer[1], 4);  // 1024: 256 each
+  EXPECT_EQ(slices_per_layer[2], 2);  // 37: 10 → 32, then 5
+}
+
 TEST(StepPlan, UnitsThatShareDataAreOrderedByTheCounters) {
   for (const Scope scope : {Scope::Step, Scope::Evaluate})
     for (const Case& c : cases()) {
