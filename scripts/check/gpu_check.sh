@@ -12,7 +12,9 @@
 #    the three standard models' training steps, and on NT and TN squares; writes the `auto`
 #    variant's table from those runs (gemm_bench --from-json);
 # 4b. runs compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every device
-#    variant on odd shapes with each epilogue (scripts/check/sanitize.sh; every row must be 0);
+#    variant on odd shapes with each epilogue, and over the step kernel's tests
+#    (scripts/check/sanitize.sh; every row must be 0);
+# 4c. times the step kernel's evaluation against launch by launch (apps/step_bench);
 # 5. if train_mlp was built and MNIST is present, runs a short training comparison, once with the
 #    whole step replayed as one CUDA graph and once launch by launch (--no-graph);
 # 5b. if train_mlp was built and MNIST is present, scripts/check/odd_widths.py: the production
@@ -39,6 +41,7 @@
 #                      GemmBench.ShippedAutoTableIsWhatTheCommittedRunsMake checks them; rebuild,
 #                      then run the odd step)
 #   sanitizers.csv, sanitizers.log, racecheck_named_barrier.txt   scripts/check/sanitize.sh
+#   step_bench.csv     step_bench: the step kernel's evaluation against launch by launch
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)
 #   train_compare_nograph.csv   the same, launch by launch
 #   odd_widths.csv     scripts/check/odd_widths.py: s/epoch per odd model and variant (the rules'
@@ -58,9 +61,11 @@
 #                 left unbuilt show up in ctest as skipped "<name>_NOT_BUILT" tests, which fail
 #                 the check: restrict CTEST_ARGS accordingly (e.g. "-R Gemm")
 #   MNIST_DIR     MNIST files (default data/mnist)
-#   STEPS         comma-separated subset of build,test,bench,sanitize,train,odd,vs,path (default:
-#                 all eight), e.g. to split the check across several shorter commands that share
-#                 BUILD_DIR
+#   STEPS         comma-separated subset of build,test,bench,sanitize,step,train,odd,vs,path
+#                 (default: all nine), e.g. to split the check across several shorter commands that
+#                 share BUILD_DIR
+#   SANITIZE_VARIANTS  the sanitize step's variants (word-split; default: every device variant and
+#                 step_kernel), e.g. "step_kernel"
 #   CTEST_ARGS    extra ctest arguments (word-split), e.g. "-R Gemm"
 #   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"; the
 #                 table's --from-json step takes none
@@ -88,7 +93,7 @@ build_dir=${BUILD_DIR:-build-gpu}
 case "$build_dir" in /*) ;; *) build_dir="$repo/$build_dir" ;; esac
 mnist_dir=${MNIST_DIR:-data/mnist}
 case "$mnist_dir" in /*) ;; *) mnist_dir="$repo/$mnist_dir" ;; esac
-steps=",${STEPS:-build,test,bench,sanitize,train,odd,vs,path},"
+steps=",${STEPS:-build,test,bench,sanitize,step,train,odd,vs,path},"
 jobs=$(nproc)
 
 main_log="$out/gpu_check.log"

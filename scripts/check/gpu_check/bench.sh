@@ -73,9 +73,20 @@ fi
 # --- 4b. compute-sanitizer over every device variant ------------------------------------------
 if [[ $steps == *,sanitize,* ]]; then
   start=$SECONDS
-  if run_logged "$main_log" "$repo/scripts/check/sanitize.sh" "$build_dir" "$out"; then
+  # shellcheck disable=SC2086  # SANITIZE_VARIANTS is a word list
+  if run_logged "$main_log" "$repo/scripts/check/sanitize.sh" "$build_dir" "$out" ${SANITIZE_VARIANTS:-}; then
     note "sanitize: ok in $((SECONDS - start)) s, every variant and tool 0 errors (sanitizers.csv)"
   else
     fail "sanitize: errors or a failed run after $((SECONDS - start)) s (sanitizers.csv, sanitizers.log)"
+  fi
+fi
+
+# --- 4c. the step kernel's evaluation against launch by launch -------------------------------
+if [[ $steps == *,step,* ]]; then
+  start=$SECONDS
+  if run_logged "$main_log" "$build_dir/apps/step_bench/step_bench" --csv "$out/step_bench.csv"; then
+    note "step: ok in $((SECONDS - start)) s (step_bench.csv)"
+  else
+    fail "step: step_bench failed after $((SECONDS - start)) s (gpu_check.log)"
   fi
 fi
