@@ -121,12 +121,30 @@ __device__ void run_sum(const EvalArgs& a, const Unit& unit) {
   const gemm::detail::Epilogue& c = a.forward[unit.layer].c;
   const float* partials = a.partials[unit.layer];
   const int64_t plane = static_cast<int64_t>(c.m) * c.n;
-  for (int e = threadIdx.x; e < unit.rows * unit.cols; e += kThreads) {
-    const int i = unit.row0 + e / unit.cols, j = unit.col0 + e % unit.cols;
-    const float* p = partials + static_cast<int64_t>(i) * c.n + j;
-    float v = 0.0f;
-    for (int s = 0; s < unit.slices; ++s) v += __ldcg(p + s * plane);
-    c.store(i, j, v);
+  // Four columns a thread where every plane's rows are 16-byte aligned and the tile's columns
+  // come in fours; else one.
+  const bool vec4 = reinterpret_cast<uintptr_t>(partials) % 16 == 0 && c.n % 4 == 0 &&
+                    unit.col0 % 4 == 0 && unit.cols % 4 == 0;
+  const int width = vec4 ? unit.cols / 4 : unit.cols;
+  for (int e = threadIdx.x; e < unit.rows * width; e += kThreads) {
+    const int i = unit.row0 + e / width;
+    if (vec4) {
+      const int j = unit.col0 + e % width * 4;
+      const float4* p =
+          reinterpret_cast<const float4*>(partials + static_cast<int64_t>(i) * c.n + j);
+      float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      for (int s = 0; s < unit.slices; ++s) {
+        const float4 part = __ldcg(p + s * plane / 4);
+        v.x += part.x, v.y += part.y, v.z += part.z, v.w += part.w;
+      }
+      c.store4(i, j, v);
+    } else {
+      const int j = unit.col0 + e % width;
+      const float* p = partials + static_cast<int64_t>(i) * c.n + j;
+      float v = 0.0f;
+      for (int s = 0; s < unit.slices; ++s) v += __ldcg(p + s * plane);
+      c.store(i, j, v);
+    }
   }
   gemm::step_tile::fence_proxy_async_global();  // before another block's TMA reads them
 }
@@ -193,18 +211,19 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     evaluate_kernel(const __grid_constant__ EvalArgs a) {
   constexpr int kThreads = Tile<A>::kThreads;
   extern __shared__ float smem_raw[];
-  __shared__ bool go;
   if (threadIdx.x == 0) gemm::step_tile::init_pipeline<A>(smem_raw);
   __syncthreads();
   int issued = 0;  // K tiles this block's pipeline has run
   for (int u = blockIdx.x; u < a.unit_count; u += gridDim.x) {
     const Unit unit = a.units[u];
+    bool go = true;
     if (threadIdx.x == 0) {
       go = await_unit(a, unit, u);
       if (a.timeline != nullptr) a.timeline[u].start_ns = now_ns();
     }
-    __syncthreads();
-    if (!go) return;  // a wait gave up: every block leaves at its next wait
+    // Thread 0's answer to every thread through the barrier itself, not shared memory, which
+    // racecheck would misjudge here (docs/NOTES.md, "Racecheck and named barriers").
+    if (!__syncthreads_and(go)) return;  // a wait gave up: every block leaves at its next wait
     if (unit.kind == Kind::Forward && unit.part == Part::Sum) {
       run_sum<kThreads>(a, unit);
     } else if (unit.kind == Kind::Forward) {
@@ -220,9 +239,13 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     __syncthreads();
     if (threadIdx.x == 0) {
       if (a.timeline != nullptr) {
-        a.timeline[u].end_ns = now_ns();
-        a.timeline[u].sm = sm_id();
-        a.timeline[u].block = static_cast<int>(blockIdx.x);
+        StepKernel::UnitTime& t = a.timeline[u];
+        t.end_ns = now_ns();
+        t.sm = sm_id();
+        t.block = static_cast<int>(blockIdx.x);
+        t.kind = static_cast<int>(unit.kind);
+        t.part = static_cast<int>(unit.part);
+        t.layer = unit.layer;
       }
       signal_unit(a, unit);
     }

@@ -78,6 +78,7 @@ class StepKernel {
   struct UnitTime {
     long long start_ns, end_ns;
     int sm, block;
+    int kind, part, layer;  // the unit's step_plan::Kind and Part, as ints, and its layer
   };
   void record_timeline(bool on);
   std::vector<UnitTime> timeline(Context& ctx) const;

@@ -3,6 +3,7 @@
 //
 //   step_bench [--models 784-1024-1024-10:256,...] [--variants tf32_fast,tf32x3_fast]
 //              [--splits 1,2,4] [--rows 10000] [--reps 30] [--warmup 3] [--csv FILE]
+//              [--timeline FILE]
 //
 // For each model (widths:batch), variant and count of K slices per forward tile, the same random
 // set of `rows` rows is evaluated launch by launch (Trainer::evaluate: each batch's forward GEMMs
@@ -11,20 +12,24 @@
 // from its first launch to its result (each waits once), the two alternating, after warm-up; the
 // summary is the median. Then one launch of a full batch records its units' timeline: the grid,
 // the span from the first unit's start to the last one's end, and the blocks' busy fraction (the
-// units' time over grid · span). The two evaluations' mean losses are printed beside each other,
-// as a check.
+// units' time over grid · span), and per kind of unit and layer the count and mean time (--timeline
+// writes every unit's times). The two evaluations' mean losses are printed beside each other, as
+// a check.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "apps/bench_common/timing.h"
 #include "engine/engine.h"
+#include "engine/step_plan.h"
 #include "models/mlp.h"
 
 namespace {
@@ -103,7 +108,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> variants = {"tf32_fast", "tf32x3_fast"};
   std::vector<int> splits = {1, 2, 4};
   int rows = 10000, reps = 30, warmup = 3;
-  std::string csv_path;
+  std::string csv_path, timeline_path;
   app.add_option("--models", model_specs, "models as WIDTHS:BATCH")->delimiter(',');
   app.add_option("--variants", variants, "variants the step kernel serves")->delimiter(',');
   app.add_option("--splits", splits, "K slices per forward tile, each timed")
@@ -114,13 +119,16 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "untimed evaluations per side first")
       ->check(CLI::Range(0, 100));
   app.add_option("--csv", csv_path, "also write the table here");
+  app.add_option("--timeline", timeline_path, "write every recorded unit's times here (CSV)");
   CLI11_PARSE(app, argc, argv);
 
   try {
     if (!gemm::cuda_device_available()) throw gemm_mlp::Error("step_bench needs a GPU");
     std::vector<ModelCase> models;
     for (const std::string& s : model_specs) models.push_back(parse_model(s));
-    std::ostringstream table;
+    std::ostringstream table, timeline;
+    timeline
+        << "model,batch,variant,forward_splits,unit,kind,part,layer,block,sm,start_us,end_us\n";
     table << "model,batch,variant,forward_splits,rows,launch_by_launch_ms,step_kernel_ms,ratio,"
              "grid,units,span_us,busy_fraction,loss_launch_by_launch,loss_step_kernel\n";
     std::printf("%-22s %-12s %6s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch", "variant",
@@ -173,6 +181,29 @@ int main(int argc, char** argv) {
           const int grid = model.kernel.grid_blocks(batch);
           const double span_us = (last - first) / 1e3;
           const double busy_fraction = static_cast<double>(busy) / (double(last - first) * grid);
+          // Per kind, part and layer: how many units and their mean time.
+          std::map<std::tuple<int, int, int>, std::pair<int, double>> kinds;
+          for (size_t i = 0; i < t.size(); ++i) {
+            const auto& u = t[i];
+            auto& k = kinds[{u.kind, u.part, u.layer}];
+            ++k.first;
+            k.second += (u.end_ns - u.start_ns) / 1e3;
+            timeline << m.text.substr(0, m.text.find(':')) << ',' << m.batch << ',' << variant
+                     << ',' << split << ',' << i << ','
+                     << engine::step_plan::kind_name(static_cast<engine::step_plan::Kind>(u.kind))
+                     << ',' << u.part << ',' << u.layer << ',' << u.block << ',' << u.sm << ','
+                     << (u.start_ns - first) / 1e3 << ',' << (u.end_ns - first) / 1e3 << '\n';
+          }
+          std::string per_kind;
+          for (const auto& [key, k] : kinds) {
+            const char* parts[] = {"", " slice", " sum"};
+            char line[96];
+            std::snprintf(line, sizeof line, "  %s %d%s: %d x %.1f us",
+                          engine::step_plan::kind_name(
+                              static_cast<engine::step_plan::Kind>(std::get<0>(key))),
+                          std::get<2>(key), parts[std::get<1>(key)], k.first, k.second / k.first);
+            per_kind += line;
+          }
 
           std::printf(
               "%-22s %-12s %6d %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean loss %.6f | "
@@ -183,9 +214,15 @@ int main(int argc, char** argv) {
                 << split << ',' << rows << ',' << a << ',' << b << ',' << b / a << ',' << grid
                 << ',' << t.size() << ',' << span_us << ',' << busy_fraction << ',' << loss_a << ','
                 << loss_b << '\n';
+          std::printf("   units:%s\n", per_kind.c_str());
           std::fflush(stdout);
         }
       }
+    }
+    if (!timeline_path.empty()) {
+      std::ofstream out(timeline_path);
+      out << timeline.str();
+      if (!out) throw gemm_mlp::Error("step_bench: cannot write " + timeline_path);
     }
     if (!csv_path.empty()) {
       std::ofstream out(csv_path);

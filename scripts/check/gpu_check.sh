@@ -42,6 +42,7 @@
 #                      then run the odd step)
 #   sanitizers.csv, sanitizers.log, racecheck_named_barrier.txt   scripts/check/sanitize.sh
 #   step_bench.csv     step_bench: the step kernel's evaluation against launch by launch
+#   step_timeline.csv  step_bench: every unit's times in one full batch of each case
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)
 #   train_compare_nograph.csv   the same, launch by launch
 #   odd_widths.csv     scripts/check/odd_widths.py: s/epoch per odd model and variant (the rules'

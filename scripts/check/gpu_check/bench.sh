@@ -84,8 +84,9 @@ fi
 # --- 4c. the step kernel's evaluation against launch by launch -------------------------------
 if [[ $steps == *,step,* ]]; then
   start=$SECONDS
-  if run_logged "$main_log" "$build_dir/apps/step_bench/step_bench" --csv "$out/step_bench.csv"; then
-    note "step: ok in $((SECONDS - start)) s (step_bench.csv)"
+  if run_logged "$main_log" "$build_dir/apps/step_bench/step_bench" --csv "$out/step_bench.csv" \
+    --timeline "$out/step_timeline.csv"; then
+    note "step: ok in $((SECONDS - start)) s (step_bench.csv, step_timeline.csv)"
   else
     fail "step: step_bench failed after $((SECONDS - start)) s (gpu_check.log)"
   fi
