@@ -382,8 +382,8 @@ void launch_wgmma_pipeline_config(const Problem& p, SplitK plan, cudaStream_t st
 
 // The tile choice for any pair of tiles: the large tile when it gives every multiprocessor a
 // block; otherwise the small one, with K split across blocks until the grid fills one wave
-// (split_k.cuh). wgmma_pipeline.cu gives tf32_fast's and tf32x3_fast's pairs; tools/tune/ times
-// other tiles through it.
+// (split_k.cuh). wgmma_pipeline.cu gives tf32_fast's and tf32x3_fast's pairs
+// (wgmma_pipeline_tiles.cuh); tools/tune/ times other tiles through it.
 template <class Large, class Small>
 void launch_wgmma_pipeline_tiles(const Problem& p, cudaStream_t stream) {
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);

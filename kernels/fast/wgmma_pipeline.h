@@ -1,5 +1,5 @@
 // The production warp-specialised wgmma kernel's launchers (wgmma_pipeline.cuh has the kernel,
-// wgmma_pipeline.cu the tiles), for tf32_fast and tf32x3_fast. sm_90a code: they throw where
+// wgmma_pipeline_tiles.cuh the tiles), for tf32_fast and tf32x3_fast. sm_90a code: they throw where
 // wgmma_unavailable() says why. Any layout and alignment.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once

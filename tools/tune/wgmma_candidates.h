@@ -1,6 +1,6 @@
 // Candidate tiles of the production wgmma pipeline (kernels/fast/wgmma_pipeline.cuh: tf32_fast's
 // kernel beside the register-A one, and tf32x3_fast's with Tf32x3), each run as both the large and
-// the small tile, so that every shape runs it. Shipped (kernels/fast/wgmma_pipeline.cu):
+// the small tile, so that every shape runs it. Shipped (kernels/fast/wgmma_pipeline_tiles.cuh):
 // Ws256x128s4c2 as the large tile, Ws128x128s4c2 as the small one; X3_128x128s4c2 for 3×TF32. The
 // names: block tile M×N, stages (the most wanted), consumer warpgroups. tools/tune/CMakeLists.txt
 // lists which to build, one translation unit each.

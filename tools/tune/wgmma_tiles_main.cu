@@ -2,8 +2,8 @@
 // and the pipeline, tf32_fast, tf32x3_fast and step 11 as shipped, beside cuBLAS fp32 and TF32,
 // each through gemm_bench's timing harness at 2048³–8192³ and the MLP's shapes; reports each one's
 // largest difference from cuBLAS fp32 (a sanity check; TF32 differs by about 1e-2 at these K; the
-// test suite is the correctness proof). The tiles kernels/fast/wgmma_pipeline.cu ships came from
-// this sweep (docs/results/tuning_wgmma_h200.txt). Run by scripts/tuning/tune.sh wgmma.
+// test suite is the correctness proof). The tiles kernels/fast/wgmma_pipeline_tiles.cuh ships came
+// from this sweep (docs/results/tuning_wgmma_h200.txt). Run by scripts/tuning/tune.sh wgmma.
 #include <cstdio>
 #include <vector>
 
