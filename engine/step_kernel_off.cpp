@@ -12,7 +12,9 @@ const char* const kNoKernels =
     "builds it)";
 }  // namespace
 
-std::string StepKernel::unavailable_reason(const Context&, Module&) { return kNoKernels; }
+std::string StepKernel::unavailable_reason(const Context& ctx, Module&) {
+  return ctx.is_cuda() ? kNoKernels : "the step kernel runs on the GPU only";
+}
 StepKernel::StepKernel(Context&, Module&, int, bool) { throw Error(kNoKernels); }
 StepKernel::~StepKernel() = default;
 void StepKernel::evaluate(Context&, const Tensor&, const void*, Metrics&) {
