@@ -46,13 +46,7 @@ __device__ void finish_loss(double loss, unsigned int correct, unsigned int bad,
   if (lane == 0) warps[warp] = {loss, correct, bad};
   __syncthreads();
   if (threadIdx.x == 0) {
-    LossPartial block = warps[0];
-    for (int w = 1; w < kLossWarps; ++w) {
-      block.loss_sum += warps[w].loss_sum;
-      block.correct += warps[w].correct;
-      block.bad += warps[w].bad;
-    }
-    scratch->partials[blockIdx.x] = block;
+    scratch->partials[blockIdx.x] = add_in_warp_order(warps);
     __threadfence();  // the slot reaches every block before the ticket does
     last = atomicAdd(&scratch->ticket, 1u) == gridDim.x - 1;
   }

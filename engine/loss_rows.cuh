@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "engine/backend.h"
 #include "engine/kernels_common.cuh"
 
 namespace engine::cuda {
@@ -113,6 +114,19 @@ __device__ __forceinline__ void squared_error_row(const float* __restrict__ pred
   for (int offset = kWarp / 2; offset > 0; offset /= 2)
     sum += __shfl_xor_sync(0xffffffffu, sum, offset);
   if (lane == 0) loss += static_cast<double>(sum) / cols;
+}
+
+// A block's warps' loss partials added in warp order (the same sums every run): what the loss
+// kernels and the step kernel's Loss units keep of a block's rows.
+template <int kWarps>
+__device__ __forceinline__ LossPartial add_in_warp_order(const LossPartial (&warps)[kWarps]) {
+  LossPartial sum = warps[0];
+  for (int w = 1; w < kWarps; ++w) {
+    sum.loss_sum += warps[w].loss_sum;
+    sum.correct += warps[w].correct;
+    sum.bad += warps[w].bad;
+  }
+  return sum;
 }
 
 }  // namespace engine::cuda

@@ -175,15 +175,7 @@ __device__ void run_loss(const EvalArgs& a, const Unit& unit) {
       bad += __shfl_xor_sync(0xffffffffu, bad, offset);
   if (lane == 0) warps[warp] = {loss, correct, bad};
   __syncthreads();
-  if (threadIdx.x == 0) {
-    LossPartial sum = warps[0];
-    for (int w = 1; w < kWarps; ++w) {
-      sum.loss_sum += warps[w].loss_sum;
-      sum.correct += warps[w].correct;
-      sum.bad += warps[w].bad;
-    }
-    a.slots[unit.row0 / kLossRows] = sum;
-  }
+  if (threadIdx.x == 0) a.slots[unit.row0 / kLossRows] = cuda::add_in_warp_order(warps);
 }
 
 // Thread 0: the Loss units' slots added in order, into the metrics.

@@ -5,7 +5,8 @@
 //   - its metrics against the host's loss of those same outputs (the correct count exactly);
 //   - whole tiles, and K in 3 slices summed by units of their own;
 //   - the same bits on a grid of 1, 3 and every resident block, with K split;
-//   - Trainer::evaluate through it against a trainer of the same parameters launch by launch, with a
+//   - Trainer::evaluate through it against a trainer of the same parameters launch by launch, with
+//   a
 //     partial last batch;
 //   - a wait past its time limit reported by check(), naming the unit, and the next launch clean;
 //   - and the networks and variants it does not serve, said why.
@@ -114,6 +115,22 @@ MetricTotals host_xent(const std::vector<float>& logits, const std::vector<int32
   return t;
 }
 
+// rows × in inputs in (−1, 1) and labels in [0, classes), on the GPU, and a network of these
+// widths prepared for batches of `rows`.
+struct Batch {
+  Net net;
+  Tensor x;
+  LabelTensor labels;
+  Batch(Context& ctx, const std::vector<int>& widths, int rows, uint64_t seed)
+      : net(ctx, widths, mlp_relus(widths.size())) {
+    net.seq.prepare(ctx, rows);
+    std::mt19937_64 rng(seed);
+    x = Tensor::from_host(Device::CUDA, rows, widths.front(),
+                          random_values(rng, static_cast<size_t>(rows) * widths.front()));
+    labels = LabelTensor(Device::CUDA, random_labels(rng, rows, widths.back()));
+  }
+};
+
 struct Case {
   std::vector<int> widths;
   std::vector<bool> relu;
@@ -195,19 +212,15 @@ TEST(StepKernel, GivesTheSameBitsOnEveryGrid) {
       GTEST_SKIP() << why;
     SCOPED_TRACE(variant);
     Context ctx(Device::CUDA, variant, 3);
-    Net net(ctx, {37, 300, 129, 10}, mlp_relus(4));
-    net.seq.prepare(ctx, 300);
-    std::mt19937_64 rng(5);
-    const Tensor x = Tensor::from_host(Device::CUDA, 300, 37, random_values(rng, 300 * 37));
-    const LabelTensor labels(Device::CUDA, random_labels(rng, 300, 10));
-    StepKernel kernel(ctx, net.seq, 300, true);
+    Batch b(ctx, {37, 300, 129, 10}, 300, 5);
+    StepKernel kernel(ctx, b.net.seq, 300, true);
     kernel.set_forward_splits(ctx, 2);  // the sums' order too
     std::vector<float> first;
     MetricTotals first_totals;
     for (int grid : {0, 1, 3, 0}) {
       kernel.set_grid_limit(grid);
       Metrics metrics(ctx);
-      kernel.evaluate(ctx, x, labels.data(), metrics);
+      kernel.evaluate(ctx, b.x, b.labels.data(), metrics);
       kernel.check(ctx);
       const MetricTotals t = metrics.read(ctx);
       const std::vector<float> y = kernel.outputs().download(ctx.stream());
@@ -263,21 +276,17 @@ TEST(StepKernel, ReportsAWaitPastItsLimitAndRecovers) {
   if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
     GTEST_SKIP() << why;
   Context ctx(Device::CUDA, "tf32_fast", 1);
-  Net net(ctx, {784, 1024, 1024, 10}, mlp_relus(4));
-  net.seq.prepare(ctx, 256);
-  std::mt19937_64 rng(2);
-  const Tensor x = Tensor::from_host(Device::CUDA, 256, 784, random_values(rng, 256 * 784));
-  const LabelTensor labels(Device::CUDA, random_labels(rng, 256, 10));
-  StepKernel kernel(ctx, net.seq, 256, true);
+  Batch b(ctx, {784, 1024, 1024, 10}, 256, 2);
+  StepKernel kernel(ctx, b.net.seq, 256, true);
   Metrics metrics(ctx);
   // 1 ns: a unit whose inputs another block is still computing gives up at its first look (the
   // second layer's tiles start beside the first's, on blocks of their own).
   kernel.set_wait_timeout(1e-9);
-  kernel.evaluate(ctx, x, labels.data(), metrics);
+  kernel.evaluate(ctx, b.x, b.labels.data(), metrics);
   EXPECT_THROW_WITH(kernel.check(ctx), gemm_mlp::Error, "gave up waiting for 'Forward ");
   kernel.set_wait_timeout(10.0);
   Metrics clean(ctx);
-  kernel.evaluate(ctx, x, labels.data(), clean);
+  kernel.evaluate(ctx, b.x, b.labels.data(), clean);
   kernel.check(ctx);
   EXPECT_EQ(clean.read(ctx).seen, 256);
 }
