@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <type_traits>
 #include <vector>
 
 #include "base/device_buffer.h"
@@ -71,6 +72,13 @@ const char* arithmetic_of(const gemm::Variant& v, Arithmetic* arithmetic) {
 template <Arithmetic A>
 constexpr auto kEvaluateKernel = evaluate_kernel<A>;
 
+// f(std::integral_constant<Arithmetic, a>{}): what depends on the kernel's arithmetic, chosen once.
+template <class F>
+decltype(auto) with_arithmetic(Arithmetic a, F&& f) {
+  if (a == Arithmetic::Tf32) return f(std::integral_constant<Arithmetic, Arithmetic::Tf32>{});
+  return f(std::integral_constant<Arithmetic, Arithmetic::Tf32x3>{});
+}
+
 // The most blocks of the kernel resident at once (it needs them all at once).
 template <Arithmetic A>
 int resident_grid() {
@@ -121,7 +129,8 @@ struct StepKernel::Impl {
   int forward_splits = 1;
   gemm::DeviceBuffer<int> counters;
   gemm::DeviceBuffer<LossPartial> slots;
-  gemm::DeviceBuffer<float> partials;  // every layer's slices' planes, where split
+  gemm::DeviceBuffer<float> partials;   // every layer's slices' planes, where split
+  std::vector<size_t> partial_offsets;  // layer l's planes at partials + this (16-byte aligned)
   std::unique_ptr<ContextValue<WaitFailure>> failure;
   long long timeout_ns = 10'000'000'000LL;
   int grid_limit = 0;
@@ -146,15 +155,18 @@ struct StepKernel::Impl {
     plans.clear();
     const DevicePlan& full = plan_for(max_batch, stream);
     counters = gemm::DeviceBuffer<int>(full.plan.counters.size());
-    size_t planes = 0;
-    for (size_t l = 1; l < widths.size(); ++l)
-      planes += static_cast<size_t>(forward_splits) * max_batch * widths[l] + 4;  // + alignment
-    partials = forward_splits > 1 ? gemm::DeviceBuffer<float>(planes) : gemm::DeviceBuffer<float>();
+    partial_offsets.clear();
+    size_t floats = 0;
+    for (size_t l = 1; l < widths.size(); ++l) {
+      partial_offsets.push_back(floats);
+      floats += (static_cast<size_t>(forward_splits) * max_batch * widths[l] + 3) / 4 * 4;
+    }
+    partials = forward_splits > 1 ? gemm::DeviceBuffer<float>(floats) : gemm::DeviceBuffer<float>();
   }
 
   int grid(int units) const {
-    const int resident = arithmetic == Arithmetic::Tf32 ? resident_grid<Arithmetic::Tf32>()
-                                                        : resident_grid<Arithmetic::Tf32x3>();
+    const int resident =
+        with_arithmetic(arithmetic, [](auto t) { return resident_grid<decltype(t)::value>(); });
     if (resident < 1) throw Error("step kernel: not one block fits on a multiprocessor");
     int blocks = std::min(units, resident);
     if (grid_limit > 0) blocks = std::min(blocks, grid_limit);
@@ -222,17 +234,12 @@ void StepKernel::evaluate(Context& ctx, const Tensor& x, const void* targets, Me
     const gemm::Problem p =
         forward_problem(*input, linear.weight().value, linear.bias().value, views.back(),
                         k.layers[l].relu ? Activation::Relu : Activation::None);
-    a.forward[l] = k.arithmetic == Arithmetic::Tf32
-                       ? gemm::step_tile::nt_gemm<Arithmetic::Tf32>(p)
-                       : gemm::step_tile::nt_gemm<Arithmetic::Tf32x3>(p);
+    a.forward[l] = with_arithmetic(
+        k.arithmetic, [&](auto t) { return gemm::step_tile::nt_gemm<decltype(t)::value>(p); });
     input = &views.back();
   }
-  float* plane = k.partials.size() > 0 ? k.partials.data() : nullptr;
-  for (size_t l = 0; l < k.layers.size() && plane != nullptr; ++l) {
-    a.partials[l] = plane;
-    plane += static_cast<size_t>(k.forward_splits) * batch * k.widths[l + 1];
-    plane += (4 - reinterpret_cast<uintptr_t>(plane) / sizeof(float) % 4) % 4;  // 16-byte aligned
-  }
+  for (size_t l = 0; l < k.layers.size() && k.partials.size() > 0; ++l)
+    a.partials[l] = k.partials.data() + k.partial_offsets[l];
   a.units = d.units.data();
   a.waits = d.waits.data();
   a.signals = d.signals.data();
@@ -254,17 +261,13 @@ void StepKernel::evaluate(Context& ctx, const Tensor& x, const void* targets, Me
   k.last_units = k.record_timeline ? a.unit_count : 0;
 
   CUDA_CHECK(cudaMemsetAsync(k.counters.data(), 0, d.plan.counters.size() * sizeof(int), stream));
-  const gemm::LaunchShape shape{dim3(k.grid(a.unit_count)), dim3(Tile<Arithmetic::Tf32>::kThreads),
-                                static_cast<size_t>(0), stream};
-  gemm::LaunchShape cooperative = shape;
-  cooperative.cooperative = true;
-  if (k.arithmetic == Arithmetic::Tf32) {
-    cooperative.smem_bytes = Tile<Arithmetic::Tf32>::kSmemBytes;
-    gemm::launch_kernel(kEvaluateKernel<Arithmetic::Tf32>, cooperative, a);
-  } else {
-    cooperative.smem_bytes = Tile<Arithmetic::Tf32x3>::kSmemBytes;
-    gemm::launch_kernel(kEvaluateKernel<Arithmetic::Tf32x3>, cooperative, a);
-  }
+  with_arithmetic(k.arithmetic, [&](auto t) {
+    constexpr Arithmetic A = decltype(t)::value;
+    gemm::LaunchShape shape{dim3(k.grid(a.unit_count)), dim3(Tile<A>::kThreads),
+                            static_cast<size_t>(Tile<A>::kSmemBytes), stream};
+    shape.cooperative = true;
+    gemm::launch_kernel(kEvaluateKernel<A>, shape, a);
+  });
 }
 
 void StepKernel::check(Context& ctx) {

@@ -156,6 +156,8 @@ class Trainer {
   // Whether evaluate() runs on the step kernel, and if options.step_kernel asked for it but it
   // does not, why not ("" otherwise).
   bool step_kernel_active() const { return static_cast<bool>(step_kernel_); }
+  // The step kernel evaluate() runs on (null where it does not), for measuring and tuning it.
+  StepKernel* step_kernel() { return step_kernel_.get(); }
   const std::string& step_kernel_note() const { return step_kernel_note_; }
 
  private:

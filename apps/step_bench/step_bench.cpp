@@ -6,9 +6,9 @@
 //              [--timeline FILE]
 //
 // For each model (widths:batch), variant and count of K slices per forward tile, the same random
-// set of `rows` rows is evaluated launch by launch (Trainer::evaluate: each batch's forward GEMMs
-// and its loss kernel) and through the step kernel (one launch a batch, as Trainer::evaluate runs
-// it with --step-kernel), on the same parameters. Each evaluation is timed on the host's clock
+// set of `rows` rows is evaluated by two trainers built from one seed (the same parameters):
+// launch by launch (each batch's forward GEMMs and its loss kernel) and through the step kernel
+// (TrainerOptions::step_kernel: one launch a batch). Each evaluation is timed on the host's clock
 // from its first launch to its result (each waits once), the two alternating, after warm-up; the
 // summary is the median. Then one launch of a full batch records its units' timeline: the grid,
 // the span from the first unit's start to the last one's end, and the blocks' busy fraction (the
@@ -55,39 +55,23 @@ ModelCase parse_model(const std::string& spec) {
   return m;
 }
 
-engine::TrainerOptions trainer_options(int batch) {
+engine::TrainerOptions trainer_options(int batch, bool step_kernel) {
   engine::TrainerOptions o;
   o.max_batch = batch;
+  o.step_kernel = step_kernel;
   return o;
 }
 
-// A model evaluated launch by launch (its trainer), and the step kernel over the same network.
+// A model and its trainer, evaluating launch by launch or through the step kernel. Two built from
+// the same seed hold the same parameters.
 struct Model {
   engine::Context ctx;
   models::MLP net;
   engine::Trainer trainer;
-  engine::StepKernel kernel;
-  engine::Metrics metrics;
-  Model(const std::string& variant, const ModelCase& m)
+  Model(const std::string& variant, const ModelCase& m, bool step_kernel)
       : ctx(engine::Device::CUDA, variant, 42),
         net(ctx, m.widths.front(), {m.widths.begin() + 1, m.widths.end() - 1}, m.widths.back()),
-        trainer(ctx, net, trainer_options(m.batch)),
-        kernel(ctx, net, m.batch, true),
-        metrics(ctx) {}
-
-  // The set through the step kernel, a batch a launch, as Trainer::evaluate runs it.
-  engine::MetricTotals evaluate_on_kernel(const engine::Tensor& x, const engine::LabelTensor& y,
-                                          int batch) {
-    metrics.reset(ctx);
-    for (int start = 0; start < x.rows(); start += batch) {
-      const int size = std::min(batch, x.rows() - start);
-      const engine::Tensor xb = engine::Tensor::view(
-          engine::Device::CUDA, x.data() + static_cast<int64_t>(start) * x.cols(), size, x.cols());
-      kernel.evaluate(ctx, xb, y.data() + start, metrics);
-    }
-    kernel.check(ctx);
-    return metrics.read(ctx);
-  }
+        trainer(ctx, net, trainer_options(m.batch, step_kernel)) {}
 };
 
 template <class F>
@@ -135,7 +119,10 @@ int main(int argc, char** argv) {
                 "splits", "launches", "kernel", "ratio", "grid", "units", "span_us", "busy");
     for (const ModelCase& m : models) {
       for (const std::string& variant : variants) {
-        Model model(variant, m);
+        Model launched(variant, m, false), on_kernel(variant, m, true);
+        engine::StepKernel* kernel = on_kernel.trainer.step_kernel();
+        if (kernel == nullptr)
+          throw gemm_mlp::Error(variant + ": " + on_kernel.trainer.step_kernel_note());
         std::mt19937 rng(7);
         std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
         std::uniform_int_distribution<int> label(0, m.widths.back() - 1);
@@ -146,39 +133,40 @@ int main(int argc, char** argv) {
         const engine::Tensor x =
             engine::Tensor::from_host(engine::Device::CUDA, rows, m.widths.front(), xh);
         const engine::LabelTensor labels(engine::Device::CUDA, yh);
-        const auto launches = [&] { return model.trainer.evaluate(x, labels); };
-        const auto kernel = [&] { return model.evaluate_on_kernel(x, labels, m.batch); };
+        const auto launches = [&] { return launched.trainer.evaluate(x, labels); };
+        const auto through_kernel = [&] { return on_kernel.trainer.evaluate(x, labels); };
 
         for (int split : splits) {
-          model.kernel.set_forward_splits(model.ctx, split);
+          kernel->set_forward_splits(on_kernel.ctx, split);
           double loss_a = 0, loss_b = 0;
           for (int i = 0; i < warmup; ++i) {
             time_ms(launches, &loss_a);
-            time_ms(kernel, &loss_b);
+            time_ms(through_kernel, &loss_b);
           }
           std::vector<double> ms_a, ms_b;
           for (int i = 0; i < reps; ++i) {
             ms_a.push_back(time_ms(launches, &loss_a));
-            ms_b.push_back(time_ms(kernel, &loss_b));
+            ms_b.push_back(time_ms(through_kernel, &loss_b));
           }
           const double a = bench::summarize(ms_a).median_ms, b = bench::summarize(ms_b).median_ms;
 
           // One full batch's timeline.
-          model.kernel.record_timeline(true);
+          kernel->record_timeline(true);
           const int batch = std::min(rows, m.batch);
           const engine::Tensor xb =
               engine::Tensor::view(engine::Device::CUDA, x.data(), batch, m.widths.front());
-          model.kernel.evaluate(model.ctx, xb, labels.data(), model.metrics);
-          model.kernel.check(model.ctx);
-          const std::vector<engine::StepKernel::UnitTime> t = model.kernel.timeline(model.ctx);
-          model.kernel.record_timeline(false);
+          engine::Metrics metrics(on_kernel.ctx);
+          kernel->evaluate(on_kernel.ctx, xb, labels.data(), metrics);
+          kernel->check(on_kernel.ctx);
+          const std::vector<engine::StepKernel::UnitTime> t = kernel->timeline(on_kernel.ctx);
+          kernel->record_timeline(false);
           long long first = t.front().start_ns, last = t.front().end_ns, busy = 0;
           for (const auto& u : t) {
             first = std::min(first, u.start_ns);
             last = std::max(last, u.end_ns);
             busy += u.end_ns - u.start_ns;
           }
-          const int grid = model.kernel.grid_blocks(batch);
+          const int grid = kernel->grid_blocks(batch);
           const double span_us = (last - first) / 1e3;
           const double busy_fraction = static_cast<double>(busy) / (double(last - first) * grid);
           // Per kind, part and layer: how many units and their mean time.
