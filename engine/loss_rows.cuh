@@ -116,17 +116,22 @@ __device__ __forceinline__ void squared_error_row(const float* __restrict__ pred
   if (lane == 0) loss += static_cast<double>(sum) / cols;
 }
 
-// A block's warps' loss partials added in warp order (the same sums every run): what the loss
-// kernels and the step kernel's Loss units keep of a block's rows.
-template <int kWarps>
-__device__ __forceinline__ LossPartial add_in_warp_order(const LossPartial (&warps)[kWarps]) {
-  LossPartial sum = warps[0];
-  for (int w = 1; w < kWarps; ++w) {
-    sum.loss_sum += warps[w].loss_sum;
-    sum.correct += warps[w].correct;
-    sum.bad += warps[w].bad;
+// Loss partials added in their order (the same sums every run).
+__device__ __forceinline__ LossPartial add_in_order(const LossPartial* parts, int count) {
+  LossPartial sum = parts[0];
+  for (int i = 1; i < count; ++i) {
+    sum.loss_sum += parts[i].loss_sum;
+    sum.correct += parts[i].correct;
+    sum.bad += parts[i].bad;
   }
   return sum;
+}
+
+// A block's warps' loss partials added in warp order: what the loss kernels and the step
+// kernel's Loss units keep of a block's rows.
+template <int kWarps>
+__device__ __forceinline__ LossPartial add_in_warp_order(const LossPartial (&warps)[kWarps]) {
+  return add_in_order(warps, kWarps);
 }
 
 }  // namespace engine::cuda

@@ -79,10 +79,12 @@ decltype(auto) with_arithmetic(Arithmetic a, F&& f) {
   return f(std::integral_constant<Arithmetic, Arithmetic::Tf32x3>{});
 }
 
-// The most blocks of the kernel resident at once (it needs them all at once).
+// The most clusters of `cluster_size` blocks of the kernel resident at once (it needs them all at
+// once): single blocks per multiprocessor times multiprocessors; clusters as tf32_fast's cluster
+// split-K counts them (cudaOccupancyMaxActiveClusters).
 template <Arithmetic A>
-int resident_grid() {
-  static const int blocks = [] {
+int resident_clusters(int cluster_size) {
+  static const int single = [] {
     CUDA_CHECK(cudaFuncSetAttribute(kEvaluateKernel<A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     Tile<A>::kSmemBytes));
     int per_sm = 0;
@@ -90,7 +92,9 @@ int resident_grid() {
         &per_sm, kEvaluateKernel<A>, Tile<A>::kThreads, Tile<A>::kSmemBytes));
     return per_sm * gemm::detail::multiprocessor_count();
   }();
-  return blocks;
+  if (cluster_size == 1) return single;
+  return gemm::detail::max_active_clusters(reinterpret_cast<const void*>(kEvaluateKernel<A>),
+                                           cluster_size, Tile<A>::kThreads, Tile<A>::kSmemBytes);
 }
 
 // A plan in device memory.
@@ -101,19 +105,22 @@ struct DevicePlan {
   gemm::DeviceBuffer<int> signals;
 };
 
-step_plan::UnitSizes unit_sizes(int forward_splits) {
+// The plan's units for K slices of forward_splits and clusters of cluster_size blocks: a Loss
+// unit is a row for every warp of the cluster.
+step_plan::UnitSizes unit_sizes(int forward_splits, int cluster_size) {
   step_plan::UnitSizes sizes;
   sizes.tile_m = Tile<Arithmetic::Tf32>::kM;
   sizes.tile_n = Tile<Arithmetic::Tf32>::kN;
   sizes.k_granule = Tile<Arithmetic::Tf32>::kK;
-  sizes.loss_rows = kLossRows;
+  sizes.loss_rows = Tile<Arithmetic::Tf32>::kThreads / cuda::kWarp * cluster_size;
   sizes.forward_splits = forward_splits;
   return sizes;
 }
 static_assert(Tile<Arithmetic::Tf32>::kM == Tile<Arithmetic::Tf32x3>::kM &&
                   Tile<Arithmetic::Tf32>::kN == Tile<Arithmetic::Tf32x3>::kN &&
-                  Tile<Arithmetic::Tf32>::kK == Tile<Arithmetic::Tf32x3>::kK,
-              "both arithmetics' tiles are the plan's tiles");
+                  Tile<Arithmetic::Tf32>::kK == Tile<Arithmetic::Tf32x3>::kK &&
+                  Tile<Arithmetic::Tf32>::kThreads == Tile<Arithmetic::Tf32x3>::kThreads,
+              "both arithmetics' tiles are the plan's tiles, in blocks of one size");
 
 }  // namespace
 
@@ -127,6 +134,7 @@ struct StepKernel::Impl {
   Tensor outputs;                   // the last evaluation's view of the last one
   std::map<int, DevicePlan> plans;  // by batch size
   int forward_splits = 1;
+  int cluster_size = 1;
   gemm::DeviceBuffer<int> counters;
   gemm::DeviceBuffer<LossPartial> slots;
   gemm::DeviceBuffer<float> partials;   // every layer's slices' planes, where split
@@ -142,7 +150,7 @@ struct StepKernel::Impl {
     auto it = plans.find(batch);
     if (it != plans.end()) return it->second;
     DevicePlan d;
-    d.plan = step_plan::make_plan({widths, batch}, unit_sizes(forward_splits),
+    d.plan = step_plan::make_plan({widths, batch}, unit_sizes(forward_splits, cluster_size),
                                   step_plan::Scope::Evaluate);
     d.units = gemm::DeviceBuffer<Unit>(d.plan.units, stream);
     d.waits = gemm::DeviceBuffer<Wait>(d.plan.waits, stream);
@@ -150,11 +158,14 @@ struct StepKernel::Impl {
     return plans.emplace(batch, std::move(d)).first->second;
   }
 
-  // The plan of a full batch, and what its size sets: the counters and the slices' planes.
+  // The plan of a full batch, and what its size sets: the counters, the Loss units' slots and the
+  // slices' planes.
   void prepare(cudaStream_t stream) {
     plans.clear();
     const DevicePlan& full = plan_for(max_batch, stream);
     counters = gemm::DeviceBuffer<int>(full.plan.counters.size());
+    const int loss_rows = unit_sizes(forward_splits, cluster_size).loss_rows;
+    slots = gemm::DeviceBuffer<LossPartial>((max_batch + loss_rows - 1) / loss_rows);
     partial_offsets.clear();
     size_t floats = 0;
     for (size_t l = 1; l < widths.size(); ++l) {
@@ -164,13 +175,17 @@ struct StepKernel::Impl {
     partials = forward_splits > 1 ? gemm::DeviceBuffer<float>(floats) : gemm::DeviceBuffer<float>();
   }
 
-  int grid(int units) const {
-    const int resident =
-        with_arithmetic(arithmetic, [](auto t) { return resident_grid<decltype(t)::value>(); });
-    if (resident < 1) throw Error("step kernel: not one block fits on a multiprocessor");
-    int blocks = std::min(units, resident);
-    if (grid_limit > 0) blocks = std::min(blocks, grid_limit);
-    return blocks;
+  // The clusters a plan of `units` units runs on: every one resident at once, at most one per
+  // unit, and within the grid limit (in blocks; at least one cluster).
+  int clusters(int units) const {
+    const int resident = with_arithmetic(
+        arithmetic, [&](auto t) { return resident_clusters<decltype(t)::value>(cluster_size); });
+    if (resident < 1)
+      throw Error("step kernel: not one cluster of " + std::to_string(cluster_size) +
+                  " blocks fits on the GPU");
+    int count = std::min(units, resident);
+    if (grid_limit > 0) count = std::min(count, std::max(1, grid_limit / cluster_size));
+    return count;
   }
 };
 
@@ -207,7 +222,6 @@ StepKernel::StepKernel(Context& ctx, Module& net, int max_batch, bool cross_entr
     k.activations.emplace_back(Device::CUDA, max_batch, w.rows());
   }
   k.prepare(ctx.stream());
-  k.slots = gemm::DeviceBuffer<LossPartial>((max_batch + kLossRows - 1) / kLossRows);
   k.failure = std::make_unique<ContextValue<WaitFailure>>(ctx);
 }
 
@@ -257,14 +271,16 @@ void StepKernel::evaluate(Context& ctx, const Tensor& x, const void* targets, Me
   a.unit_count = static_cast<int>(d.plan.units.size());
   a.batch = batch;
   a.outputs_width = k.widths.back();
+  a.loss_rows = unit_sizes(k.forward_splits, k.cluster_size).loss_rows;
   k.outputs = std::move(views.back());
   k.last_units = k.record_timeline ? a.unit_count : 0;
 
   CUDA_CHECK(cudaMemsetAsync(k.counters.data(), 0, d.plan.counters.size() * sizeof(int), stream));
   with_arithmetic(k.arithmetic, [&](auto t) {
     constexpr Arithmetic A = decltype(t)::value;
-    gemm::LaunchShape shape{dim3(k.grid(a.unit_count)), dim3(Tile<A>::kThreads),
-                            static_cast<size_t>(Tile<A>::kSmemBytes), stream};
+    gemm::LaunchShape shape{dim3(k.clusters(a.unit_count), 1, k.cluster_size),
+                            dim3(Tile<A>::kThreads), static_cast<size_t>(Tile<A>::kSmemBytes),
+                            stream, static_cast<unsigned>(k.cluster_size)};
     shape.cooperative = true;
     gemm::launch_kernel(kEvaluateKernel<A>, shape, a);
   });
@@ -317,12 +333,22 @@ void StepKernel::set_forward_splits(Context& ctx, int splits) {
   impl_->prepare(ctx.stream());
 }
 
+void StepKernel::set_cluster_size(Context& ctx, int blocks) {
+  if (blocks < 1 || blocks > kMaxClusterBlocks)
+    throw Error("step kernel: a cluster is 1.." + std::to_string(kMaxClusterBlocks) +
+                " blocks, got " + std::to_string(blocks));
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));  // no launch still reads the old plans
+  impl_->cluster_size = blocks;
+  impl_->prepare(ctx.stream());
+}
+
 int StepKernel::grid_blocks(int batch) const {
-  const int units = static_cast<int>(step_plan::make_plan({impl_->widths, batch},
-                                                          unit_sizes(impl_->forward_splits),
-                                                          step_plan::Scope::Evaluate)
-                                         .units.size());
-  return impl_->grid(units);
+  const Impl& k = *impl_;
+  const int units = static_cast<int>(
+      step_plan::make_plan({k.widths, batch}, unit_sizes(k.forward_splits, k.cluster_size),
+                           step_plan::Scope::Evaluate)
+          .units.size());
+  return k.clusters(units) * k.cluster_size;
 }
 
 }  // namespace engine

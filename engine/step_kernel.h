@@ -9,7 +9,8 @@
 // So far the evaluation (Scope::Evaluate): the forward GEMMs with their bias and ReLU epilogues
 // as tiles of tf32_fast's or tf32x3_fast's pipeline (kernels/fast/step_tile.cuh), the loss of
 // each block of rows, and the metrics added in block order (the same bits every run, whatever
-// the grid).
+// the grid). A unit runs on a cluster of blocks (set_cluster_size): a GEMM tile's K shared
+// among them and their partials added in distributed shared memory, a Loss unit's rows shared.
 //
 //   if (std::string why = StepKernel::unavailable_reason(ctx, net); why.empty()) {
 //     StepKernel kernel(ctx, net, max_batch, true);     // cross-entropy; allocates once
@@ -33,6 +34,8 @@ class StepKernel {
  public:
   // The most Linear layers the kernel takes (their operands travel in its parameters).
   static constexpr int kMaxLayers = 8;
+  // The most blocks in a cluster (the portable cluster size).
+  static constexpr int kMaxClusterBlocks = 8;
 
   // "" when the step kernel can run net with ctx's variant; else why not: a context not on a GPU,
   // a variant other than tf32_fast, tf32x3_fast and auto (whose tiles it runs: tf32_fast's for
@@ -63,17 +66,23 @@ class StepKernel {
   // The last evaluation's outputs: B×outputs, a view of the kernel's own buffer.
   const Tensor& outputs() const;
 
-  // A wait's time limit (10 s unless set; > 0), and the grid (0: every block that is resident at
-  // once, at most one per unit; else at most this many): for tests.
+  // A wait's time limit (10 s unless set; > 0), and the grid (0: every cluster that is resident
+  // at once, at most one per unit; else at most this many blocks, and at least one cluster).
   void set_wait_timeout(double seconds);
   void set_grid_limit(int blocks);
   // K slices per forward tile (1: unsplit, the default; 1..64): each slice a unit writing a
   // partial tile, then a unit adding them in slice order. Waits for the device; rebuilds the plans.
   void set_forward_splits(Context& ctx, int splits);
-  int grid_blocks(int batch) const;  // the grid a batch of that size launches on
+  // Blocks per cluster (1, the default, .. kMaxClusterBlocks): every unit runs on a cluster, a
+  // GEMM tile's K shared among its blocks in whole K tiles and their partial tiles added in
+  // distributed shared memory in rank order, a Sum's or a Loss unit's rows shared; a Loss unit is
+  // a row for each of the cluster's warps. Waits for the device; rebuilds the plans.
+  void set_cluster_size(Context& ctx, int blocks);
+  int grid_blocks(int batch) const;  // the blocks a batch of that size launches on
 
-  // When each unit of a launch ran (the GPU's global timer, ns; its wait excluded) and where: for
-  // each multiprocessor's busy fraction. After record_timeline(true) every launch records it;
+  // When each unit of a launch ran (the GPU's global timer, ns; its wait excluded) and where (its
+  // cluster's rank-0 block: that block's multiprocessor, and the cluster's index): for each
+  // multiprocessor's busy fraction. After record_timeline(true) every launch records it;
   // timeline() returns the last launch's, a unit of its plan each (waits for the device).
   struct UnitTime {
     long long start_ns, end_ns;

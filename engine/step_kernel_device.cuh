@@ -3,6 +3,7 @@
 // units. Included by engine/step_kernel.cu alone, whose host side launches it; sm_90a only.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -26,8 +27,10 @@ using step_plan::Part;
 using step_plan::Unit;
 using step_plan::Wait;
 
+namespace cg = cooperative_groups;
+
 constexpr int kMaxLayers = StepKernel::kMaxLayers;
-constexpr int kLossRows = 128;  // rows per Loss unit
+constexpr int kMaxClusterBlocks = StepKernel::kMaxClusterBlocks;
 
 // Where a launch gave up: the first wait past its time limit (failed = 1), in a batch of `batch`
 // rows. Sticky until check() reads it.
@@ -53,6 +56,7 @@ struct EvalArgs {
   StepKernel::UnitTime* timeline;  // per unit, where set; else null
   long long timeout_ns;
   int unit_count, batch, outputs_width;
+  int loss_rows;  // rows per Loss unit: slot i holds rows i·loss_rows, …
 };
 static_assert(sizeof(EvalArgs) <= 4096, "a kernel's parameters are at most 4 KB");
 
@@ -66,6 +70,47 @@ __device__ __forceinline__ long long now_ns() {
   long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+
+// This block's place in its cluster: the grid is (clusters, 1, size) in clusters of (1, 1, size)
+// blocks, and every block of a cluster runs the same units.
+struct Rank {
+  int rank, size;
+};
+__device__ __forceinline__ Rank cluster_rank() {
+  return {static_cast<int>(blockIdx.z), static_cast<int>(gridDim.z)};
+}
+
+// Block r.rank of r.size's share of `count` items from `first`: a run of them, in rank order.
+struct Share {
+  int first, count;
+};
+__device__ __forceinline__ Share share(int first, int count, Rank r) {
+  const int per_rank = (count + r.size - 1) / r.size;
+  const int begin = min(r.rank * per_rank, count), end = min(begin + per_rank, count);
+  return {first + begin, end - begin};
+}
+
+// Every thread: the barrier that ends a unit, of the whole cluster where it has several blocks
+// (its release and acquire order every block's writes before rank 0's signal).
+__device__ __forceinline__ void unit_barrier(Rank r) {
+  if (r.size > 1)
+    cg::this_cluster().sync();
+  else
+    __syncthreads();
+}
+
+// Every thread of every block of a cluster of several, with its block's answer: whether every
+// block's is yes, through rank 0's `votes` (the same shared variable in every block). The caller
+// ends the unit with a cluster barrier before the next vote writes them again.
+__device__ bool cluster_all(int* votes, bool yes, Rank r) {
+  cg::cluster_group cluster = cg::this_cluster();
+  if (threadIdx.x == 0) cluster.map_shared_rank(votes, 0)[r.rank] = yes ? 1 : 0;
+  cluster.sync();
+  const int* all = cluster.map_shared_rank(votes, 0);
+  bool every = true;
+  for (int z = 0; z < r.size; ++z) every = every && all[z] != 0;
+  return every;
 }
 
 using DeviceInt = ::cuda::atomic_ref<int, ::cuda::thread_scope_device>;
@@ -111,9 +156,9 @@ __device__ gemm::detail::Epilogue slice_epilogue(const EvalArgs& a, const Unit& 
 }
 
 // Every thread: a split tile's slices added in slice order (the same bits every run), through the
-// layer's epilogue.
+// layer's epilogue; in a cluster, each block its share of the rows.
 template <int kThreads>
-__device__ void run_sum(const EvalArgs& a, const Unit& unit) {
+__device__ void run_sum(const EvalArgs& a, const Unit& unit, Rank r) {
   const gemm::detail::Epilogue& c = a.forward[unit.layer].c;
   const float* partials = a.partials[unit.layer];
   const int64_t plane = static_cast<int64_t>(c.m) * c.n;
@@ -122,8 +167,9 @@ __device__ void run_sum(const EvalArgs& a, const Unit& unit) {
   const bool vec4 = reinterpret_cast<uintptr_t>(partials) % 16 == 0 && c.n % 4 == 0 &&
                     unit.col0 % 4 == 0 && unit.cols % 4 == 0;
   const int width = vec4 ? unit.cols / 4 : unit.cols;
-  for (int e = threadIdx.x; e < unit.rows * width; e += kThreads) {
-    const int i = unit.row0 + e / width;
+  const Share rows = share(unit.row0, unit.rows, r);
+  for (int e = threadIdx.x; e < rows.count * width; e += kThreads) {
+    const int i = rows.first + e / width;
     if (vec4) {
       const int j = unit.col0 + e % width * 4;
       const float4* p =
@@ -145,25 +191,28 @@ __device__ void run_sum(const EvalArgs& a, const Unit& unit) {
   gemm::step_tile::fence_proxy_async_global();  // before another block's TMA reads them
 }
 
-// Every thread: the loss of rows [row0, row0 + rows), a warp a row at a time (loss_rows.cuh), its
-// metrics summed in warp order into the unit's slot.
+// Every thread: the loss of rows [row0, row0 + rows), a warp a row at a time (loss_rows.cuh), in
+// a cluster each block its share of them; their metrics summed in warp order, then in rank order,
+// into the unit's slot.
 template <int kThreads>
-__device__ void run_loss(const EvalArgs& a, const Unit& unit) {
+__device__ void run_loss(const EvalArgs& a, const Unit& unit, Rank r) {
   constexpr int kWarps = kThreads / cuda::kWarp;
   __shared__ LossPartial warps[kWarps];
+  __shared__ LossPartial blocks[kMaxClusterBlocks];  // rank 0's: each block's sum
   const int lane = threadIdx.x % cuda::kWarp, warp = threadIdx.x / cuda::kWarp;
   double loss = 0.0;  // kept by lane 0
   unsigned int correct = 0, bad = 0;
   const bool cached = a.outputs_width <= cuda::kWarp * cuda::kLossCache;
-  for (int r = unit.row0 + warp; r < unit.row0 + unit.rows; r += kWarps) {
+  const Share rows = share(unit.row0, unit.rows, r);
+  for (int i = rows.first + warp; i < rows.first + rows.count; i += kWarps) {
     if (a.labels == nullptr)
-      cuda::squared_error_row(a.outputs, a.targets, nullptr, r, a.outputs_width, 0.0f, lane, loss,
+      cuda::squared_error_row(a.outputs, a.targets, nullptr, i, a.outputs_width, 0.0f, lane, loss,
                               bad);
     else if (cached)
-      cuda::softmax_xent_row<true>(a.outputs, a.labels[r], nullptr, r, a.outputs_width, 0.0f, lane,
+      cuda::softmax_xent_row<true>(a.outputs, a.labels[i], nullptr, i, a.outputs_width, 0.0f, lane,
                                    loss, correct, bad);
     else
-      cuda::softmax_xent_row<false>(a.outputs, a.labels[r], nullptr, r, a.outputs_width, 0.0f, lane,
+      cuda::softmax_xent_row<false>(a.outputs, a.labels[i], nullptr, i, a.outputs_width, 0.0f, lane,
                                     loss, correct, bad);
   }
   if (a.labels == nullptr)  // the squared error counts bad targets in every lane
@@ -171,18 +220,42 @@ __device__ void run_loss(const EvalArgs& a, const Unit& unit) {
       bad += __shfl_xor_sync(0xffffffffu, bad, offset);
   if (lane == 0) warps[warp] = {loss, correct, bad};
   __syncthreads();
-  if (threadIdx.x == 0) a.slots[unit.row0 / kLossRows] = cuda::add_in_warp_order(warps);
+  LossPartial* slot = &a.slots[unit.row0 / a.loss_rows];
+  if (r.size == 1) {
+    if (threadIdx.x == 0) *slot = cuda::add_in_warp_order(warps);
+    return;
+  }
+  cg::cluster_group cluster = cg::this_cluster();
+  if (threadIdx.x == 0) cluster.map_shared_rank(blocks, 0)[r.rank] = cuda::add_in_warp_order(warps);
+  cluster.sync();
+  if (r.rank == 0 && threadIdx.x == 0) *slot = cuda::add_in_order(blocks, r.size);
 }
 
-// Thread 0: the Loss units' slots added in order, into the metrics.
+// Every thread: the Loss units' slots added in order (staged through shared memory, a load a
+// thread, in chunks), into the metrics.
+template <int kThreads>
 __device__ void run_metrics(const EvalArgs& a, const Unit& unit) {
-  double loss = 0.0;
+  constexpr int kChunk = 64;
+  static_assert(kChunk <= kThreads, "a chunk is a slot a thread");
+  __shared__ LossPartial chunk[kChunk];
+  double loss = 0.0;  // thread 0's
   unsigned long long correct = 0, bad = 0;
-  for (int i = 0; i < unit.rows; ++i) {
-    loss += __ldcg(&a.slots[i].loss_sum);
-    correct += __ldcg(&a.slots[i].correct);
-    bad += __ldcg(&a.slots[i].bad);
+  for (int first = 0; first < unit.rows; first += kChunk) {
+    const int count = min(kChunk, unit.rows - first);
+    if (threadIdx.x < count) {
+      const LossPartial* slot = &a.slots[first + threadIdx.x];
+      chunk[threadIdx.x] = {__ldcg(&slot->loss_sum), __ldcg(&slot->correct), __ldcg(&slot->bad)};
+    }
+    __syncthreads();
+    if (threadIdx.x == 0)
+      for (int i = 0; i < count; ++i) {
+        loss += chunk[i].loss_sum;
+        correct += chunk[i].correct;
+        bad += chunk[i].bad;
+      }
+    __syncthreads();
   }
+  if (threadIdx.x != 0) return;
   a.metrics->loss_sum += loss;
   a.metrics->correct += correct;
   a.metrics->seen += a.batch;
@@ -192,13 +265,17 @@ __device__ void run_metrics(const EvalArgs& a, const Unit& unit) {
     a.metrics->bad_targets += bad;
 }
 
-// Units b, b + G, … of the plan on block b of G, all resident. Each unit: thread 0 acquires its
-// waits; the block runs it; after a barrier thread 0 releases its signals.
+// Units c, c + C, … of the plan on cluster c of C, all resident; every block of a cluster runs
+// the same units, each its share (a GEMM tile's K, a Sum's or a Loss unit's rows). Each unit:
+// thread 0 of every block acquires its waits; the blocks agree whether to go on; they run it;
+// after the unit's barrier, thread 0 of rank 0 releases its signals.
 template <Arithmetic A>
 __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     evaluate_kernel(const __grid_constant__ EvalArgs a) {
   constexpr int kThreads = Tile<A>::kThreads;
   extern __shared__ float smem_raw[];
+  __shared__ int votes[kMaxClusterBlocks];  // rank 0's: each block's answer to its waits
+  const Rank r = cluster_rank();
   if (threadIdx.x == 0) gemm::step_tile::init_pipeline<A>(smem_raw);
   __syncthreads();
   int issued = 0;  // K tiles this block's pipeline has run
@@ -207,25 +284,32 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     bool go = true;
     if (threadIdx.x == 0) {
       go = await_unit(a, unit, u);
-      if (a.timeline != nullptr) a.timeline[u].start_ns = now_ns();
+      if (a.timeline != nullptr && r.rank == 0) a.timeline[u].start_ns = now_ns();
     }
     // Thread 0's answer to every thread through the barrier itself, not shared memory, which
     // racecheck would misjudge here (docs/NOTES.md, "Racecheck and named barriers").
-    if (!__syncthreads_and(go)) return;  // a wait gave up: every block leaves at its next wait
+    go = __syncthreads_and(go);
+    if (r.size > 1) go = cluster_all(votes, go, r);
+    if (!go) {  // a wait gave up: every block leaves at its next wait
+      if (r.size > 1) cg::this_cluster().sync();  // rank 0's votes read before it leaves
+      return;
+    }
     if (unit.kind == Kind::Forward && unit.part == Part::Sum) {
-      run_sum<kThreads>(a, unit);
+      run_sum<kThreads>(a, unit, r);
     } else if (unit.kind == Kind::Forward) {
       const NtGemm& g = a.forward[unit.layer];
+      const gemm::step_tile::KShare k =
+          gemm::step_tile::k_share<A>(unit.k0, unit.k_len, r.rank, r.size);
       issued += gemm::step_tile::run_nt_tile<A>(
           smem_raw, g, unit.part == Part::Slice ? slice_epilogue(a, unit) : g.c, unit.row0,
-          unit.col0, unit.k0, unit.k_len, issued);
+          unit.col0, k.k0, k.k_len, issued, r.size > 1);
     } else if (unit.kind == Kind::Loss) {
-      run_loss<kThreads>(a, unit);
-    } else if (unit.kind == Kind::Metrics && threadIdx.x == 0) {
-      run_metrics(a, unit);
+      run_loss<kThreads>(a, unit, r);
+    } else if (unit.kind == Kind::Metrics && r.rank == 0) {
+      run_metrics<kThreads>(a, unit);
     }
-    __syncthreads();
-    if (threadIdx.x == 0) {
+    unit_barrier(r);
+    if (threadIdx.x == 0 && r.rank == 0) {
       if (a.timeline != nullptr) {
         StepKernel::UnitTime& t = a.timeline[u];
         t.end_ns = now_ns();

@@ -2,19 +2,20 @@
 // launch by launch, in one process: docs/KERNELS.md, "The step as one kernel".
 //
 //   step_bench [--models 784-1024-1024-10:256,...] [--variants tf32_fast,tf32x3_fast]
-//              [--splits 1,2,4] [--rows 10000] [--reps 30] [--warmup 3] [--csv FILE]
-//              [--timeline FILE]
+//              [--splits 1] [--clusters 1,2,4,8] [--rows 10000] [--reps 30] [--warmup 3]
+//              [--csv FILE] [--timeline FILE]
 //
-// For each model (widths:batch), variant and count of K slices per forward tile, the same random
+// For each model (widths:batch), variant, count of K slices per forward tile and cluster size
+// (StepKernel::set_forward_splits, set_cluster_size), the same random
 // set of `rows` rows is evaluated by two trainers built from one seed (the same parameters):
 // launch by launch (each batch's forward GEMMs and its loss kernel) and through the step kernel
 // (TrainerOptions::step_kernel: one launch a batch). Each evaluation is timed on the host's clock
 // from its first launch to its result (each waits once), the two alternating, after warm-up; the
 // summary is the median. Then one launch of a full batch records its units' timeline: the grid,
 // the span from the first unit's start to the last one's end, and the blocks' busy fraction (the
-// units' time over grid · span), and per kind of unit and layer the count and mean time (--timeline
-// writes every unit's times). The two evaluations' mean losses are printed beside each other, as
-// a check.
+// units' time times their cluster's blocks, over grid · span), and per kind of unit and layer the
+// count and mean time (--timeline writes every unit's times). The two evaluations' mean losses are
+// printed beside each other, as a check.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -25,6 +26,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "apps/bench_common/timing.h"
@@ -83,6 +85,15 @@ double time_ms(F&& evaluate, double* mean_loss) {
   return std::chrono::duration<double, std::milli>(stop - start).count();
 }
 
+// Every (split, cluster) pair, splits outermost.
+std::vector<std::pair<int, int>> pairs(const std::vector<int>& splits,
+                                       const std::vector<int>& clusters) {
+  std::vector<std::pair<int, int>> all;
+  for (int s : splits)
+    for (int c : clusters) all.emplace_back(s, c);
+  return all;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,7 +101,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> model_specs = {"784-1024-1024-10:256", "784-512-512-10:128",
                                           "784-4096-4096-10:512"};
   std::vector<std::string> variants = {"tf32_fast", "tf32x3_fast"};
-  std::vector<int> splits = {1, 2, 4};
+  std::vector<int> splits = {1}, clusters = {1, 2, 4, 8};
   int rows = 10000, reps = 30, warmup = 3;
   std::string csv_path, timeline_path;
   app.add_option("--models", model_specs, "models as WIDTHS:BATCH")->delimiter(',');
@@ -98,6 +109,9 @@ int main(int argc, char** argv) {
   app.add_option("--splits", splits, "K slices per forward tile, each timed")
       ->delimiter(',')
       ->check(CLI::Range(1, 64));
+  app.add_option("--clusters", clusters, "blocks per cluster, each timed")
+      ->delimiter(',')
+      ->check(CLI::Range(1, engine::StepKernel::kMaxClusterBlocks));
   app.add_option("--rows", rows, "rows evaluated")->check(CLI::Range(1, 1 << 20));
   app.add_option("--reps", reps, "timed evaluations per side")->check(CLI::Range(1, 1000));
   app.add_option("--warmup", warmup, "untimed evaluations per side first")
@@ -111,12 +125,14 @@ int main(int argc, char** argv) {
     std::vector<ModelCase> models;
     for (const std::string& s : model_specs) models.push_back(parse_model(s));
     std::ostringstream table, timeline;
-    timeline
-        << "model,batch,variant,forward_splits,unit,kind,part,layer,block,sm,start_us,end_us\n";
-    table << "model,batch,variant,forward_splits,rows,launch_by_launch_ms,step_kernel_ms,ratio,"
+    timeline << "model,batch,variant,forward_splits,cluster,unit,kind,part,layer,block,sm,start_us,"
+                "end_us\n";
+    table << "model,batch,variant,forward_splits,cluster,rows,launch_by_launch_ms,step_kernel_ms,"
+             "ratio,"
              "grid,units,span_us,busy_fraction,loss_launch_by_launch,loss_step_kernel\n";
-    std::printf("%-22s %-12s %6s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch", "variant",
-                "splits", "launches", "kernel", "ratio", "grid", "units", "span_us", "busy");
+    std::printf("%-22s %-12s %6s %7s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch", "variant",
+                "splits", "cluster", "launches", "kernel", "ratio", "grid", "units", "span_us",
+                "busy");
     for (const ModelCase& m : models) {
       for (const std::string& variant : variants) {
         Model launched(variant, m, false), on_kernel(variant, m, true);
@@ -136,8 +152,9 @@ int main(int argc, char** argv) {
         const auto launches = [&] { return launched.trainer.evaluate(x, labels); };
         const auto through_kernel = [&] { return on_kernel.trainer.evaluate(x, labels); };
 
-        for (int split : splits) {
+        for (const auto& [split, cluster] : pairs(splits, clusters)) {
           kernel->set_forward_splits(on_kernel.ctx, split);
+          kernel->set_cluster_size(on_kernel.ctx, cluster);
           double loss_a = 0, loss_b = 0;
           for (int i = 0; i < warmup; ++i) {
             time_ms(launches, &loss_a);
@@ -164,7 +181,7 @@ int main(int argc, char** argv) {
           for (const auto& u : t) {
             first = std::min(first, u.start_ns);
             last = std::max(last, u.end_ns);
-            busy += u.end_ns - u.start_ns;
+            busy += (u.end_ns - u.start_ns) * cluster;
           }
           const int grid = kernel->grid_blocks(batch);
           const double span_us = (last - first) / 1e3;
@@ -177,7 +194,7 @@ int main(int argc, char** argv) {
             ++k.first;
             k.second += (u.end_ns - u.start_ns) / 1e3;
             timeline << m.text.substr(0, m.text.find(':')) << ',' << m.batch << ',' << variant
-                     << ',' << split << ',' << i << ','
+                     << ',' << split << ',' << cluster << ',' << i << ','
                      << engine::step_plan::kind_name(static_cast<engine::step_plan::Kind>(u.kind))
                      << ',' << u.part << ',' << u.layer << ',' << u.block << ',' << u.sm << ','
                      << (u.start_ns - first) / 1e3 << ',' << (u.end_ns - first) / 1e3 << '\n';
@@ -194,14 +211,14 @@ int main(int argc, char** argv) {
           }
 
           std::printf(
-              "%-22s %-12s %6d %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean loss %.6f | "
-              "%.6f)\n",
-              m.text.c_str(), variant.c_str(), split, a, b, b / a, grid, t.size(), span_us,
+              "%-22s %-12s %6d %7d %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean loss %.6f "
+              "| %.6f)\n",
+              m.text.c_str(), variant.c_str(), split, cluster, a, b, b / a, grid, t.size(), span_us,
               busy_fraction, loss_a, loss_b);
           table << m.text.substr(0, m.text.find(':')) << ',' << m.batch << ',' << variant << ','
-                << split << ',' << rows << ',' << a << ',' << b << ',' << b / a << ',' << grid
-                << ',' << t.size() << ',' << span_us << ',' << busy_fraction << ',' << loss_a << ','
-                << loss_b << '\n';
+                << split << ',' << cluster << ',' << rows << ',' << a << ',' << b << ',' << b / a
+                << ',' << grid << ',' << t.size() << ',' << span_us << ',' << busy_fraction << ','
+                << loss_a << ',' << loss_b << '\n';
           std::printf("   units:%s\n", per_kind.c_str());
           std::fflush(stdout);
         }

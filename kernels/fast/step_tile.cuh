@@ -6,13 +6,16 @@
 // It is tf32_fast's and tf32x3_fast's pipeline (wgmma_pipeline.cuh) over one 128×128 output tile
 // at a time: the caller's block runs tile after tile, the barriers' phases carried from one to the
 // next in a running count of K tiles, and separates its tiles with __syncthreads. A tile may cover
-// a K slice: its partial then goes wherever the caller's epilogue says.
+// a K slice: its partial then goes wherever the caller's epilogue says. Or the blocks of a
+// cluster each take a share of the tile's K (k_share) and add their partials in distributed
+// shared memory, as tf32_fast's cluster split-K does (cluster_split_k.cuh).
 // Layouts: NT (C = A·Bᵀ, a linear layer's forward) so far. sm_90a only.
 //   A: M×K, B: N×K (both K-major), C: M×N.
 #pragma once
 
 #include <type_traits>
 
+#include "kernels/fast/cluster_split_k.cuh"
 #include "kernels/fast/wgmma_pipeline.cuh"
 #include "kernels/fast/wgmma_pipeline_tiles.cuh"
 #include "kernels/gemm.h"
@@ -78,17 +81,34 @@ __device__ __forceinline__ void fence_proxy_async_global() {
   asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
 
+// Block `rank` of `size`'s share of the K range [k0, k0 + k_len) of a tile split across a
+// cluster: whole K tiles, in rank order, the last share ending where the range does; a share past
+// the range's end is empty (k_len 0).
+struct KShare {
+  int k0, k_len;
+};
+template <Arithmetic A>
+__device__ __forceinline__ KShare k_share(int k0, int k_len, int rank, int size) {
+  constexpr int kK = Tile<A>::kK;
+  const int per_rank = ((k_len + kK - 1) / kK + size - 1) / size * kK;
+  const int begin = min(rank * per_rank, k_len), end = min(begin + per_rank, k_len);
+  return {k0 + begin, end - begin};
+}
+
 // Every thread of the block (Tile<A>::kThreads): output tile (m0, n0) of g over k in
 // [k0, k0 + k_len), stored through c (g.c; or, for a K slice, a partial tile's epilogue). k0 is a
 // multiple of Tile<A>::kK, and so is k_len unless the slice ends at K: a TMA copy reads whole
-// K tiles. `issued` is the count of K tiles the block's pipeline ran before (0 for its first
-// tile); returns this tile's, to add to it. Whatever the tile reads that other blocks wrote in
-// this launch, the caller has acquired before (thread 0, then __syncthreads); the caller
-// separates this tile from the block's next with __syncthreads.
+// K tiles; k_len may be 0 (a zero partial). With cluster_sum, every block of the cluster (launched
+// with dims (1, 1, S)) calls this for the same tile, each on its k_share, and all of them store
+// the sum of the S partials, added in rank order (the same bits every run), through c.
+// `issued` is the count of K tiles the block's pipeline ran before (0 for its first tile); returns
+// this tile's, to add to it. Whatever the tile reads that other blocks wrote in this launch, the
+// caller has acquired before (thread 0, then __syncthreads); the caller separates this tile from
+// the block's next with __syncthreads.
 template <Arithmetic A>
 __device__ __forceinline__ int run_nt_tile(float* smem_raw, const NtGemm& g,
                                            const detail::Epilogue& c, int m0, int n0, int k0,
-                                           int k_len, int issued) {
+                                           int k_len, int issued, bool cluster_sum) {
   using T = Tile<A>;
   using Cfg = typename T::Cfg;
   const typename T::Smem s(smem_raw);
@@ -105,11 +125,18 @@ __device__ __forceinline__ int run_nt_tile(float* smem_raw, const NtGemm& g,
     detail::ws_produce_tile<Cfg>(s, pa, pb, a, b, k_tiles, issued, tid - T::kConsumerThreads);
   } else {
     detail::ws_consume_tile<Cfg>(s, k_tiles, issued, tid);
-    detail::store_consumers_tile<Cfg::kBm, Cfg::kBn, T::Layout::kOutputLd, T::kConsumerThreads,
-                                 false>(c, s.smem, m0, n0, tid);
+  }
+  constexpr int kLd = T::Layout::kOutputLd;
+  if (cluster_sum)  // every thread: the cluster's barriers
+    detail::store_consumers_tile<Cfg::kBm, Cfg::kBn, kLd, T::kConsumerThreads, true>(c, s.smem, m0,
+                                                                                     n0, tid);
+  else if (tid < T::kConsumerThreads)
+    detail::store_consumers_tile<Cfg::kBm, Cfg::kBn, kLd, T::kConsumerThreads, false>(c, s.smem, m0,
+                                                                                      n0, tid);
+  if (tid < T::kConsumerThreads) {
     fence_proxy_async_global();
     // The last K tile's stage back to the producer (ws_consume_tile keeps it).
-    detail::mbarrier_arrive(&s.empty[(issued + k_tiles - 1) % T::Layout::kStages]);
+    if (k_tiles > 0) detail::mbarrier_arrive(&s.empty[(issued + k_tiles - 1) % T::Layout::kStages]);
   }
   return k_tiles;
 }

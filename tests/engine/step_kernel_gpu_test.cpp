@@ -3,12 +3,16 @@
 //     tolerance carried through the layers (below), on fresh random data, every layer's buffer
 //     poisoned with NaN by a launch before;
 //   - its metrics against the host's loss of those same outputs (the correct count exactly);
-//   - whole tiles, and K in 3 slices summed by units of their own;
-//   - the same bits on a grid of 1, 3 and every resident block, with K split;
+//   - whole tiles, and K in 3 slices summed by units of their own; each unit on one block, and on
+//     clusters of 4 and of 3 blocks (a tile's K shared, some shares empty at short K; a Sum's and a
+//     Loss unit's rows shared);
+//   - the same bits on a grid of 1, 3 and every resident block, with K split, single and in
+//     clusters of 2;
 //   - Trainer::evaluate through it against a trainer of the same parameters launch by launch, with
 //   a
 //     partial last batch;
-//   - a wait past its time limit reported by check(), naming the unit, and the next launch clean;
+//   - a wait past its time limit reported by check(), naming the unit, and the next launch clean,
+//     single and in clusters (where every block of a cluster must leave together);
 //   - and the networks and variants it does not serve, said why.
 // Shapes: the default model, odd widths (misaligned rows: the producer's own copies), 5 layers,
 // batches that leave partial tiles, and a Linear without a ReLU between two others.
@@ -20,6 +24,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/engine.h"
@@ -172,9 +177,15 @@ TEST(StepKernel, EvaluatesAsTheHostDoesInEveryVariant) {
       StepKernel kernel(ctx, net.seq, c.max_batch, true);
       const Reference ref = reference(ctx, net, x, c.batch);
       const double tol = tolerance_of(variant) * static_cast<double>(c.widths.size() - 1);
-      for (int splits : {1, 3}) {  // whole tiles; K in 3 slices (uneven: 784 = 288 + 288 + 208)
-        SCOPED_TRACE("forward splits " + std::to_string(splits));
+      // Whole tiles and K in 3 slices (uneven: 784 = 288 + 288 + 208), on single blocks and in
+      // clusters: of 4 (784's 25 K tiles as 7, 7, 7 and 4; 37's 2 as 1, 1 and two empty shares)
+      // and, with the slices, of 3.
+      for (const auto& [splits, cluster] :
+           std::vector<std::pair<int, int>>{{1, 1}, {3, 1}, {1, 4}, {3, 3}}) {
+        SCOPED_TRACE("forward splits " + std::to_string(splits) + ", clusters of " +
+                     std::to_string(cluster));
         kernel.set_forward_splits(ctx, splits);
+        kernel.set_cluster_size(ctx, cluster);
         {  // NaN inputs leave every layer's output NaN: what the next launch misses shows
           const Tensor poison = Tensor::from_host(
               Device::CUDA, c.max_batch, in,
@@ -215,23 +226,28 @@ TEST(StepKernel, GivesTheSameBitsOnEveryGrid) {
     Batch b(ctx, {37, 300, 129, 10}, 300, 5);
     StepKernel kernel(ctx, b.net.seq, 300, true);
     kernel.set_forward_splits(ctx, 2);  // the sums' order too
-    std::vector<float> first;
-    MetricTotals first_totals;
-    for (int grid : {0, 1, 3, 0}) {
-      kernel.set_grid_limit(grid);
-      Metrics metrics(ctx);
-      kernel.evaluate(ctx, b.x, b.labels.data(), metrics);
-      kernel.check(ctx);
-      const MetricTotals t = metrics.read(ctx);
-      const std::vector<float> y = kernel.outputs().download(ctx.stream());
-      if (first.empty()) {
-        EXPECT_GT(kernel.grid_blocks(300), 3);
-        first = y, first_totals = t;
-        continue;
+    for (int cluster : {1, 2}) {
+      SCOPED_TRACE("clusters of " + std::to_string(cluster));
+      kernel.set_cluster_size(ctx, cluster);
+      std::vector<float> first;
+      MetricTotals first_totals;
+      for (int grid : {0, 1, 3 * cluster, 0}) {  // in blocks: 1 is one cluster
+        kernel.set_grid_limit(grid);
+        Metrics metrics(ctx);
+        kernel.evaluate(ctx, b.x, b.labels.data(), metrics);
+        kernel.check(ctx);
+        const MetricTotals t = metrics.read(ctx);
+        const std::vector<float> y = kernel.outputs().download(ctx.stream());
+        if (first.empty()) {
+          EXPECT_GT(kernel.grid_blocks(300), 3 * cluster);
+          first = y, first_totals = t;
+          continue;
+        }
+        EXPECT_EQ(kernel.grid_blocks(300) % cluster, 0);
+        EXPECT_EQ(y, first) << "grid limit " << grid;
+        EXPECT_EQ(t.loss_sum, first_totals.loss_sum) << "grid limit " << grid;
+        EXPECT_EQ(t.correct, first_totals.correct) << "grid limit " << grid;
       }
-      EXPECT_EQ(y, first) << "grid limit " << grid;
-      EXPECT_EQ(t.loss_sum, first_totals.loss_sum) << "grid limit " << grid;
-      EXPECT_EQ(t.correct, first_totals.correct) << "grid limit " << grid;
     }
   }
 }
@@ -278,17 +294,21 @@ TEST(StepKernel, ReportsAWaitPastItsLimitAndRecovers) {
   Context ctx(Device::CUDA, "tf32_fast", 1);
   Batch b(ctx, {784, 1024, 1024, 10}, 256, 2);
   StepKernel kernel(ctx, b.net.seq, 256, true);
-  Metrics metrics(ctx);
-  // 1 ns: a unit whose inputs another block is still computing gives up at its first look (the
-  // second layer's tiles start beside the first's, on blocks of their own).
-  kernel.set_wait_timeout(1e-9);
-  kernel.evaluate(ctx, b.x, b.labels.data(), metrics);
-  EXPECT_THROW_WITH(kernel.check(ctx), gemm_mlp::Error, "gave up waiting for 'Forward ");
-  kernel.set_wait_timeout(10.0);
-  Metrics clean(ctx);
-  kernel.evaluate(ctx, b.x, b.labels.data(), clean);
-  kernel.check(ctx);
-  EXPECT_EQ(clean.read(ctx).seen, 256);
+  for (int cluster : {1, 4}) {
+    SCOPED_TRACE("clusters of " + std::to_string(cluster));
+    kernel.set_cluster_size(ctx, cluster);
+    Metrics metrics(ctx);
+    // 1 ns: a unit whose inputs another cluster is still computing gives up at its first look
+    // (the second layer's tiles start beside the first's, on clusters of their own).
+    kernel.set_wait_timeout(1e-9);
+    kernel.evaluate(ctx, b.x, b.labels.data(), metrics);
+    EXPECT_THROW_WITH(kernel.check(ctx), gemm_mlp::Error, "gave up waiting for 'Forward ");
+    kernel.set_wait_timeout(10.0);
+    Metrics clean(ctx);
+    kernel.evaluate(ctx, b.x, b.labels.data(), clean);
+    kernel.check(ctx);
+    EXPECT_EQ(clean.read(ctx).seen, 256);
+  }
 }
 
 TEST(StepKernel, SaysWhereItDoesNotServe) {
@@ -315,6 +335,11 @@ TEST(StepKernel, SaysWhereItDoesNotServe) {
   engine::Sequential deep;
   for (int l = 0; l < StepKernel::kMaxLayers + 1; ++l) deep.add<engine::Linear>(fast, 4, 4);
   EXPECT_NE(StepKernel::unavailable_reason(fast, deep).find("9 Linear layers"), std::string::npos);
+  Net small(fast, {8, 16, 4}, mlp_relus(3));
+  StepKernel kernel(fast, small.seq, 8, true);
+  for (int cluster : {0, StepKernel::kMaxClusterBlocks + 1})
+    EXPECT_THROW_WITH(kernel.set_cluster_size(fast, cluster), gemm_mlp::Error,
+                      "a cluster is 1..8 blocks, got " + std::to_string(cluster));
 }
 
 }  // namespace
