@@ -97,6 +97,20 @@ int resident_clusters(int cluster_size) {
                                            cluster_size, Tile<A>::kThreads, Tile<A>::kSmemBytes);
 }
 
+// The default cluster size: the largest of 8, 4 and 2 blocks whose clusters, one for each tile of
+// the forward layer with the most (at a full batch), are all resident at once; else 1. K is
+// shared as far as one wave of the chip allows, as tf32_fast's cluster split-K fills one wave.
+template <Arithmetic A>
+int default_cluster_size(const std::vector<int>& widths, int batch) {
+  int tiles = 0;
+  for (size_t l = 1; l < widths.size(); ++l)
+    tiles = std::max(tiles, (batch + Tile<A>::kM - 1) / Tile<A>::kM *
+                                ((widths[l] + Tile<A>::kN - 1) / Tile<A>::kN));
+  for (int size = StepKernel::kMaxClusterBlocks; size > 1; size /= 2)
+    if (tiles <= resident_clusters<A>(size)) return size;
+  return 1;
+}
+
 // A plan in device memory.
 struct DevicePlan {
   step_plan::Plan plan;
@@ -134,7 +148,7 @@ struct StepKernel::Impl {
   Tensor outputs;                   // the last evaluation's view of the last one
   std::map<int, DevicePlan> plans;  // by batch size
   int forward_splits = 1;
-  int cluster_size = 1;
+  int cluster_size = 1;  // set by the constructor
   gemm::DeviceBuffer<int> counters;
   gemm::DeviceBuffer<LossPartial> slots;
   gemm::DeviceBuffer<float> partials;   // every layer's slices' planes, where split
@@ -221,6 +235,9 @@ StepKernel::StepKernel(Context& ctx, Module& net, int max_batch, bool cross_entr
     k.widths.push_back(w.rows());
     k.activations.emplace_back(Device::CUDA, max_batch, w.rows());
   }
+  k.cluster_size = with_arithmetic(k.arithmetic, [&](auto t) {
+    return default_cluster_size<decltype(t)::value>(k.widths, max_batch);
+  });
   k.prepare(ctx.stream());
   k.failure = std::make_unique<ContextValue<WaitFailure>>(ctx);
 }
@@ -341,6 +358,8 @@ void StepKernel::set_cluster_size(Context& ctx, int blocks) {
   impl_->cluster_size = blocks;
   impl_->prepare(ctx.stream());
 }
+
+int StepKernel::cluster_size() const { return impl_->cluster_size; }
 
 int StepKernel::grid_blocks(int batch) const {
   const Impl& k = *impl_;

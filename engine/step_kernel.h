@@ -73,11 +73,14 @@ class StepKernel {
   // K slices per forward tile (1: unsplit, the default; 1..64): each slice a unit writing a
   // partial tile, then a unit adding them in slice order. Waits for the device; rebuilds the plans.
   void set_forward_splits(Context& ctx, int splits);
-  // Blocks per cluster (1, the default, .. kMaxClusterBlocks): every unit runs on a cluster, a
+  // Blocks per cluster (1 .. kMaxClusterBlocks; by default the largest of 8, 4 and 2 whose
+  // clusters for the widest forward layer's tiles at max_batch are all resident at once, else 1,
+  // as tf32_fast's cluster split-K fills one wave): every unit runs on a cluster, a
   // GEMM tile's K shared among its blocks in whole K tiles and their partial tiles added in
   // distributed shared memory in rank order, a Sum's or a Loss unit's rows shared; a Loss unit is
   // a row for each of the cluster's warps. Waits for the device; rebuilds the plans.
   void set_cluster_size(Context& ctx, int blocks);
+  int cluster_size() const;
   int grid_blocks(int batch) const;  // the blocks a batch of that size launches on
 
   // When each unit of a launch ran (the GPU's global timer, ns; its wait excluded) and where (its

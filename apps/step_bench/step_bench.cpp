@@ -15,7 +15,8 @@
 // the span from the first unit's start to the last one's end, and the blocks' busy fraction (the
 // units' time times their cluster's blocks, over grid · span), and per kind of unit and layer the
 // count and mean time (--timeline writes every unit's times). The two evaluations' mean losses are
-// printed beside each other, as a check.
+// printed beside each other, as a check; a * marks the cluster size the trainer runs by default
+// (StepKernel::cluster_size()).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -128,7 +129,7 @@ int main(int argc, char** argv) {
     timeline << "model,batch,variant,forward_splits,cluster,unit,kind,part,layer,block,sm,start_us,"
                 "end_us\n";
     table << "model,batch,variant,forward_splits,cluster,rows,launch_by_launch_ms,step_kernel_ms,"
-             "ratio,"
+             "ratio,default_cluster,"
              "grid,units,span_us,busy_fraction,loss_launch_by_launch,loss_step_kernel\n";
     std::printf("%-22s %-12s %6s %7s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch", "variant",
                 "splits", "cluster", "launches", "kernel", "ratio", "grid", "units", "span_us",
@@ -139,6 +140,7 @@ int main(int argc, char** argv) {
         engine::StepKernel* kernel = on_kernel.trainer.step_kernel();
         if (kernel == nullptr)
           throw gemm_mlp::Error(variant + ": " + on_kernel.trainer.step_kernel_note());
+        const int default_cluster = kernel->cluster_size();  // what the trainer runs
         std::mt19937 rng(7);
         std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
         std::uniform_int_distribution<int> label(0, m.widths.back() - 1);
@@ -211,14 +213,15 @@ int main(int argc, char** argv) {
           }
 
           std::printf(
-              "%-22s %-12s %6d %7d %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean loss %.6f "
+              "%-22s %-12s %6d %6d%s %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean loss %.6f "
               "| %.6f)\n",
-              m.text.c_str(), variant.c_str(), split, cluster, a, b, b / a, grid, t.size(), span_us,
+              m.text.c_str(), variant.c_str(), split, cluster,
+              cluster == default_cluster ? "*" : " ", a, b, b / a, grid, t.size(), span_us,
               busy_fraction, loss_a, loss_b);
           table << m.text.substr(0, m.text.find(':')) << ',' << m.batch << ',' << variant << ','
                 << split << ',' << cluster << ',' << rows << ',' << a << ',' << b << ',' << b / a
-                << ',' << grid << ',' << t.size() << ',' << span_us << ',' << busy_fraction << ','
-                << loss_a << ',' << loss_b << '\n';
+                << ',' << default_cluster << ',' << grid << ',' << t.size() << ',' << span_us << ','
+                << busy_fraction << ',' << loss_a << ',' << loss_b << '\n';
           std::printf("   units:%s\n", per_kind.c_str());
           std::fflush(stdout);
         }

@@ -8,7 +8,9 @@
 //     Loss unit's rows shared);
 //   - the same bits on a grid of 1, 3 and every resident block, with K split, single and in
 //     clusters of 2;
-//   - Trainer::evaluate through it against a trainer of the same parameters launch by launch, with
+//   - by default, clusters as large as keep the widest layer's tiles in one wave;
+//   - Trainer::evaluate through it (clusters of the default size) against a trainer of the same
+//   parameters launch by launch, with
 //   a
 //     partial last batch;
 //   - a wait past its time limit reported by check(), naming the unit, and the next launch clean,
@@ -250,6 +252,23 @@ TEST(StepKernel, GivesTheSameBitsOnEveryGrid) {
       }
     }
   }
+}
+
+TEST(StepKernel, ByDefaultRunsTheWidestLayersTilesInOneWaveOfClusters) {
+  GPU_TEST_OR_SKIP();
+  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
+    GTEST_SKIP() << why;
+  Context ctx(Device::CUDA, "tf32_fast", 1);
+  Batch b(ctx, {784, 1024, 1024, 10}, 256, 2);  // 16 tiles of 128×128 in each hidden layer
+  StepKernel kernel(ctx, b.net.seq, 256, true);
+  const int cluster = kernel.cluster_size();
+  EXPECT_GE(cluster, 2) << "16 clusters of 2 fit on any GPU with wgmma";
+  EXPECT_EQ(kernel.grid_blocks(256) % cluster, 0);
+  EXPECT_GE(kernel.grid_blocks(256) / cluster, 16) << "clusters of " << cluster;
+  Metrics metrics(ctx);
+  kernel.evaluate(ctx, b.x, b.labels.data(), metrics);
+  kernel.check(ctx);
+  EXPECT_EQ(metrics.read(ctx).seen, 256);
 }
 
 TEST(StepKernel, TrainerEvaluatesThroughItAsLaunchByLaunch) {
