@@ -277,8 +277,9 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
   __shared__ int votes[kMaxClusterBlocks];  // rank 0's: each block's answer to its waits
   const Rank r = cluster_rank();
   if (threadIdx.x == 0) gemm::step_tile::init_pipeline<A>(smem_raw);
-  unit_barrier(r);  // and every block of the cluster has started before any reaches into another's
-  int issued = 0;   // K tiles this block's pipeline has run
+  // The barriers set up; in a cluster, every block started before any reaches into another's.
+  unit_barrier(r);
+  int issued = 0;  // K tiles this block's pipeline has run
   for (int u = blockIdx.x; u < a.unit_count; u += gridDim.x) {
     const Unit unit = a.units[u];
     bool go = true;
