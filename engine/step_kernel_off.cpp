@@ -25,6 +25,8 @@ const Tensor& StepKernel::outputs() const { throw Error(kNoKernels); }
 void StepKernel::set_wait_timeout(double) { throw Error(kNoKernels); }
 void StepKernel::set_grid_limit(int) { throw Error(kNoKernels); }
 void StepKernel::set_forward_splits(Context&, int) { throw Error(kNoKernels); }
+void StepKernel::set_cluster_size(Context&, int) { throw Error(kNoKernels); }
+int StepKernel::cluster_size() const { throw Error(kNoKernels); }
 int StepKernel::grid_blocks(int) const { throw Error(kNoKernels); }
 void StepKernel::record_timeline(bool) { throw Error(kNoKernels); }
 std::vector<StepKernel::UnitTime> StepKernel::timeline(Context&) const { throw Error(kNoKernels); }
