@@ -174,7 +174,9 @@ struct StepKernel::Impl {
 
   // The plan of a full batch, and what its size sets: the counters, the Loss units' slots and the
   // slices' planes.
+  // Waits for the stream first: no launch still reads the old plans and buffers.
   void prepare(cudaStream_t stream) {
+    CUDA_CHECK(cudaStreamSynchronize(stream));
     plans.clear();
     const DevicePlan& full = plan_for(max_batch, stream);
     counters = gemm::DeviceBuffer<int>(full.plan.counters.size());
@@ -345,7 +347,6 @@ std::vector<StepKernel::UnitTime> StepKernel::timeline(Context& ctx) const {
 void StepKernel::set_forward_splits(Context& ctx, int splits) {
   if (splits < 1 || splits > 64)
     throw Error("step kernel: forward splits must be 1..64, got " + std::to_string(splits));
-  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));  // no launch still reads the old plans
   impl_->forward_splits = splits;
   impl_->prepare(ctx.stream());
 }
@@ -354,7 +355,6 @@ void StepKernel::set_cluster_size(Context& ctx, int blocks) {
   if (blocks < 1 || blocks > kMaxClusterBlocks)
     throw Error("step kernel: a cluster is 1.." + std::to_string(kMaxClusterBlocks) +
                 " blocks, got " + std::to_string(blocks));
-  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));  // no launch still reads the old plans
   impl_->cluster_size = blocks;
   impl_->prepare(ctx.stream());
 }

@@ -138,6 +138,28 @@ struct Batch {
   }
 };
 
+// The default model at batch 256 in tf32_fast (16 tiles of 128×128 in each hidden layer), a
+// batch for it, and its step kernel.
+struct DefaultModel {
+  Context ctx{Device::CUDA, "tf32_fast", 1};
+  Batch batch{ctx, {784, 1024, 1024, 10}, 256, 2};
+  StepKernel kernel{ctx, batch.net.seq, 256, true};
+
+  // The batch evaluated through the kernel, checked: the rows its metrics saw.
+  int64_t evaluated_rows() {
+    Metrics metrics(ctx);
+    kernel.evaluate(ctx, batch.x, batch.labels.data(), metrics);
+    kernel.check(ctx);
+    return metrics.read(ctx).seen;
+  }
+};
+// Skips where tf32_fast has no GPU or no wgmma; else declares `name`, a DefaultModel.
+#define DEFAULT_MODEL_OR_SKIP(name)                                                \
+  GPU_TEST_OR_SKIP();                                                              \
+  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast"))) \
+    GTEST_SKIP() << why;                                                           \
+  DefaultModel name
+
 struct Case {
   std::vector<int> widths;
   std::vector<bool> relu;
@@ -255,20 +277,12 @@ TEST(StepKernel, GivesTheSameBitsOnEveryGrid) {
 }
 
 TEST(StepKernel, ByDefaultRunsTheWidestLayersTilesInOneWaveOfClusters) {
-  GPU_TEST_OR_SKIP();
-  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
-    GTEST_SKIP() << why;
-  Context ctx(Device::CUDA, "tf32_fast", 1);
-  Batch b(ctx, {784, 1024, 1024, 10}, 256, 2);  // 16 tiles of 128×128 in each hidden layer
-  StepKernel kernel(ctx, b.net.seq, 256, true);
-  const int cluster = kernel.cluster_size();
+  DEFAULT_MODEL_OR_SKIP(m);
+  const int cluster = m.kernel.cluster_size();
   EXPECT_GE(cluster, 2) << "16 clusters of 2 fit on any GPU with wgmma";
-  EXPECT_EQ(kernel.grid_blocks(256) % cluster, 0);
-  EXPECT_GE(kernel.grid_blocks(256) / cluster, 16) << "clusters of " << cluster;
-  Metrics metrics(ctx);
-  kernel.evaluate(ctx, b.x, b.labels.data(), metrics);
-  kernel.check(ctx);
-  EXPECT_EQ(metrics.read(ctx).seen, 256);
+  EXPECT_EQ(m.kernel.grid_blocks(256) % cluster, 0);
+  EXPECT_GE(m.kernel.grid_blocks(256) / cluster, 16) << "clusters of " << cluster;
+  EXPECT_EQ(m.evaluated_rows(), 256);
 }
 
 TEST(StepKernel, TrainerEvaluatesThroughItAsLaunchByLaunch) {
@@ -307,26 +321,18 @@ TEST(StepKernel, TrainerEvaluatesThroughItAsLaunchByLaunch) {
 }
 
 TEST(StepKernel, ReportsAWaitPastItsLimitAndRecovers) {
-  GPU_TEST_OR_SKIP();
-  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
-    GTEST_SKIP() << why;
-  Context ctx(Device::CUDA, "tf32_fast", 1);
-  Batch b(ctx, {784, 1024, 1024, 10}, 256, 2);
-  StepKernel kernel(ctx, b.net.seq, 256, true);
+  DEFAULT_MODEL_OR_SKIP(m);
   for (int cluster : {1, 4}) {
     SCOPED_TRACE("clusters of " + std::to_string(cluster));
-    kernel.set_cluster_size(ctx, cluster);
-    Metrics metrics(ctx);
+    m.kernel.set_cluster_size(m.ctx, cluster);
+    Metrics metrics(m.ctx);
     // 1 ns: a unit whose inputs another cluster is still computing gives up at its first look
     // (the second layer's tiles start beside the first's, on clusters of their own).
-    kernel.set_wait_timeout(1e-9);
-    kernel.evaluate(ctx, b.x, b.labels.data(), metrics);
-    EXPECT_THROW_WITH(kernel.check(ctx), gemm_mlp::Error, "gave up waiting for 'Forward ");
-    kernel.set_wait_timeout(10.0);
-    Metrics clean(ctx);
-    kernel.evaluate(ctx, b.x, b.labels.data(), clean);
-    kernel.check(ctx);
-    EXPECT_EQ(clean.read(ctx).seen, 256);
+    m.kernel.set_wait_timeout(1e-9);
+    m.kernel.evaluate(m.ctx, m.batch.x, m.batch.labels.data(), metrics);
+    EXPECT_THROW_WITH(m.kernel.check(m.ctx), gemm_mlp::Error, "gave up waiting for 'Forward ");
+    m.kernel.set_wait_timeout(10.0);
+    EXPECT_EQ(m.evaluated_rows(), 256);
   }
 }
 
