@@ -267,8 +267,9 @@ void StepKernel::evaluate(Context& ctx, const Tensor& x, const void* targets, Me
     const gemm::Problem p =
         forward_problem(*input, linear.weight().value, linear.bias().value, views.back(),
                         k.layers[l].relu ? Activation::Relu : Activation::None);
-    a.forward[l] = with_arithmetic(
-        k.arithmetic, [&](auto t) { return gemm::step_tile::nt_gemm<decltype(t)::value>(p); });
+    a.forward[l] = with_arithmetic(k.arithmetic, [&](auto t) {
+      return gemm::step_tile::tile_gemm<decltype(t)::value, gemm::step_tile::Layout::NT>(p);
+    });
     input = &views.back();
   }
   for (size_t l = 0; l < k.layers.size() && k.partials.size() > 0; ++l)

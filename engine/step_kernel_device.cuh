@@ -276,7 +276,7 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
   extern __shared__ float smem_raw[];
   __shared__ int votes[kMaxClusterBlocks];  // rank 0's: each block's answer to its waits
   const Rank r = cluster_rank();
-  if (threadIdx.x == 0) gemm::step_tile::init_pipeline<A>(smem_raw);
+  if (threadIdx.x == 0) gemm::step_tile::init_pipelines<A>(smem_raw);
   // The barriers set up; in a cluster, every block started before any reaches into another's.
   unit_barrier(r);
   int issued = 0;  // K tiles this block's pipeline has run
@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
       const NtGemm& g = a.forward[unit.layer];
       const gemm::step_tile::KShare k =
           gemm::step_tile::k_share<A>(unit.k0, unit.k_len, r.rank, r.size);
-      issued += gemm::step_tile::run_nt_tile<A>(
+      issued += gemm::step_tile::run_tile<A, gemm::step_tile::Layout::NT>(
           smem_raw, g, unit.part == Part::Slice ? slice_epilogue(a, unit) : g.c, unit.row0,
           unit.col0, k.k0, k.k_len, issued, r.size > 1);
     } else if (unit.kind == Kind::Loss) {

@@ -35,8 +35,10 @@ namespace gemm::detail {
 // A tile of the pipeline, named: struct MyTile { static constexpr int kBlockM = 256, kBlockN = 128,
 // kStages = 4, kConsumers = 2; using Arithmetic = wgmma_ops::Tf32x1; }. kStages is the most stages
 // wanted (fewer where the staging slots need the room); each consumer warpgroup owns
-// kBlockM / kConsumers rows. WsPipeline<Tile> derives the rest.
-template <class Tile>
+// kBlockM / kConsumers rows. WsPipeline<Tile> derives the rest; kBudgetFloats is the shared
+// memory its stages, derived parts and staging slots may take (less for a kernel that keeps
+// shared memory of its own beside the pipeline).
+template <class Tile, int kBudgetFloats = kWsSmemBudgetFloats>
 struct WsPipeline {
   using Arithmetic = typename Tile::Arithmetic;
   static constexpr int kBm = Tile::kBlockM, kBn = Tile::kBlockN, kBk = kPanelK;  // a TMA box: 32 k
@@ -65,7 +67,6 @@ struct WsPipeline {
   struct For {
     static constexpr int kStagedFloats =
         ((KMajorA ? 0 : kBm) + (KMajorB ? 0 : kBn)) * kBk;  // per slot
-    static constexpr int kBudgetFloats = kWsSmemBudgetFloats;
     static constexpr bool fits(int slots, int stages) {
       return kBudgetFloats - kDerivedFloats - slots * kStagedFloats >= stages * kStageFloats;
     }
@@ -165,12 +166,23 @@ struct WsPipelineSmem {
   uint64_t* staged;
 
   __device__ __forceinline__ explicit WsPipelineSmem(float* smem_raw)
-      : smem(smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float)),
+      : WsPipelineSmem(smem_raw, nullptr) {}
+  // With the barriers (Layout::kBarriers of them) at `barriers` instead of after the staging
+  // slots: for a block that runs tiles of several layouts over the same memory, each layout's
+  // barriers apart, past the largest layout's pipeline.
+  __device__ __forceinline__ WsPipelineSmem(float* smem_raw, uint64_t* barriers)
+      : smem(aligned(smem_raw)),
         derived(smem + Layout::kStages * Cfg::kStageFloats),
         staging(derived + Cfg::kDerivedFloats),
-        full(reinterpret_cast<uint64_t*>(staging + Layout::kSlots * Layout::kStagedFloats)),
+        full(barriers != nullptr
+                 ? barriers
+                 : reinterpret_cast<uint64_t*>(staging + Layout::kSlots * Layout::kStagedFloats)),
         empty(full + Layout::kStages),
         staged(empty + Layout::kStages) {}
+  // The pipeline's start in dynamic shared memory smem_raw: its first 1 KB boundary.
+  static __device__ __forceinline__ float* aligned(float* smem_raw) {
+    return smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float);
+  }
   __device__ __forceinline__ float* a_tile(int stage) const {
     return smem + stage * Cfg::kStageFloats;
   }

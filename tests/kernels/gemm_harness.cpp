@@ -79,7 +79,25 @@ void fill(const Case& c, const Placement& at, float* buf) {
       buf[at.c + std::size_t(i) * c.ldc + j] = c.beta == 0.0f ? kNaN : value();
 }
 
-gemm::Problem problem(const Case& c, const Placement& at, float* base) {
+
+// Calls f(i) for i in [0, n) on all cores, in the given order of priority.
+template <class F>
+void parallel_for(const std::vector<std::size_t>& order, F&& f) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned n_threads = unsigned(std::min<std::size_t>(std::min(hw, 32u), order.size()));
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t w; (w = next.fetch_add(1)) < order.size();) f(order[w]);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < n_threads; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace
+
+gemm::Problem problem_of(const Case& c, const Placement& at, float* base) {
   gemm::Problem p;
   p.op_a = c.op_a;
   p.op_b = c.op_b;
@@ -103,23 +121,6 @@ gemm::Problem problem(const Case& c, const Placement& at, float* base) {
   }
   return p;
 }
-
-// Calls f(i) for i in [0, n) on all cores, in the given order of priority.
-template <class F>
-void parallel_for(const std::vector<std::size_t>& order, F&& f) {
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned n_threads = unsigned(std::min<std::size_t>(std::min(hw, 32u), order.size()));
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t w; (w = next.fetch_add(1)) < order.size();) f(order[w]);
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < n_threads; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
-}
-
-}  // namespace
 
 std::string Case::describe() const {
   std::ostringstream s;
@@ -181,7 +182,7 @@ std::vector<float> run_batch(const gemm::Variant& variant, const Batch& batch,
   if (variant.device == gemm::Device::CPU) {
     for (std::size_t i = 0; i < cases.size(); ++i) {
       try {
-        gemm::run(variant, problem(cases[i], at[i], out.data()));
+        gemm::run(variant, problem_of(cases[i], at[i], out.data()));
       } catch (const std::exception& e) {
         errors[i] = std::string("threw: ") + e.what();
       }
@@ -193,7 +194,7 @@ std::vector<float> run_batch(const gemm::Variant& variant, const Batch& batch,
   d.upload(batch.input(), batch.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
     try {
-      gemm::run(variant, problem(cases[i], at[i], d.data()));
+      gemm::run(variant, problem_of(cases[i], at[i], d.data()));
     } catch (const std::exception& e) {
       errors[i] = std::string("threw: ") + e.what();
     }

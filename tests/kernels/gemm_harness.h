@@ -88,6 +88,9 @@ class Batch {
   std::unique_ptr<float[], void (*)(void*)> input_;
 };
 
+// Case c placed at `at` in a batch buffer that starts at `base`, as a gemm::Problem.
+gemm::Problem problem_of(const Case& c, const Placement& at, float* base);
+
 // Runs every case of the batch with `variant` (device variants through one cudaMalloc'd copy,
 // synchronised after each case so a fault names its case) and returns the output buffer.
 // errors[i] is set when case i threw or faulted; a fault that leaves the context unusable stops
