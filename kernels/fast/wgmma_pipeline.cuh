@@ -166,7 +166,12 @@ struct WsPipelineSmem {
   uint64_t* staged;
 
   __device__ __forceinline__ explicit WsPipelineSmem(float* smem_raw)
-      : WsPipelineSmem(smem_raw, nullptr) {}
+      : smem(smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float)),
+        derived(smem + Layout::kStages * Cfg::kStageFloats),
+        staging(derived + Cfg::kDerivedFloats),
+        full(reinterpret_cast<uint64_t*>(staging + Layout::kSlots * Layout::kStagedFloats)),
+        empty(full + Layout::kStages),
+        staged(empty + Layout::kStages) {}
   // With the barriers (Layout::kBarriers of them) at `barriers` instead of after the staging
   // slots: for a block that runs tiles of several layouts over the same memory, each layout's
   // barriers apart, past the largest layout's pipeline.
@@ -174,9 +179,7 @@ struct WsPipelineSmem {
       : smem(aligned(smem_raw)),
         derived(smem + Layout::kStages * Cfg::kStageFloats),
         staging(derived + Cfg::kDerivedFloats),
-        full(barriers != nullptr
-                 ? barriers
-                 : reinterpret_cast<uint64_t*>(staging + Layout::kSlots * Layout::kStagedFloats)),
+        full(barriers),
         empty(full + Layout::kStages),
         staged(empty + Layout::kStages) {}
   // The pipeline's start in dynamic shared memory smem_raw: its first 1 KB boundary.
