@@ -6,6 +6,7 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cuda/atomic>
 
@@ -59,6 +60,9 @@ struct EvalArgs {
   int loss_rows;  // rows per Loss unit: slot i holds rows i·loss_rows, …
 };
 static_assert(sizeof(EvalArgs) <= 4096, "a kernel's parameters are at most 4 KB");
+static_assert(offsetof(StepKernel::UnitTime, stored_ns) ==
+                  offsetof(StepKernel::UnitTime, k_done_ns) + sizeof(long long),
+              "a tile's two stamps are one array (run_tile's stamps)");
 
 __device__ __forceinline__ int sm_id() {
   int id;
@@ -66,11 +70,7 @@ __device__ __forceinline__ int sm_id() {
   return id;
 }
 
-__device__ __forceinline__ long long now_ns() {
-  long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+__device__ __forceinline__ long long now_ns() { return gemm::step_tile::global_ns(); }
 
 // This block's place in its cluster: the grid is (clusters, 1, size) in clusters of (1, 1, size)
 // blocks, and every block of a cluster runs the same units.
@@ -283,9 +283,11 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
   for (int u = blockIdx.x; u < a.unit_count; u += gridDim.x) {
     const Unit unit = a.units[u];
     bool go = true;
+    StepKernel::UnitTime* time = a.timeline != nullptr && r.rank == 0 ? &a.timeline[u] : nullptr;
     if (threadIdx.x == 0) {
+      if (time != nullptr) time->wait_ns = now_ns(), time->k_done_ns = time->stored_ns = 0;
       go = await_unit(a, unit, u);
-      if (a.timeline != nullptr && r.rank == 0) a.timeline[u].start_ns = now_ns();
+      if (time != nullptr) time->start_ns = now_ns();
     }
     // Thread 0's answer to every thread through the barrier itself, not shared memory, which
     // racecheck would misjudge here (docs/NOTES.md, "Racecheck and named barriers").
@@ -303,7 +305,8 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
           gemm::step_tile::k_share<A>(unit.k0, unit.k_len, r.rank, r.size);
       issued += gemm::step_tile::run_tile<A, gemm::step_tile::Layout::NT>(
           smem_raw, g, unit.part == Part::Slice ? slice_epilogue(a, unit) : g.c, unit.row0,
-          unit.col0, k.k0, k.k_len, issued, r.size > 1);
+          unit.col0, k.k0, k.k_len, issued, r.size > 1,
+          time != nullptr ? &time->k_done_ns : nullptr);
     } else if (unit.kind == Kind::Loss) {
       run_loss<kThreads>(a, unit, r);
     } else if (unit.kind == Kind::Metrics && r.rank == 0) {
@@ -311,8 +314,8 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     }
     unit_barrier(r);
     if (threadIdx.x == 0 && r.rank == 0) {
-      if (a.timeline != nullptr) {
-        StepKernel::UnitTime& t = a.timeline[u];
+      if (time != nullptr) {
+        StepKernel::UnitTime& t = *time;
         t.end_ns = now_ns();
         t.sm = sm_id();
         t.block = static_cast<int>(blockIdx.x);

@@ -126,8 +126,8 @@ int main(int argc, char** argv) {
     std::vector<ModelCase> models;
     for (const std::string& s : model_specs) models.push_back(parse_model(s));
     std::ostringstream table, timeline;
-    timeline << "model,batch,variant,forward_splits,cluster,unit,kind,part,layer,block,sm,start_us,"
-                "end_us\n";
+    timeline << "model,batch,variant,forward_splits,cluster,unit,kind,part,layer,block,sm,wait_us,"
+                "start_us,k_done_us,stored_us,end_us\n";
     table << "model,batch,variant,forward_splits,cluster,rows,launch_by_launch_ms,step_kernel_ms,"
              "ratio,default_cluster,"
              "grid,units,span_us,busy_fraction,loss_launch_by_launch,loss_step_kernel\n";
@@ -188,27 +188,47 @@ int main(int argc, char** argv) {
           const int grid = kernel->grid_blocks(batch);
           const double span_us = (last - first) / 1e3;
           const double busy_fraction = static_cast<double>(busy) / (double(last - first) * grid);
-          // Per kind, part and layer: how many units and their mean time.
-          std::map<std::tuple<int, int, int>, std::pair<int, double>> kinds;
+          // Per kind, part and layer: how many units, their mean time, and for GEMM tiles the
+          // mean of each phase: the K loop (to the staged tile), the store (with the cluster's
+          // sum), the rest (the unit's barrier); and every unit's wait.
+          struct KindTimes {
+            int count = 0;
+            double unit_us = 0, wait_us = 0, k_loop_us = 0, store_us = 0;
+          };
+          const auto us = [](long long from, long long to) { return (to - from) / 1e3; };
+          std::map<std::tuple<int, int, int>, KindTimes> kinds;
           for (size_t i = 0; i < t.size(); ++i) {
             const auto& u = t[i];
-            auto& k = kinds[{u.kind, u.part, u.layer}];
-            ++k.first;
-            k.second += (u.end_ns - u.start_ns) / 1e3;
+            KindTimes& k = kinds[{u.kind, u.part, u.layer}];
+            ++k.count;
+            k.unit_us += us(u.start_ns, u.end_ns);
+            k.wait_us += us(u.wait_ns, u.start_ns);
+            if (u.k_done_ns != 0) {
+              k.k_loop_us += us(u.start_ns, u.k_done_ns);
+              k.store_us += us(u.k_done_ns, u.stored_ns);
+            }
             timeline << m.text.substr(0, m.text.find(':')) << ',' << m.batch << ',' << variant
                      << ',' << split << ',' << cluster << ',' << i << ','
                      << engine::step_plan::kind_name(static_cast<engine::step_plan::Kind>(u.kind))
                      << ',' << u.part << ',' << u.layer << ',' << u.block << ',' << u.sm << ','
-                     << (u.start_ns - first) / 1e3 << ',' << (u.end_ns - first) / 1e3 << '\n';
+                     << us(first, u.wait_ns) << ',' << us(first, u.start_ns) << ','
+                     << (u.k_done_ns != 0 ? us(first, u.k_done_ns) : 0.0) << ','
+                     << (u.stored_ns != 0 ? us(first, u.stored_ns) : 0.0) << ','
+                     << us(first, u.end_ns) << '\n';
           }
           std::string per_kind;
           for (const auto& [key, k] : kinds) {
             const char* parts[] = {"", " slice", " sum"};
-            char line[96];
-            std::snprintf(line, sizeof line, "  %s %d%s: %d x %.1f us",
-                          engine::step_plan::kind_name(
-                              static_cast<engine::step_plan::Kind>(std::get<0>(key))),
-                          std::get<2>(key), parts[std::get<1>(key)], k.first, k.second / k.first);
+            char line[160];
+            int n = std::snprintf(line, sizeof line, "\n     %s %d%s: %d x %.1f us (wait %.1f",
+                                  engine::step_plan::kind_name(
+                                      static_cast<engine::step_plan::Kind>(std::get<0>(key))),
+                                  std::get<2>(key), parts[std::get<1>(key)], k.count,
+                                  k.unit_us / k.count, k.wait_us / k.count);
+            if (k.k_loop_us > 0)
+              n += std::snprintf(line + n, sizeof line - n, ", K loop %.1f, store %.1f",
+                                 k.k_loop_us / k.count, k.store_us / k.count);
+            std::snprintf(line + n, sizeof line - n, ")");
             per_kind += line;
           }
 

@@ -131,6 +131,13 @@ __device__ __forceinline__ void fence_proxy_async_global() {
   asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
 
+// The GPU's global timer (ns): for a caller's timeline of its tiles.
+__device__ __forceinline__ long long global_ns() {
+  long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 // Block `rank` of `size`'s share of the K range [k0, k0 + k_len) of a tile split across a
 // cluster: whole K tiles, in rank order, the last share ending where the range does; a share past
 // the range's end is empty (k_len 0).
@@ -154,11 +161,14 @@ __device__ __forceinline__ KShare k_share(int k0, int k_len, int rank, int size)
 // `issued` is the count of K tiles the block's pipeline ran before in layout L (0 for its first
 // tile of L); returns this tile's, to add to it. Whatever the tile reads that other blocks wrote
 // in this launch, the caller has acquired before (thread 0, then __syncthreads); the caller
-// separates this tile from the block's next with __syncthreads.
+// separates this tile from the block's next with __syncthreads. Where `stamps` is set, thread 0
+// (a consumer) writes global_ns() into stamps[0] once its K loop is done and the tile staged, and
+// into stamps[1] once the tile is stored (after the cluster's sum).
 template <Arithmetic A, Layout L>
 __device__ __forceinline__ int run_tile(float* smem_raw, const TileGemm<L>& g,
                                         const detail::Epilogue& c, int m0, int n0, int k0,
-                                        int k_len, int issued, bool cluster_sum) {
+                                        int k_len, int issued, bool cluster_sum,
+                                        long long* stamps = nullptr) {
   using T = Tile<A>;
   using Cfg = typename T::Cfg;
   constexpr bool KMajorA = kKMajorA<L>, KMajorB = kKMajorB<L>;
@@ -177,6 +187,7 @@ __device__ __forceinline__ int run_tile(float* smem_raw, const TileGemm<L>& g,
     detail::ws_produce_tile<Cfg>(s, pa, pb, a, b, k_tiles, issued, tid - T::kConsumerThreads);
   } else {
     detail::ws_consume_tile<Cfg>(s, k_tiles, issued, tid);
+    if (stamps != nullptr && tid == 0) stamps[0] = global_ns();
   }
   constexpr int kLd = T::template For<L>::kOutputLd;
   if (cluster_sum)  // every thread: the cluster's barriers
@@ -185,6 +196,7 @@ __device__ __forceinline__ int run_tile(float* smem_raw, const TileGemm<L>& g,
   else if (tid < T::kConsumerThreads)
     detail::store_consumers_tile<Cfg::kBm, Cfg::kBn, kLd, T::kConsumerThreads, false>(c, s.smem, m0,
                                                                                       n0, tid);
+  if (stamps != nullptr && tid == 0) stamps[1] = global_ns();
   if (tid < T::kConsumerThreads) {
     fence_proxy_async_global();
     // The last K tile's stage back to the producer (ws_consume_tile keeps it).
