@@ -9,6 +9,7 @@
 //   - the same bits on a grid of 1, 3 and every resident block, with K split, single and in
 //     clusters of 2;
 //   - by default, clusters as large as keep the widest layer's tiles in one wave;
+//   - each unit's phases recorded in order (wait, start, a tile's K loop and store, end);
 //   - Trainer::evaluate through it (clusters of the default size) against a trainer of the same
 //   parameters launch by launch, with
 //   a
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/step_plan.h"
 #include "expect_error.h"
 #include "gpu_test.h"
 #include "random_data.h"
@@ -283,6 +285,33 @@ TEST(StepKernel, ByDefaultRunsTheWidestLayersTilesInOneWaveOfClusters) {
   EXPECT_EQ(m.kernel.grid_blocks(256) % cluster, 0);
   EXPECT_GE(m.kernel.grid_blocks(256) / cluster, 16) << "clusters of " << cluster;
   EXPECT_EQ(m.evaluated_rows(), 256);
+}
+
+TEST(StepKernel, RecordsEachUnitsPhasesInOrder) {
+  GPU_TEST_OR_SKIP();
+  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
+    GTEST_SKIP() << why;
+  Context ctx(Device::CUDA, "tf32_fast", 1);
+  Batch b(ctx, {784, 1024, 1024, 10}, 256, 2);
+  StepKernel kernel(ctx, b.net.seq, 256, true);
+  kernel.record_timeline(true);
+  Metrics metrics(ctx);
+  kernel.evaluate(ctx, b.x, b.labels.data(), metrics);
+  kernel.check(ctx);
+  int tiles = 0;
+  for (const StepKernel::UnitTime& t : kernel.timeline(ctx)) {
+    EXPECT_LE(t.wait_ns, t.start_ns);
+    EXPECT_LE(t.start_ns, t.end_ns);
+    if (t.kind != static_cast<int>(engine::step_plan::Kind::Forward)) {
+      EXPECT_EQ(t.k_done_ns, 0);
+      continue;
+    }
+    ++tiles;
+    EXPECT_LE(t.start_ns, t.k_done_ns);
+    EXPECT_LE(t.k_done_ns, t.stored_ns);
+    EXPECT_LE(t.stored_ns, t.end_ns);
+  }
+  EXPECT_EQ(tiles, 16 + 16 + 2);  // 128×128 tiles of 256×1024, 256×1024 and 256×10
 }
 
 TEST(StepKernel, TrainerEvaluatesThroughItAsLaunchByLaunch) {
