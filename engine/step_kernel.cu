@@ -70,7 +70,7 @@ const char* arithmetic_of(const gemm::Variant& v, Arithmetic* arithmetic) {
 }
 
 template <Arithmetic A>
-constexpr auto kEvaluateKernel = evaluate_kernel<A>;
+constexpr auto kPlanKernel = plan_kernel<A>;
 
 // f(std::integral_constant<Arithmetic, a>{}): what depends on the kernel's arithmetic, chosen once.
 template <class F>
@@ -85,15 +85,15 @@ decltype(auto) with_arithmetic(Arithmetic a, F&& f) {
 template <Arithmetic A>
 int resident_clusters(int cluster_size) {
   static const int single = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(kEvaluateKernel<A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CUDA_CHECK(cudaFuncSetAttribute(kPlanKernel<A>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     Tile<A>::kSmemBytes));
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, kEvaluateKernel<A>, Tile<A>::kThreads, Tile<A>::kSmemBytes));
+        &per_sm, kPlanKernel<A>, Tile<A>::kThreads, Tile<A>::kSmemBytes));
     return per_sm * gemm::detail::multiprocessor_count();
   }();
   if (cluster_size == 1) return single;
-  return gemm::detail::max_active_clusters(reinterpret_cast<const void*>(kEvaluateKernel<A>),
+  return gemm::detail::max_active_clusters(reinterpret_cast<const void*>(kPlanKernel<A>),
                                            cluster_size, Tile<A>::kThreads, Tile<A>::kSmemBytes);
 }
 
@@ -146,7 +146,8 @@ struct StepKernel::Impl {
   bool cross_entropy = true;
   std::vector<Tensor> activations;  // Y_l: max_batch × d_{l+1}
   Tensor outputs;                   // the last evaluation's view of the last one
-  std::map<int, DevicePlan> plans;  // by batch size
+  std::map<std::pair<int, step_plan::Scope>, DevicePlan> plans;  // by batch size and scope
+  std::vector<Tensor> gradients;  // G_l: max_batch × d_{l+1}, allocated by the first train()
   int forward_splits = 1;
   int cluster_size = 1;  // set by the constructor
   gemm::DeviceBuffer<int> counters;
@@ -160,17 +161,21 @@ struct StepKernel::Impl {
   gemm::DeviceBuffer<StepKernel::UnitTime> timeline;  // grown to the largest plan recorded
   int last_units = 0;                                 // the last launch's, where it recorded them
 
-  const DevicePlan& plan_for(int batch, cudaStream_t stream) {
-    auto it = plans.find(batch);
+  const DevicePlan& plan_for(int batch, step_plan::Scope scope, cudaStream_t stream) {
+    auto it = plans.find({batch, scope});
     if (it != plans.end()) return it->second;
     DevicePlan d;
-    d.plan = step_plan::make_plan({widths, batch}, unit_sizes(forward_splits, cluster_size),
-                                  step_plan::Scope::Evaluate);
+    d.plan = step_plan::make_plan({widths, batch}, unit_sizes(forward_splits, cluster_size), scope);
     d.units = gemm::DeviceBuffer<Unit>(d.plan.units, stream);
     d.waits = gemm::DeviceBuffer<Wait>(d.plan.waits, stream);
     d.signals = gemm::DeviceBuffer<int>(d.plan.signals, stream);
-    return plans.emplace(batch, std::move(d)).first->second;
+    return plans.emplace(std::make_pair(batch, scope), std::move(d)).first->second;
   }
+
+  void launch(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics,
+              Optimizer* optimizer);
+  void fill_training(LaunchArgs& a, const std::vector<Tensor>& inputs, int batch,
+                     Optimizer& optimizer);
 
   // The plan of a full batch, and what its size sets: the counters, the Loss units' slots and the
   // slices' planes.
@@ -178,8 +183,10 @@ struct StepKernel::Impl {
   void prepare(cudaStream_t stream) {
     CUDA_CHECK(cudaStreamSynchronize(stream));
     plans.clear();
-    const DevicePlan& full = plan_for(max_batch, stream);
-    counters = gemm::DeviceBuffer<int>(full.plan.counters.size());
+    const size_t most =
+        std::max(plan_for(max_batch, step_plan::Scope::Evaluate, stream).plan.counters.size(),
+                 plan_for(max_batch, step_plan::Scope::Step, stream).plan.counters.size());
+    counters = gemm::DeviceBuffer<int>(most);
     const int loss_rows = unit_sizes(forward_splits, cluster_size).loss_rows;
     slots = gemm::DeviceBuffer<LossPartial>((max_batch + loss_rows - 1) / loss_rows);
     partial_offsets.clear();
@@ -247,63 +254,115 @@ StepKernel::StepKernel(Context& ctx, Module& net, int max_batch, bool cross_entr
 StepKernel::~StepKernel() = default;
 
 void StepKernel::evaluate(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics) {
-  Impl& k = *impl_;
-  const int batch = x.rows();
-  if (batch < 1 || batch > k.max_batch || x.cols() != k.widths.front())
-    throw Error("step kernel: x is " + x.shape() + ", prepared for 1.." +
-                std::to_string(k.max_batch) + " rows of " + std::to_string(k.widths.front()));
-  if (targets == nullptr) throw Error("step kernel: no labels or targets");
-  const cudaStream_t stream = ctx.stream();
-  const DevicePlan& d = k.plan_for(batch, stream);
+  impl_->launch(ctx, x, targets, metrics, nullptr);
+}
 
-  EvalArgs a{};
-  const Tensor* input = &x;
-  std::vector<Tensor> views;
-  views.reserve(k.layers.size());
-  for (size_t l = 0; l < k.layers.size(); ++l) {
-    Linear& linear = *k.layers[l].linear;
-    Tensor& y = k.activations[l];
-    views.push_back(Tensor::view(Device::CUDA, y.data(), batch, y.cols()));
+void StepKernel::train(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics,
+                       Optimizer& optimizer) {
+  impl_->launch(ctx, x, targets, metrics, &optimizer);
+}
+
+void StepKernel::Impl::launch(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics,
+                              Optimizer* optimizer) {
+  const int batch = x.rows();
+  if (batch < 1 || batch > max_batch || x.cols() != widths.front())
+    throw Error("step kernel: x is " + x.shape() + ", prepared for 1.." +
+                std::to_string(max_batch) + " rows of " + std::to_string(widths.front()));
+  if (targets == nullptr) throw Error("step kernel: no labels or targets");
+  const bool training = optimizer != nullptr;
+  const cudaStream_t stream = ctx.stream();
+  const DevicePlan& d =
+      plan_for(batch, training ? step_plan::Scope::Step : step_plan::Scope::Evaluate, stream);
+
+  LaunchArgs a{};
+  std::vector<Tensor> inputs;  // X_l: the batch, then each Y_l
+  inputs.reserve(layers.size() + 1);
+  inputs.push_back(Tensor::view(Device::CUDA, const_cast<float*>(x.data()), batch, x.cols()));
+  for (size_t l = 0; l < layers.size(); ++l) {
+    Linear& linear = *layers[l].linear;
+    Tensor& y = activations[l];
+    inputs.push_back(Tensor::view(Device::CUDA, y.data(), batch, y.cols()));
     const gemm::Problem p =
-        forward_problem(*input, linear.weight().value, linear.bias().value, views.back(),
-                        k.layers[l].relu ? Activation::Relu : Activation::None);
-    a.forward[l] = with_arithmetic(k.arithmetic, [&](auto t) {
+        forward_problem(inputs[l], linear.weight().value, linear.bias().value, inputs.back(),
+                        layers[l].relu ? Activation::Relu : Activation::None);
+    a.forward[l] = with_arithmetic(arithmetic, [&](auto t) {
       return gemm::step_tile::tile_gemm<decltype(t)::value, gemm::step_tile::Layout::NT>(p);
     });
-    input = &views.back();
   }
-  for (size_t l = 0; l < k.layers.size() && k.partials.size() > 0; ++l)
-    a.partials[l] = k.partials.data() + k.partial_offsets[l];
+  for (size_t l = 0; l < layers.size() && partials.size() > 0; ++l)
+    a.partials[l] = partials.data() + partial_offsets[l];
+  for (size_t l = 0; l < widths.size(); ++l) a.widths[l] = widths[l];
+  if (training) fill_training(a, inputs, batch, *optimizer);
   a.units = d.units.data();
   a.waits = d.waits.data();
   a.signals = d.signals.data();
-  a.counters = k.counters.data();
-  a.failure = k.failure->get();
-  a.slots = k.slots.data();
+  a.counters = counters.data();
+  a.failure = failure->get();
+  a.slots = slots.data();
   a.metrics = metrics.counters();
-  a.outputs = views.back().data();
-  a.labels = k.cross_entropy ? static_cast<const int32_t*>(targets) : nullptr;
-  a.targets = k.cross_entropy ? nullptr : static_cast<const float*>(targets);
-  if (k.record_timeline && k.timeline.size() < d.plan.units.size())
-    k.timeline = gemm::DeviceBuffer<UnitTime>(d.plan.units.size());
-  a.timeline = k.record_timeline ? k.timeline.data() : nullptr;
-  a.timeout_ns = k.timeout_ns;
+  a.outputs = inputs.back().data();
+  a.labels = cross_entropy ? static_cast<const int32_t*>(targets) : nullptr;
+  a.targets = cross_entropy ? nullptr : static_cast<const float*>(targets);
+  if (record_timeline && timeline.size() < d.plan.units.size())
+    timeline = gemm::DeviceBuffer<UnitTime>(d.plan.units.size());
+  a.timeline = record_timeline ? timeline.data() : nullptr;
+  a.timeout_ns = timeout_ns;
   a.unit_count = static_cast<int>(d.plan.units.size());
   a.batch = batch;
-  a.outputs_width = k.widths.back();
-  a.loss_rows = unit_sizes(k.forward_splits, k.cluster_size).loss_rows;
-  k.outputs = std::move(views.back());
-  k.last_units = k.record_timeline ? a.unit_count : 0;
+  a.outputs_width = widths.back();
+  a.loss_rows = unit_sizes(forward_splits, cluster_size).loss_rows;
+  outputs = std::move(inputs.back());
+  last_units = record_timeline ? a.unit_count : 0;
 
-  CUDA_CHECK(cudaMemsetAsync(k.counters.data(), 0, d.plan.counters.size() * sizeof(int), stream));
-  with_arithmetic(k.arithmetic, [&](auto t) {
+  CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, d.plan.counters.size() * sizeof(int), stream));
+  with_arithmetic(arithmetic, [&](auto t) {
     constexpr Arithmetic A = decltype(t)::value;
-    gemm::LaunchShape shape{dim3(k.clusters(a.unit_count), 1, k.cluster_size),
-                            dim3(Tile<A>::kThreads), static_cast<size_t>(Tile<A>::kSmemBytes),
-                            stream, static_cast<unsigned>(k.cluster_size)};
+    gemm::LaunchShape shape{dim3(clusters(a.unit_count), 1, cluster_size), dim3(Tile<A>::kThreads),
+                            static_cast<size_t>(Tile<A>::kSmemBytes), stream,
+                            static_cast<unsigned>(cluster_size)};
     shape.cooperative = true;
-    gemm::launch_kernel(kEvaluateKernel<A>, shape, a);
+    gemm::launch_kernel(kPlanKernel<A>, shape, a);
   });
+}
+
+// A training step's part of the launch: the loss's gradient, the backward GEMMs (G_{l−1} and
+// dW_l), the bias gradients' outputs, the parameters with the optimiser's state, and the count.
+void StepKernel::Impl::fill_training(LaunchArgs& a, const std::vector<Tensor>& inputs, int batch,
+                                     Optimizer& optimizer) {
+  if (forward_splits != 1)
+    throw Error("step kernel: a training step runs unsplit tiles (forward splits 1, got " +
+                std::to_string(forward_splits) + "); clusters share their K");
+  if (gradients.empty())
+    for (size_t l = 1; l < widths.size(); ++l)
+      gradients.emplace_back(Device::CUDA, max_batch, widths[l]);
+  std::vector<Tensor> g;  // G_l for this batch
+  for (size_t l = 0; l < layers.size(); ++l)
+    g.push_back(Tensor::view(Device::CUDA, gradients[l].data(), batch, widths[l + 1]));
+  for (size_t l = 0; l < layers.size(); ++l) {
+    Linear& linear = *layers[l].linear;
+    Parameter& w = linear.weight();
+    Parameter& b = linear.bias();
+    a.grads[l] = g[l].data();
+    const gemm::Problem dw = weight_gradient_problem(g[l], inputs[l], 0.0f, w.grad);
+    a.weight_grad[l] = with_arithmetic(arithmetic, [&](auto t) {
+      return gemm::step_tile::tile_gemm<decltype(t)::value, gemm::step_tile::Layout::TN>(dw);
+    });
+    if (l > 0) {
+      const gemm::Problem dx =
+          input_gradient_problem(g[l], w.value, inputs[l], layers[l - 1].relu, g[l - 1]);
+      a.input_grad[l] = with_arithmetic(arithmetic, [&](auto t) {
+        return gemm::step_tile::tile_gemm<decltype(t)::value, gemm::step_tile::Layout::NN>(dx);
+      });
+    }
+    const auto [w0, w1] = optimizer.state_of(w);
+    const auto [b0, b1] = optimizer.state_of(b);
+    a.params[l] = {w.value.data(), b.value.data(), w.grad.data(), b.grad.data(), w0, w1, b0, b1};
+  }
+  a.training = true;
+  a.rule = optimizer.update_rule();
+  a.step_count = optimizer.count_step_elsewhere();
+  a.loss_scale = cross_entropy ? 1.0f / static_cast<float>(batch)
+                               : 2.0f / (static_cast<float>(batch) * widths.back());
 }
 
 void StepKernel::check(Context& ctx) {
@@ -311,7 +370,8 @@ void StepKernel::check(Context& ctx) {
   const WaitFailure f = k.failure->read(ctx);
   if (f.failed == 0) return;
   k.failure->zero(ctx);
-  const auto it = k.plans.find(f.batch);
+  const auto it = k.plans.find(
+      {f.batch, f.training != 0 ? step_plan::Scope::Step : step_plan::Scope::Evaluate});
   if (it == k.plans.end())
     throw Error("step kernel: a wait gave up in a batch of " + std::to_string(f.batch) +
                 " rows, which has no plan");

@@ -26,6 +26,7 @@
 #include "engine/context.h"
 #include "engine/loss.h"
 #include "engine/module.h"
+#include "engine/optim.h"
 #include "engine/tensor.h"
 
 namespace engine {
@@ -58,6 +59,15 @@ class StepKernel {
   // one launch, queued on the context's stream. The first batch of each size below max_batch
   // builds and uploads its plan (which waits for the device once).
   void evaluate(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics);
+
+  // One training step on x against `targets` (as evaluate() takes them), one launch: the forward
+  // pass, the loss and its gradient (the metrics added as the loss kernels add them, the step
+  // counted on the optimizer's counter), the backward GEMMs and bias gradients into the
+  // parameters' gradients, and optimizer's update of every parameter, as its rule says
+  // (UpdateRule). The batch is the caller's (no gather). optimizer must hold the network's
+  // parameters. Unsplit tiles only (forward splits 1); clusters share their K.
+  void train(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics,
+             Optimizer& optimizer);
 
   // Waits for the context's stream; throws gemm_mlp::Error naming the unit, its counter, the
   // target and the count reached when a launch since the last check gave up on a wait.

@@ -12,6 +12,8 @@
 
 #include "engine/backend.h"
 #include "engine/loss_rows.cuh"
+#include "engine/optim.h"
+#include "engine/optim_update.cuh"
 #include "engine/step_kernel.h"
 #include "engine/step_plan.h"
 #include "kernels/fast/step_tile.cuh"
@@ -21,8 +23,10 @@ namespace engine {
 namespace {  // one translation unit: step_kernel.cu
 
 using gemm::step_tile::Arithmetic;
+using gemm::step_tile::Layout;
 using gemm::step_tile::NtGemm;
 using gemm::step_tile::Tile;
+using gemm::step_tile::TileGemm;
 using step_plan::Kind;
 using step_plan::Part;
 using step_plan::Unit;
@@ -38,10 +42,22 @@ constexpr int kMaxClusterBlocks = StepKernel::kMaxClusterBlocks;
 struct WaitFailure {
   int failed;
   int unit, wait, reached, batch;
+  int training;  // in a training step's plan, else an evaluation's
 };
 
-// What one launch reads: the plan, its counters, the forward GEMMs and the loss's operands.
-struct EvalArgs {
+// A layer's parameters as the Update units change them: W_l (d_{l+1}×d_l) and b_l with their
+// gradients, and their slices of the optimiser's state (UpdateRule: SGD's velocity in state0,
+// or null; Adam's m and v).
+struct LayerParams {
+  float *w, *b;
+  float *grad_w, *grad_b;
+  float *w_state0, *w_state1, *b_state0, *b_state1;
+};
+
+// What one launch reads: the plan, its counters, the forward GEMMs and the loss's operands; and
+// for a training step (Scope::Step) the backward GEMMs, the gradients, the parameters with the
+// optimiser's rule and state, and the step counter.
+struct LaunchArgs {
   NtGemm forward[kMaxLayers];   // layer l: Y_l = act(X_l · W_lᵀ + b_l), B×d_{l+1}
   float* partials[kMaxLayers];  // layer l's K slices' partial Y_l: slices × B×d_{l+1}; or null
   const Unit* units;
@@ -57,9 +73,20 @@ struct EvalArgs {
   StepKernel::UnitTime* timeline;  // per unit, where set; else null
   long long timeout_ns;
   int unit_count, batch, outputs_width;
-  int loss_rows;  // rows per Loss unit: slot i holds rows i·loss_rows, …
+  int loss_rows;               // rows per Loss unit: slot i holds rows i·loss_rows, …
+  int widths[kMaxLayers + 1];  // d0 … dL
+
+  bool training;
+  TileGemm<Layout::NN> input_grad[kMaxLayers];  // l ≥ 1: G_{l−1} = (G_l · W_l) ⊙ [Y_{l−1} > 0]
+  TileGemm<Layout::TN> weight_grad[kMaxLayers];  // dW_l = G_lᵀ · X_l, d_{l+1}×d_l
+  float* grads[kMaxLayers];  // G_l, B×d_{l+1}: the loss's gradient for l = L−1
+  LayerParams params[kMaxLayers];
+  UpdateRule rule;
+  int64_t* step_count;  // the Metrics unit adds 1; the updates read it
+  float loss_scale;     // the loss gradient's scale: 1/B, or 2/(B·outputs) for the squared error
 };
-static_assert(sizeof(EvalArgs) <= 4096, "a kernel's parameters are at most 4 KB");
+// CUDA 12.1 and newer take up to 32,764 bytes of kernel parameters (compute capability 7.0+).
+static_assert(sizeof(LaunchArgs) <= 32764, "a kernel's parameters are at most 32,764 bytes");
 static_assert(offsetof(StepKernel::UnitTime, stored_ns) ==
                   offsetof(StepKernel::UnitTime, k_done_ns) + sizeof(long long),
               "a tile's two stamps are one array (run_tile's stamps)");
@@ -117,7 +144,7 @@ using DeviceInt = ::cuda::atomic_ref<int, ::cuda::thread_scope_device>;
 
 // Thread 0: acquires every counter unit u waits on up to its target. False when this wait ran
 // past the time limit (recorded, if it is the launch's first) or another block's did.
-__device__ bool await_unit(const EvalArgs& a, const Unit& unit, int u) {
+__device__ bool await_unit(const LaunchArgs& a, const Unit& unit, int u) {
   for (int w = unit.first_wait; w < unit.first_wait + unit.wait_count; ++w) {
     const Wait wait = a.waits[w];
     DeviceInt counter(a.counters[wait.counter]);
@@ -128,7 +155,7 @@ __device__ bool await_unit(const EvalArgs& a, const Unit& unit, int u) {
       if (now_ns() - start > a.timeout_ns) {
         if (atomicCAS(&a.failure->failed, 0, 1) == 0) {
           a.failure->unit = u, a.failure->wait = w, a.failure->reached = seen;
-          a.failure->batch = a.batch;
+          a.failure->batch = a.batch, a.failure->training = a.training ? 1 : 0;
         }
         return false;
       }
@@ -141,14 +168,14 @@ __device__ bool await_unit(const EvalArgs& a, const Unit& unit, int u) {
 
 // Thread 0, after the block's barrier that follows the unit: the block's writes, then each of the
 // unit's counters + 1 (the fence makes them visible to whoever acquires the count).
-__device__ void signal_unit(const EvalArgs& a, const Unit& unit) {
+__device__ void signal_unit(const LaunchArgs& a, const Unit& unit) {
   __threadfence();
   for (int s = unit.first_signal; s < unit.first_signal + unit.signal_count; ++s)
     DeviceInt(a.counters[a.signals[s]]).fetch_add(1, ::cuda::memory_order_relaxed);
 }
 
 // A K slice's partial tile of layer `layer`: plain (alpha 1, no epilogue) into its own plane.
-__device__ gemm::detail::Epilogue slice_epilogue(const EvalArgs& a, const Unit& unit) {
+__device__ gemm::detail::Epilogue slice_epilogue(const LaunchArgs& a, const Unit& unit) {
   const gemm::detail::Epilogue& c = a.forward[unit.layer].c;
   float* plane = a.partials[unit.layer] + static_cast<int64_t>(unit.slice) * c.m * c.n;
   const bool vec4 = reinterpret_cast<uintptr_t>(plane) % 16 == 0 && c.n % 4 == 0;
@@ -158,7 +185,7 @@ __device__ gemm::detail::Epilogue slice_epilogue(const EvalArgs& a, const Unit& 
 // Every thread: a split tile's slices added in slice order (the same bits every run), through the
 // layer's epilogue; in a cluster, each block its share of the rows.
 template <int kThreads>
-__device__ void run_sum(const EvalArgs& a, const Unit& unit, Rank r) {
+__device__ void run_sum(const LaunchArgs& a, const Unit& unit, Rank r) {
   const gemm::detail::Epilogue& c = a.forward[unit.layer].c;
   const float* partials = a.partials[unit.layer];
   const int64_t plane = static_cast<int64_t>(c.m) * c.n;
@@ -195,7 +222,7 @@ __device__ void run_sum(const EvalArgs& a, const Unit& unit, Rank r) {
 // a cluster each block its share of them; their metrics summed in warp order, then in rank order,
 // into the unit's slot.
 template <int kThreads>
-__device__ void run_loss(const EvalArgs& a, const Unit& unit, Rank r) {
+__device__ void run_loss(const LaunchArgs& a, const Unit& unit, Rank r) {
   constexpr int kWarps = kThreads / cuda::kWarp;
   __shared__ LossPartial warps[kWarps];
   __shared__ LossPartial blocks[kMaxClusterBlocks];  // rank 0's: each block's sum
@@ -204,16 +231,18 @@ __device__ void run_loss(const EvalArgs& a, const Unit& unit, Rank r) {
   unsigned int correct = 0, bad = 0;
   const bool cached = a.outputs_width <= cuda::kWarp * cuda::kLossCache;
   const Share rows = share(unit.row0, unit.rows, r);
+  float* gradient = a.training ? a.grads[unit.layer] : nullptr;  // with the loss's gradient
+  const float scale = a.training ? a.loss_scale : 0.0f;
   for (int i = rows.first + warp; i < rows.first + rows.count; i += kWarps) {
     if (a.labels == nullptr)
-      cuda::squared_error_row(a.outputs, a.targets, nullptr, i, a.outputs_width, 0.0f, lane, loss,
+      cuda::squared_error_row(a.outputs, a.targets, gradient, i, a.outputs_width, scale, lane, loss,
                               bad);
     else if (cached)
-      cuda::softmax_xent_row<true>(a.outputs, a.labels[i], nullptr, i, a.outputs_width, 0.0f, lane,
-                                   loss, correct, bad);
+      cuda::softmax_xent_row<true>(a.outputs, a.labels[i], gradient, i, a.outputs_width, scale,
+                                   lane, loss, correct, bad);
     else
-      cuda::softmax_xent_row<false>(a.outputs, a.labels[i], nullptr, i, a.outputs_width, 0.0f, lane,
-                                    loss, correct, bad);
+      cuda::softmax_xent_row<false>(a.outputs, a.labels[i], gradient, i, a.outputs_width, scale,
+                                    lane, loss, correct, bad);
   }
   if (a.labels == nullptr)  // the squared error counts bad targets in every lane
     for (int offset = cuda::kWarp / 2; offset > 0; offset /= 2)
@@ -234,7 +263,7 @@ __device__ void run_loss(const EvalArgs& a, const Unit& unit, Rank r) {
 // Every thread: the Loss units' slots added in order (staged through shared memory, a load a
 // thread, in chunks), into the metrics.
 template <int kThreads>
-__device__ void run_metrics(const EvalArgs& a, const Unit& unit) {
+__device__ void run_metrics(const LaunchArgs& a, const Unit& unit) {
   constexpr int kChunk = 64;
   static_assert(kChunk <= kThreads, "a chunk is a slot a thread");
   __shared__ LossPartial chunk[kChunk];
@@ -263,15 +292,94 @@ __device__ void run_metrics(const EvalArgs& a, const Unit& unit) {
     a.metrics->bad_labels += bad;
   else
     a.metrics->bad_targets += bad;
+  if (a.training) *a.step_count += 1;  // the step counted, before the updates read it
 }
 
-// Units c, c + C, … of the plan on cluster c of C, all resident; every block of a cluster runs
-// the same units, each its share (a GEMM tile's K, a Sum's or a Loss unit's rows). Each unit:
-// thread 0 of every block acquires its waits; the blocks agree whether to go on; they run it;
-// after the unit's barrier, thread 0 of rank 0 releases its signals.
+// Every thread: entries [row0, row0 + rows) of db_l, the column sums of G_l (B×d_{l+1}), in a
+// cluster each block its share: 32 columns at a time, each warp summing rows warp, warp + 12, …
+// of them, then the warps' sums added in warp order (the same bits every run).
+template <int kThreads>
+__device__ void run_bias_grad(const LaunchArgs& a, const Unit& unit, Rank r) {
+  constexpr int kWarps = kThreads / cuda::kWarp;
+  __shared__ float sums[kWarps][cuda::kWarp];
+  const int lane = threadIdx.x % cuda::kWarp, warp = threadIdx.x / cuda::kWarp;
+  const float* g = a.grads[unit.layer];
+  const int width = a.widths[unit.layer + 1];
+  const Share cols = share(unit.row0, unit.rows, r);
+  for (int c0 = cols.first; c0 < cols.first + cols.count; c0 += cuda::kWarp) {
+    const int c = c0 + lane;
+    const bool mine = c < cols.first + cols.count;
+    float sum = 0.0f;
+    for (int i = warp; mine && i < a.batch; i += kWarps)
+      sum += __ldcg(g + static_cast<int64_t>(i) * width + c);
+    sums[warp][lane] = sum;
+    __syncthreads();
+    if (warp == 0 && mine) {
+      float total = 0.0f;
+      for (int w = 0; w < kWarps; ++w) total += sums[w][lane];
+      a.params[unit.layer].grad_b[c] = total;
+    }
+    __syncthreads();
+  }
+}
+
+// Every thread: rows [row0, row0 + rows) of W_l and of b_l updated by the optimiser's rule, in a
+// cluster each block its share. The step's count is the Metrics unit's, which the unit acquired.
+template <int kThreads>
+__device__ void run_update(const LaunchArgs& a, const Unit& unit, Rank r) {
+  const LayerParams& p = a.params[unit.layer];
+  const UpdateRule& rule = a.rule;
+  const int in = a.widths[unit.layer];
+  const Share rows = share(unit.row0, unit.rows, r);
+  const int64_t counted = __ldcg(a.step_count);
+  const bool sgd = rule.kind == UpdateRule::Kind::Sgd;
+  const float sgd_lr = sgd ? lr_at(rule.schedule, counted - 1) : 0.0f;
+  const cuda::AdamStep adam =
+      sgd ? cuda::AdamStep{} : cuda::adam_step_at(rule.schedule, counted, rule.beta1, rule.beta2);
+  // Element e of w (with its gradient g and state s0, s1), by the rule.
+  const auto update = [&](float* w, const float* g, float* s0, float* s1, int64_t e) {
+    float value = w[e], first = s0 != nullptr ? s0[e] : 0.0f;
+    if (sgd) {
+      cuda::sgd_update(value, __ldcg(g + e), first, s0 != nullptr, sgd_lr, rule.momentum,
+                       rule.weight_decay);
+    } else {
+      const cuda::AdamStep& step = adam;
+      float second = s1[e];
+      cuda::adam_update(value, __ldcg(g + e), first, second, step, rule.beta1, rule.beta2, rule.eps,
+                        rule.weight_decay);
+      s1[e] = second;
+    }
+    w[e] = value;
+    if (s0 != nullptr) s0[e] = first;
+  };
+  const int64_t w_begin = static_cast<int64_t>(rows.first) * in;
+  const int64_t w_end = static_cast<int64_t>(rows.first + rows.count) * in;
+  for (int64_t e = w_begin + threadIdx.x; e < w_end; e += kThreads)
+    update(p.w, p.grad_w, p.w_state0, p.w_state1, e);
+  for (int e = rows.first + static_cast<int>(threadIdx.x); e < rows.first + rows.count;
+       e += kThreads)
+    update(p.b, p.grad_b, p.b_state0, p.b_state1, e);
+}
+
+// Units c, c + C, … of the plan (an evaluation's or a training step's) on cluster c of C, all
+// resident; every block of a cluster runs the same units, each its share (a GEMM tile's K, a Sum's
+// or a Loss unit's rows). Each unit: thread 0 of every block acquires its waits; the blocks agree
+// whether to go on; they run it; after the unit's barrier, thread 0 of rank 0 releases its signals.
+// Every thread: a GEMM unit's tile of layout L (a Whole unit or a K slice; backward GEMMs are
+// unsplit), its K shared across the cluster; `issued` is the block's count for layout L.
+template <Arithmetic A, Layout L>
+__device__ void run_gemm_unit(float* smem_raw, const TileGemm<L>& g,
+                              const gemm::detail::Epilogue& c, const Unit& unit, Rank r,
+                              int& issued, long long* stamps) {
+  const gemm::step_tile::KShare k =
+      gemm::step_tile::k_share<A>(unit.k0, unit.k_len, r.rank, r.size);
+  issued += gemm::step_tile::run_tile<A, L>(smem_raw, g, c, unit.row0, unit.col0, k.k0, k.k_len,
+                                            issued, r.size > 1, stamps);
+}
+
 template <Arithmetic A>
 __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
-    evaluate_kernel(const __grid_constant__ EvalArgs a) {
+    plan_kernel(const __grid_constant__ LaunchArgs a) {
   constexpr int kThreads = Tile<A>::kThreads;
   extern __shared__ float smem_raw[];
   __shared__ int votes[kMaxClusterBlocks];  // rank 0's: each block's answer to its waits
@@ -279,11 +387,12 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
   if (threadIdx.x == 0) gemm::step_tile::init_pipelines<A>(smem_raw);
   // The barriers set up; in a cluster, every block started before any reaches into another's.
   unit_barrier(r);
-  int issued = 0;  // K tiles this block's pipeline has run
+  int issued_nt = 0, issued_nn = 0, issued_tn = 0;  // K tiles each layout's pipeline has run
   for (int u = blockIdx.x; u < a.unit_count; u += gridDim.x) {
     const Unit unit = a.units[u];
     bool go = true;
     StepKernel::UnitTime* time = a.timeline != nullptr && r.rank == 0 ? &a.timeline[u] : nullptr;
+    long long* stamps = time != nullptr ? &time->k_done_ns : nullptr;
     if (threadIdx.x == 0) {
       if (time != nullptr) time->wait_ns = now_ns(), time->k_done_ns = time->stored_ns = 0;
       go = await_unit(a, unit, u);
@@ -301,17 +410,23 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
       run_sum<kThreads>(a, unit, r);
     } else if (unit.kind == Kind::Forward) {
       const NtGemm& g = a.forward[unit.layer];
-      const gemm::step_tile::KShare k =
-          gemm::step_tile::k_share<A>(unit.k0, unit.k_len, r.rank, r.size);
-      issued += gemm::step_tile::run_tile<A, gemm::step_tile::Layout::NT>(
-          smem_raw, g, unit.part == Part::Slice ? slice_epilogue(a, unit) : g.c, unit.row0,
-          unit.col0, k.k0, k.k_len, issued, r.size > 1,
-          time != nullptr ? &time->k_done_ns : nullptr);
+      run_gemm_unit<A>(smem_raw, g, unit.part == Part::Slice ? slice_epilogue(a, unit) : g.c, unit,
+                       r, issued_nt, stamps);
+    } else if (unit.kind == Kind::InputGrad) {
+      const TileGemm<Layout::NN>& g = a.input_grad[unit.layer];
+      run_gemm_unit<A>(smem_raw, g, g.c, unit, r, issued_nn, stamps);
+    } else if (unit.kind == Kind::WeightGrad) {
+      const TileGemm<Layout::TN>& g = a.weight_grad[unit.layer];
+      run_gemm_unit<A>(smem_raw, g, g.c, unit, r, issued_tn, stamps);
     } else if (unit.kind == Kind::Loss) {
       run_loss<kThreads>(a, unit, r);
     } else if (unit.kind == Kind::Metrics && r.rank == 0) {
       run_metrics<kThreads>(a, unit);
-    }
+    } else if (unit.kind == Kind::BiasGrad) {
+      run_bias_grad<kThreads>(a, unit, r);
+    } else if (unit.kind == Kind::Update) {
+      run_update<kThreads>(a, unit, r);
+    }  // Gather: the batch is the caller's (StepKernel::train)
     unit_barrier(r);
     if (threadIdx.x == 0 && r.rank == 0) {
       if (time != nullptr) {
