@@ -248,6 +248,8 @@ __device__ void run_loss(const LaunchArgs& a, const Unit& unit, Rank r) {
     for (int offset = cuda::kWarp / 2; offset > 0; offset /= 2)
       bad += __shfl_xor_sync(0xffffffffu, bad, offset);
   if (lane == 0) warps[warp] = {loss, correct, bad};
+  // The gradient's rows, stored, before the release that lets the backward tiles' TMA read them.
+  if (gradient != nullptr) gemm::step_tile::fence_proxy_async_global();
   __syncthreads();
   LossPartial* slot = &a.slots[unit.row0 / a.loss_rows];
   if (r.size == 1) {

@@ -349,6 +349,98 @@ TEST(StepKernel, TrainerEvaluatesThroughItAsLaunchByLaunch) {
   }
 }
 
+// Three training steps through the kernel against three of the trainer's graph steps, from the
+// same parameters on the same batches: every parameter within the bound below, and the losses.
+// The bound: the two runs add the same products in other orders (K shared across a cluster, the
+// bias gradients' rows in another grouping), so they differ by rounding at the variant's
+// tolerance, which the updates carry into the parameters: 10 × tolerance × how far the
+// parameters moved, plus 1e-6, for every parameter with SGD. Adam's first steps move a weight by
+// about lr × the sign of its gradient, and a gradient that rounds near zero can change sign, so
+// with Adam at most 0.1% of a parameter's values may be past the bound.
+void expect_trains_as_the_graph_step(const std::string& variant, bool adam, bool mse) {
+  SCOPED_TRACE(variant + (adam ? " Adam" : " SGD") + (mse ? " squared error" : " cross-entropy"));
+  const std::vector<int> widths = {100, 200, 130, 10};
+  const int batch = 64, steps = 3;
+  std::mt19937_64 rng(13);
+  std::vector<Tensor> xs, targets;
+  std::vector<LabelTensor> labels;
+  for (int s = 0; s < steps; ++s) {
+    xs.push_back(Tensor::from_host(Device::CUDA, batch, widths.front(),
+                                   random_values(rng, batch * widths.front())));
+    labels.emplace_back(Device::CUDA, random_labels(rng, batch, widths.back()));
+    targets.push_back(Tensor::from_host(Device::CUDA, batch, widths.back(),
+                                        random_values(rng, batch * widths.back())));
+  }
+  engine::TrainerOptions o;
+  o.max_batch = batch;
+  o.optimizer =
+      adam ? engine::TrainerOptions::Optimizer::Adam : engine::TrainerOptions::Optimizer::Sgd;
+  o.sgd.weight_decay = 1e-4f;
+  o.adam.weight_decay = 1e-4f;
+  if (mse) o.loss = engine::TrainerOptions::Loss::MeanSquaredError;
+
+  std::vector<std::vector<float>> initial, graph, kernel_params;
+  double graph_loss = 0, kernel_loss = 0;
+  {  // the trainer's graph step
+    Context ctx(Device::CUDA, variant, 21);
+    Net net(ctx, widths, mlp_relus(widths.size()));
+    for (engine::Parameter* p : net.seq.parameters())
+      initial.push_back(p->value.download(ctx.stream()));
+    engine::Trainer trainer(ctx, net.seq, o);
+    for (int s = 0; s < steps; ++s)
+      mse ? trainer.step(xs[s], targets[s]) : trainer.step(xs[s], labels[s]);
+    graph_loss = trainer.take_metrics().loss_sum;
+    for (engine::Parameter* p : net.seq.parameters())
+      graph.push_back(p->value.download(ctx.stream()));
+  }
+  {  // the step kernel, with the same optimizer
+    Context ctx(Device::CUDA, variant, 21);
+    Net net(ctx, widths, mlp_relus(widths.size()));
+    net.seq.prepare(ctx, batch);
+    std::unique_ptr<engine::Optimizer> optimizer;
+    if (adam)
+      optimizer = std::make_unique<engine::Adam>(ctx, net.seq.parameters(), o.adam);
+    else
+      optimizer = std::make_unique<engine::Sgd>(ctx, net.seq.parameters(), o.sgd);
+    StepKernel kernel(ctx, net.seq, batch, !mse);
+    Metrics metrics(ctx);
+    for (int s = 0; s < steps; ++s)
+      kernel.train(ctx, xs[s], mse ? static_cast<const void*>(targets[s].data()) : labels[s].data(),
+                   metrics, *optimizer);
+    kernel.check(ctx);
+    EXPECT_EQ(optimizer->read_steps(ctx), steps);
+    kernel_loss = metrics.read(ctx).loss_sum;
+    for (engine::Parameter* p : net.seq.parameters())
+      kernel_params.push_back(p->value.download(ctx.stream()));
+  }
+  const double tol = tolerance_of(variant);
+  ASSERT_EQ(graph.size(), kernel_params.size());
+  for (size_t i = 0; i < graph.size(); ++i) {
+    double moved = 0;
+    for (size_t j = 0; j < graph[i].size(); ++j)
+      moved = std::max(moved, std::fabs(static_cast<double>(graph[i][j]) - initial[i][j]));
+    EXPECT_GT(moved, 0.0) << "parameter " << i << " did not move";
+    const double bound = 10 * tol * moved + 1e-6;
+    size_t past = 0;
+    for (size_t j = 0; j < graph[i].size(); ++j)
+      if (!(std::fabs(static_cast<double>(graph[i][j]) - kernel_params[i][j]) <= bound)) ++past;
+    const size_t allowed = adam ? graph[i].size() / 1000 : 0;
+    EXPECT_LE(past, allowed) << "parameter " << i << ": " << past << " of " << graph[i].size()
+                             << " values differ by more than " << bound;
+  }
+  EXPECT_NEAR(kernel_loss, graph_loss, 10 * tol * std::fabs(graph_loss));
+}
+
+TEST(StepKernel, TrainsAsTheGraphStepDoes) {
+  GPU_TEST_OR_SKIP();
+  for (const std::string& variant : kVariants) {
+    if (const char* why = gemm::unavailable_reason(gemm::find_variant(variant)))
+      GTEST_SKIP() << why;
+    for (bool adam : {false, true})
+      for (bool mse : {false, true}) expect_trains_as_the_graph_step(variant, adam, mse);
+  }
+}
+
 TEST(StepKernel, ReportsAWaitPastItsLimitAndRecovers) {
   DEFAULT_MODEL_OR_SKIP(m);
   for (int cluster : {1, 4}) {
