@@ -20,6 +20,9 @@ StepKernel::~StepKernel() = default;
 void StepKernel::evaluate(Context&, const Tensor&, const void*, Metrics&) {
   throw Error(kNoKernels);
 }
+void StepKernel::train(Context&, const Tensor&, const void*, Metrics&, Optimizer&) {
+  throw Error(kNoKernels);
+}
 void StepKernel::check(Context&) { throw Error(kNoKernels); }
 const Tensor& StepKernel::outputs() const { throw Error(kNoKernels); }
 void StepKernel::set_wait_timeout(double) { throw Error(kNoKernels); }

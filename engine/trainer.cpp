@@ -63,7 +63,7 @@ Trainer::Trainer(Context& ctx, Module& net, const TrainerOptions& options)
     if (why.empty())
       step_kernel_ = std::make_unique<StepKernel>(ctx, net, options.max_batch, cross_entropy);
     else
-      step_kernel_note_ = why + "; evaluating launch by launch";
+      step_kernel_note_ = why + "; training and evaluating without it";
   }
 }
 
@@ -145,7 +145,13 @@ void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill
   // host more than the overlap gains. The step before a capture takes them too, so that it sizes
   // the side streams' workspaces.
   const bool branched = options_.parallel_step;
-  if (!use_graph_ || !full) {
+  if (step_kernel_) {
+    // The step as one launch (StepKernel::train), the gathers beside it as launched: this
+    // step's batch before it, the next one's after it has counted the step.
+    if (first != nullptr) (*first)(ctx_.stream(), optimizer_->device_step());
+    step_kernel_->train(ctx_, x, targets.data(), train_metrics_, *optimizer_);
+    if (next != nullptr) (*next)(ctx_.stream(), optimizer_->device_step());
+  } else if (!use_graph_ || !full) {
     enqueue(x, targets, first, next, branched && options_.branch_launch_by_launch);
   } else if (!warmed_up_) {
     enqueue(x, targets, first, next, branched);

@@ -118,9 +118,9 @@ CLI::Option* add_flags(CLI::App& app, Options& o, NumberTexts& texts) {
                "Run each training step launch by launch instead of replaying one CUDA graph "
                "(same results, bit for bit; for comparison and debugging)");
   app.add_flag("--step-kernel", o.step_kernel,
-               "Evaluate the test set through the step kernel, one persistent launch a batch "
-               "(tf32_fast, tf32x3_fast and auto on Hopper; elsewhere a note says why, and "
-               "evaluation runs launch by launch)");
+               "Train and evaluate through the step kernel, one persistent launch a step or a "
+               "batch (tf32_fast, tf32x3_fast and auto on Hopper; elsewhere a note says why, and "
+               "training and evaluation run without it)");
   app.add_flag("--serial-step", o.serial_step,
                "Queue each training step's kernels one after another on one stream, instead of "
                "running its independent gradients and updates side by side (same results, bit "

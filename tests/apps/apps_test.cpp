@@ -1181,7 +1181,7 @@ TEST(TrainMlp, StepKernelWhereItCannotServeSaysWhyAndEvaluatesAsBefore) {
   const Result with = run(tiny_train(dir) + " --epochs 1 --step-kernel");
   ASSERT_EQ(with.status, 0) << with.output;
   const std::string note =
-      "note: the step kernel runs on the GPU only; evaluating launch by launch";
+      "note: the step kernel runs on the GPU only; training and evaluating without it";
   const size_t at = with.output.find(note);
   EXPECT_NE(at, std::string::npos) << with.output;
   EXPECT_EQ(with.output.find(note, at + 1), std::string::npos) << with.output;
