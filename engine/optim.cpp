@@ -129,20 +129,22 @@ std::pair<float*, float*> Optimizer::state_of(const Parameter& p) {
   return {first, second};
 }
 
-UpdateRule Sgd::update_rule() const {
+UpdateRule Optimizer::rule_of(UpdateRule::Kind kind, float weight_decay) const {
   UpdateRule r;
-  r.kind = UpdateRule::Kind::Sgd;
+  r.kind = kind;
   r.schedule = schedule_;
+  r.weight_decay = weight_decay;
+  return r;
+}
+
+UpdateRule Sgd::update_rule() const {
+  UpdateRule r = rule_of(UpdateRule::Kind::Sgd, options_.weight_decay);
   r.momentum = options_.momentum;
-  r.weight_decay = options_.weight_decay;
   return r;
 }
 
 UpdateRule Adam::update_rule() const {
-  UpdateRule r;
-  r.kind = UpdateRule::Kind::Adam;
-  r.schedule = schedule_;
-  r.weight_decay = options_.weight_decay;
+  UpdateRule r = rule_of(UpdateRule::Kind::Adam, options_.weight_decay);
   r.beta1 = options_.beta1;
   r.beta2 = options_.beta2;
   r.eps = options_.eps;

@@ -79,6 +79,8 @@ class Optimizer {
 
  protected:
   Optimizer(Context& ctx, std::vector<Parameter*> params, LrSchedule schedule, const char* who);
+  // An update rule of this kind, with this optimiser's schedule and the weight decay.
+  UpdateRule rule_of(UpdateRule::Kind kind, float weight_decay) const;
   // One launch over the flat buffers' floats [offset, offset + n) (whole parameter slices).
   virtual void update(Context& ctx, int64_t offset, int64_t n) = 0;
 

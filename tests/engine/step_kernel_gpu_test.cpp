@@ -288,18 +288,11 @@ TEST(StepKernel, ByDefaultRunsTheWidestLayersTilesInOneWaveOfClusters) {
 }
 
 TEST(StepKernel, RecordsEachUnitsPhasesInOrder) {
-  GPU_TEST_OR_SKIP();
-  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
-    GTEST_SKIP() << why;
-  Context ctx(Device::CUDA, "tf32_fast", 1);
-  Batch b(ctx, {784, 1024, 1024, 10}, 256, 2);
-  StepKernel kernel(ctx, b.net.seq, 256, true);
-  kernel.record_timeline(true);
-  Metrics metrics(ctx);
-  kernel.evaluate(ctx, b.x, b.labels.data(), metrics);
-  kernel.check(ctx);
+  DEFAULT_MODEL_OR_SKIP(m);
+  m.kernel.record_timeline(true);
+  EXPECT_EQ(m.evaluated_rows(), 256);
   int tiles = 0;
-  for (const StepKernel::UnitTime& t : kernel.timeline(ctx)) {
+  for (const StepKernel::UnitTime& t : m.kernel.timeline(m.ctx)) {
     EXPECT_LE(t.wait_ns, t.start_ns);
     EXPECT_LE(t.start_ns, t.end_ns);
     if (t.kind != static_cast<int>(engine::step_plan::Kind::Forward)) {
@@ -469,7 +462,8 @@ TEST(StepKernel, SaysWhereItDoesNotServe) {
   o.step_kernel = true;
   engine::Trainer trainer(ctx, net.seq, o);
   EXPECT_FALSE(trainer.step_kernel_active());
-  EXPECT_NE(trainer.step_kernel_note().find("training and evaluating without it"), std::string::npos);
+  EXPECT_NE(trainer.step_kernel_note().find("training and evaluating without it"),
+            std::string::npos);
 
   if (gemm::unavailable_reason(gemm::find_variant("tf32_fast")) != nullptr) return;
   Context fast(Device::CUDA, "tf32_fast", 1);
