@@ -12,7 +12,7 @@
 #    the three standard models' training steps, and on NT and TN squares; writes the `auto`
 #    variant's table from those runs (gemm_bench --from-json);
 # 4b. runs compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every device
-#    variant on odd shapes with each epilogue, and over the step kernel's tests
+#    variant on odd shapes with each epilogue, and over the step kernel's tests and its tiles' tests
 #    (scripts/check/sanitize.sh; every row must be 0);
 # 4c. times the step kernel's evaluation against launch by launch (apps/step_bench);
 # 5. if train_mlp was built and MNIST is present, runs a short training comparison, once with the
@@ -65,8 +65,8 @@
 #   STEPS         comma-separated subset of build,test,bench,sanitize,step,train,odd,vs,path
 #                 (default: all nine), e.g. to split the check across several shorter commands that
 #                 share BUILD_DIR
-#   SANITIZE_VARIANTS  the sanitize step's variants (word-split; default: every device variant and
-#                 step_kernel), e.g. "step_kernel"
+#   SANITIZE_VARIANTS  the sanitize step's variants (word-split; default: every device variant,
+#                 step_kernel and step_tile), e.g. "step_kernel step_tile"
 #   CTEST_ARGS    extra ctest arguments (word-split), e.g. "-R Gemm"
 #   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"; the
 #                 table's --from-json step takes none

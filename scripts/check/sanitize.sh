@@ -6,9 +6,10 @@
 #
 # Each (variant, tool) pair runs gemm_sanitizer_cases VARIANT (tests/kernels/sanitizer_cases.cpp:
 # 72 cases of odd shapes, every layout and epilogue, each checked against the oracle) under the
-# tool, several pairs at a time. The pseudo-variant step_kernel (in the default list) runs the step
-# kernel's tests instead (engine_gpu_test --gtest_filter='StepKernel.*', none skipped; its cases
-# are the tests passed). Writes to <out-dir>:
+# tool, several pairs at a time. Two pseudo-variants (in the default list) run tests instead, none
+# skipped, their cases being the tests passed: step_kernel, the step kernel's tests
+# (engine_gpu_test --gtest_filter='StepKernel.*'), and step_tile, its tiles in three layouts
+# (test_step_tile). Writes to <out-dir>:
 #   sanitizers.csv               variant,tool,cases,errors (errors: the tool's errors, or for
 #                                racecheck its hazards, errors and warnings together; a run whose
 #                                results were wrong or that printed no summary counts as an error)
@@ -27,7 +28,8 @@ shift 2
 cases_bin=$build/tests/kernels/gemm_sanitizer_cases
 pattern_bin=$build/tests/kernels/racecheck_named_barrier
 engine_bin=$build/tests/engine/engine_gpu_test
-for b in "$cases_bin" "$pattern_bin" "$engine_bin"; do
+tile_bin=$build/tests/kernels/test_step_tile
+for b in "$cases_bin" "$pattern_bin" "$engine_bin" "$tile_bin"; do
   [ -x "$b" ] || { echo "sanitize.sh: $b was not built" >&2; exit 1; }
 done
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -35,7 +37,7 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 variants=("$@")
 if [ ${#variants[@]} -eq 0 ]; then
   mapfile -t variants < <("$cases_bin" --list)
-  variants+=(step_kernel)
+  variants+=(step_kernel step_tile)
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -44,10 +46,13 @@ trap 'rm -rf "$work"' EXIT
 run_pair() {
   local variant=$1 tool=$2 log="$work/$1.$2.log" rc=0 cases errors summary
   local -a program=("$cases_bin" "$variant")
-  if [ "$variant" = step_kernel ]; then program=("$engine_bin" --gtest_filter='StepKernel.*'); fi
+  case $variant in
+    step_kernel) program=("$engine_bin" --gtest_filter='StepKernel.*') ;;
+    step_tile) program=("$tile_bin") ;;
+  esac
   GEMM_MLP_REQUIRE_GPU=1 timeout 400 "$sanitizer" --tool "$tool" --print-limit 20 "${program[@]}" \
     >"$log" 2>&1 || rc=$?
-  if [ "$variant" = step_kernel ]; then
+  if [ "$variant" = step_kernel ] || [ "$variant" = step_tile ]; then
     cases=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
     grep -q '^\[  SKIPPED \]' "$log" && rc=1
   else
@@ -67,7 +72,7 @@ run_pair() {
   echo "$variant,$tool,${cases:-0},$errors" >"$work/$variant.$tool.row"
 }
 export -f run_pair
-export sanitizer cases_bin engine_bin work
+export sanitizer cases_bin engine_bin tile_bin work
 
 tools=(memcheck racecheck synccheck initcheck)
 jobs=$(( $(nproc) > 2 ? $(nproc) / 2 : 1 ))
