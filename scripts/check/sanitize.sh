@@ -58,13 +58,13 @@ run_pair() {
   else
     cases=$(sed -n "s/^$variant: \([0-9]*\) cases.*/\1/p" "$log")
   fi
+  # Every summary line counts (a tool may print more than one).
   if [ "$tool" = racecheck ]; then
     summary=$(sed -n 's/.*RACECHECK SUMMARY: [0-9]* hazards displayed (\([0-9]*\) errors, \([0-9]*\) warnings).*/\1 \2/p' "$log")
-    [ -n "$summary" ] && errors=$(( ${summary% *} + ${summary#* } ))
   else
     summary=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log")
-    errors=$summary
   fi
+  [ -n "$summary" ] && errors=$(echo "$summary" | awk '{ for (i = 1; i <= NF; ++i) n += $i } END { print n }')
   if [ -z "$summary" ] || [ -z "$cases" ] || [ "$rc" -ne 0 ]; then
     echo "sanitize.sh: $variant under $tool: exit status $rc, no summary or wrong results" >>"$log"
     errors=$(( ${errors:-0} > 0 ? errors : 1 ))

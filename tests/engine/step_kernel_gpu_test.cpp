@@ -347,9 +347,14 @@ TEST(StepKernel, TrainerEvaluatesThroughItAsLaunchByLaunch) {
 // The bound: the two runs add the same products in other orders (K shared across a cluster, the
 // bias gradients' rows in another grouping), so they differ by rounding at the variant's
 // tolerance, which the updates carry into the parameters: 10 × tolerance × how far the
-// parameters moved, plus 1e-6, for every parameter with SGD. Adam's first steps move a weight by
-// about lr × the sign of its gradient, and a gradient that rounds near zero can change sign, so
-// with Adam at most 0.1% of a parameter's values may be past the bound.
+// parameters moved, plus 1e-6. Two kinds of rounding change a value by more than that:
+// - a ReLU whose pre-activation rounds to the other side of 0 passes or stops a whole gradient
+//   entry (on the H200 in TF32, 28 of 26,000 weights and 1 of 130 biases past the bound);
+// - Adam's first steps move a weight by about lr × the sign of its gradient, and a gradient that
+//   rounds near zero can change sign (in TF32, 38 of 26,000).
+// So the fp32-accurate variant with SGD has every value within the bound; otherwise at most 0.5%
+// of a parameter's values, and at least 1, may be past it. A tile, slice or unit done wrong moves
+// whole blocks of values.
 void expect_trains_as_the_graph_step(const std::string& variant, bool adam, bool mse) {
   SCOPED_TRACE(variant + (adam ? " Adam" : " SGD") + (mse ? " squared error" : " cross-entropy"));
   const std::vector<int> widths = {100, 200, 130, 10};
@@ -407,6 +412,7 @@ void expect_trains_as_the_graph_step(const std::string& variant, bool adam, bool
       kernel_params.push_back(p->value.download(ctx.stream()));
   }
   const double tol = tolerance_of(variant);
+  const bool exact = gemm::find_variant(variant).precision == gemm::Precision::FP32;
   ASSERT_EQ(graph.size(), kernel_params.size());
   for (size_t i = 0; i < graph.size(); ++i) {
     double moved = 0;
@@ -417,7 +423,7 @@ void expect_trains_as_the_graph_step(const std::string& variant, bool adam, bool
     size_t past = 0;
     for (size_t j = 0; j < graph[i].size(); ++j)
       if (!(std::fabs(static_cast<double>(graph[i][j]) - kernel_params[i][j]) <= bound)) ++past;
-    const size_t allowed = adam ? graph[i].size() / 1000 : 0;
+    const size_t allowed = exact && !adam ? 0 : std::max<size_t>(1, graph[i].size() / 200);
     EXPECT_LE(past, allowed) << "parameter " << i << ": " << past << " of " << graph[i].size()
                              << " values differ by more than " << bound;
   }
