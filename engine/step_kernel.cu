@@ -303,8 +303,11 @@ void StepKernel::Impl::launch(Context& ctx, const Tensor& x, const void* targets
   a.outputs = inputs.back().data();
   a.labels = cross_entropy ? static_cast<const int32_t*>(targets) : nullptr;
   a.targets = cross_entropy ? nullptr : static_cast<const float*>(targets);
-  if (record_timeline && timeline.size() < d.plan.units.size())
+  if (record_timeline && timeline.size() < d.plan.units.size()) {
     timeline = gemm::DeviceBuffer<UnitTime>(d.plan.units.size());
+    // Its padding too is defined when timeline() copies it (initcheck).
+    CUDA_CHECK(cudaMemsetAsync(timeline.data(), 0, timeline.size() * sizeof(UnitTime), stream));
+  }
   a.timeline = record_timeline ? timeline.data() : nullptr;
   a.timeout_ns = timeout_ns;
   a.unit_count = static_cast<int>(d.plan.units.size());

@@ -14,7 +14,9 @@
 # 4b. runs compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every device
 #    variant on odd shapes with each epilogue, and over the step kernel's tests and its tiles' tests
 #    (scripts/check/sanitize.sh; every row must be 0);
-# 4c. times the step kernel's evaluation against launch by launch (apps/step_bench);
+# 4c. times the step kernel's evaluation against launch by launch (apps/step_bench), and where
+#    train_mlp was built and MNIST is present, training through it against the graph step
+#    (scripts/check/step_train.py);
 # 5. if train_mlp was built and MNIST is present, runs a short training comparison, once with the
 #    whole step replayed as one CUDA graph and once launch by launch (--no-graph);
 # 5b. if train_mlp was built and MNIST is present, scripts/check/odd_widths.py: the production
@@ -43,6 +45,8 @@
 #   sanitizers.csv, sanitizers.log, racecheck_named_barrier.txt   scripts/check/sanitize.sh
 #   step_bench.csv     step_bench: the step kernel's evaluation against launch by launch
 #   step_timeline.csv  step_bench: every unit's times in one full batch of each case
+#   step_train.csv     scripts/check/step_train.py: training through the step kernel against the
+#                      graph step, s/epoch and test accuracy
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)
 #   train_compare_nograph.csv   the same, launch by launch
 #   odd_widths.csv     scripts/check/odd_widths.py: s/epoch per odd model and variant (the rules'

@@ -90,4 +90,18 @@ if [[ $steps == *,step,* ]]; then
   else
     fail "step: step_bench failed after $((SECONDS - start)) s (gpu_check.log)"
   fi
+  train="$build_dir/apps/train_mlp/train_mlp"
+  if [ ! -x "$train" ]; then
+    note "step (training): skipped, $train was not built"
+  elif ! mnist_present; then
+    note "step (training): skipped, MNIST is absent from $mnist_dir"
+  else
+    start=$SECONDS
+    if run_logged "$main_log" python3 "$repo/scripts/check/step_train.py" --train-mlp "$train" \
+      --data-dir "$mnist_dir" --csv "$out/step_train.csv"; then
+      note "step (training): ok in $((SECONDS - start)) s (step_train.csv)"
+    else
+      fail "step (training): step_train.py failed after $((SECONDS - start)) s (gpu_check.log)"
+    fi
+  fi
 fi
