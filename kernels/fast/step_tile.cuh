@@ -196,10 +196,6 @@ __device__ __forceinline__ int run_tile(float* smem_raw, const TileGemm<L>& g,
   else if (tid < T::kConsumerThreads)
     detail::store_consumers_tile<Cfg::kBm, Cfg::kBn, kLd, T::kConsumerThreads, false>(c, s.smem, m0,
                                                                                       n0, tid);
-  else  // as the consumers pass theirs: racecheck counts each warp's barriers, and without this
-        // takes the next tile's producer writes for a race with this store's reads (NOTES.md,
-        // "Racecheck and named barriers")
-    detail::producer_barrier();
   if (stamps != nullptr && tid == 0) stamps[1] = global_ns();
   if (tid < T::kConsumerThreads) {
     fence_proxy_async_global();
