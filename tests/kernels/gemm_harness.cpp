@@ -79,7 +79,6 @@ void fill(const Case& c, const Placement& at, float* buf) {
       buf[at.c + std::size_t(i) * c.ldc + j] = c.beta == 0.0f ? kNaN : value();
 }
 
-
 // Calls f(i) for i in [0, n) on all cores, in the given order of priority.
 template <class F>
 void parallel_for(const std::vector<std::size_t>& order, F&& f) {

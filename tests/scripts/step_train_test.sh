@@ -60,21 +60,19 @@ PY
 grep -qF "| 784-100-10, 64 | tf32_fast | 20.0 | 40.0 | 2.00 | 98.00% | 98.29% |  |" "$work/out" ||
   fail "the Markdown table: $(cat "$work/out")"
 
-# An accuracy past the limit: exit 1, the row says by how much.
+# A run that fails the check: exit 1, and its row of the CSV says why.
+expect_failed_row() {  # <what> <the row's note>
+  run --models 784-100-10:64 --variants tf32_fast
+  local status=$?
+  [[ $status -eq 1 ]] || fail "$1 exited $status, want 1: $(cat "$work/out")"
+  grep -qF -- "$2" "$work/step.csv" || fail "$1: the row does not say '$2': $(cat "$work/step.csv")"
+}
 echo "100 64 tf32_fast kernel 0.040 0.9769" >>"$work/times"
-run --models 784-100-10:64 --variants tf32_fast
-[[ $? -eq 1 ]] || fail "0.31 points apart did not exit 1: $(cat "$work/out")"
-grep -qF "test accuracy differs by -0.31 points, past 0.3" "$work/step.csv" ||
-  fail "the row does not name the difference: $(cat "$work/step.csv")"
+expect_failed_row "0.31 points apart" "test accuracy differs by -0.31 points, past 0.3"
 run --models 784-100-10:64 --variants tf32_fast --max-acc-points 0.5 ||
   fail "0.31 points failed at --max-acc-points 0.5: $(cat "$work/out")"
-
-# A failed run: exit 1, its error in the row.
 echo "100 64 tf32_fast kernel exit" >>"$work/times"
-run --models 784-100-10:64 --variants tf32_fast
-[[ $? -eq 1 ]] || fail "a failed run did not exit 1: $(cat "$work/out")"
-grep -qF "train_mlp exit 1: train_mlp: error: out of luck" "$work/step.csv" ||
-  fail "the row does not carry the run's error: $(cat "$work/step.csv")"
+expect_failed_row "a failed run" "train_mlp exit 1: train_mlp: error: out of luck"
 
 # Bad usage: exit 2 naming the problem, before any run.
 expect_usage() {  # <needle> <args...>
