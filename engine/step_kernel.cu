@@ -147,7 +147,7 @@ struct StepKernel::Impl {
   std::vector<Tensor> activations;  // Y_l: max_batch × d_{l+1}
   Tensor outputs;                   // the last evaluation's view of the last one
   std::map<std::pair<int, step_plan::Scope>, DevicePlan> plans;  // by batch size and scope
-  std::vector<Tensor> gradients;  // G_l: max_batch × d_{l+1}, allocated by the first train()
+  std::vector<Tensor> gradients;  // G_l: max_batch × d_{l+1}, for train()
   int forward_splits = 1;
   int cluster_size = 1;  // set by the constructor
   gemm::DeviceBuffer<int> counters;
@@ -243,6 +243,7 @@ StepKernel::StepKernel(Context& ctx, Module& net, int max_batch, bool cross_entr
                   std::to_string(k.widths.back()) + " outputs");
     k.widths.push_back(w.rows());
     k.activations.emplace_back(Device::CUDA, max_batch, w.rows());
+    k.gradients.emplace_back(Device::CUDA, max_batch, w.rows());
   }
   k.cluster_size = with_arithmetic(k.arithmetic, [&](auto t) {
     return default_cluster_size<decltype(t)::value>(k.widths, max_batch);
@@ -335,9 +336,6 @@ void StepKernel::Impl::fill_training(LaunchArgs& a, const std::vector<Tensor>& i
   if (forward_splits != 1)
     throw Error("step kernel: a training step runs unsplit tiles (forward splits 1, got " +
                 std::to_string(forward_splits) + "); clusters share their K");
-  if (gradients.empty())
-    for (size_t l = 1; l < widths.size(); ++l)
-      gradients.emplace_back(Device::CUDA, max_batch, widths[l]);
   std::vector<Tensor> g;  // G_l for this batch
   for (size_t l = 0; l < layers.size(); ++l)
     g.push_back(Tensor::view(Device::CUDA, gradients[l].data(), batch, widths[l + 1]));

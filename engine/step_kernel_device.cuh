@@ -345,9 +345,8 @@ __device__ void run_update(const LaunchArgs& a, const Unit& unit, Rank r) {
       cuda::sgd_update(value, __ldcg(g + e), first, s0 != nullptr, sgd_lr, rule.momentum,
                        rule.weight_decay);
     } else {
-      const cuda::AdamStep& step = adam;
       float second = s1[e];
-      cuda::adam_update(value, __ldcg(g + e), first, second, step, rule.beta1, rule.beta2, rule.eps,
+      cuda::adam_update(value, __ldcg(g + e), first, second, adam, rule.beta1, rule.beta2, rule.eps,
                         rule.weight_decay);
       s1[e] = second;
     }
@@ -363,10 +362,6 @@ __device__ void run_update(const LaunchArgs& a, const Unit& unit, Rank r) {
     update(p.b, p.grad_b, p.b_state0, p.b_state1, e);
 }
 
-// Units c, c + C, … of the plan (an evaluation's or a training step's) on cluster c of C, all
-// resident; every block of a cluster runs the same units, each its share (a GEMM tile's K, a Sum's
-// or a Loss unit's rows). Each unit: thread 0 of every block acquires its waits; the blocks agree
-// whether to go on; they run it; after the unit's barrier, thread 0 of rank 0 releases its signals.
 // Every thread: a GEMM unit's tile of layout L (a Whole unit or a K slice; backward GEMMs are
 // unsplit), its K shared across the cluster; `issued` is the block's count for layout L.
 template <Arithmetic A, Layout L>
@@ -379,6 +374,10 @@ __device__ void run_gemm_unit(float* smem_raw, const TileGemm<L>& g,
                                             issued, r.size > 1, stamps);
 }
 
+// Units c, c + C, … of the plan (an evaluation's or a training step's) on cluster c of C, all
+// resident; every block of a cluster runs the same units, each its share (a GEMM tile's K, a Sum's
+// or a Loss unit's rows). Each unit: thread 0 of every block acquires its waits; the blocks agree
+// whether to go on; they run it; after the unit's barrier, thread 0 of rank 0 releases its signals.
 template <Arithmetic A>
 __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     plan_kernel(const __grid_constant__ LaunchArgs a) {

@@ -103,9 +103,7 @@ Reference reference(Context& ctx, Net& net, const std::vector<float>& x, int row
 }
 
 double tolerance_of(const std::string& variant) {
-  return gemm::tolerance(gemm::find_variant(variant).precision == gemm::Precision::TF32
-                             ? gemm::Precision::TF32
-                             : gemm::Precision::FP32);
+  return gemm::tolerance(gemm::find_variant(variant).precision);
 }
 
 // Softmax cross-entropy of float logits in double, and the first arg-max's matches.
