@@ -63,6 +63,11 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     __syncthreads();
   int nt = 0, nn = 0, tn = 0;  // K tiles each layout's pipeline has run
   for (int j = blockIdx.x; j < a.count; j += gridDim.x) {
+    // Between two tiles, the step kernel's barriers: the cluster's (or the block's) after a
+    // tile, and the block's before the next (its __syncthreads_and). With one __syncthreads()
+    // alone, racecheck paired the staged output's reads with the next tile's producer writes
+    // (docs/NOTES.md, "The step as one kernel").
+    __syncthreads();
     const Job job = a.jobs[j];
     if (job.layout == Layout::NT)
       nt += run_job<A>(smem_raw, a.nt, job, nt);
@@ -70,7 +75,10 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
       nn += run_job<A>(smem_raw, a.nn, job, nn);
     else
       tn += run_job<A>(smem_raw, a.tn, job, tn);
-    __syncthreads();
+    if (gridDim.z > 1)
+      cooperative_groups::this_cluster().sync();
+    else
+      __syncthreads();
   }
 }
 
