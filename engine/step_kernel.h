@@ -97,11 +97,12 @@ class StepKernel {
   // cluster's rank-0 block: that block's multiprocessor, and the cluster's index): for each
   // multiprocessor's busy fraction. After record_timeline(true) every launch records it;
   // timeline() returns the last launch's, a unit of its plan each (waits for the device).
-  // For a GEMM tile also when its K loop was done and the tile staged (k_done_ns) and when it
-  // was stored, after the cluster's sum (stored_ns); 0 for other units. wait_ns: when its wait
-  // began (the block's previous unit done).
+  // For a GEMM tile also when thread 0's K loop was done and its warpgroup's share of the tile
+  // staged (k_done_ns), when every consumer's share was (all_staged_ns: their barrier passed),
+  // and when the tile was stored, after the cluster's sum (stored_ns); 0 for other units.
+  // wait_ns: when its wait began (the block's previous unit done).
   struct UnitTime {
-    long long wait_ns, start_ns, k_done_ns, stored_ns, end_ns;
+    long long wait_ns, start_ns, k_done_ns, all_staged_ns, stored_ns, end_ns;
     int sm, block;
     int kind, part, layer;  // the unit's step_plan::Kind and Part, as ints, and its layer
   };

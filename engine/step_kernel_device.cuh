@@ -87,9 +87,11 @@ struct LaunchArgs {
 };
 // CUDA 12.1 and newer take up to 32,764 bytes of kernel parameters (compute capability 7.0+).
 static_assert(sizeof(LaunchArgs) <= 32764, "a kernel's parameters are at most 32,764 bytes");
-static_assert(offsetof(StepKernel::UnitTime, stored_ns) ==
-                  offsetof(StepKernel::UnitTime, k_done_ns) + sizeof(long long),
-              "a tile's two stamps are one array (run_tile's stamps)");
+static_assert(offsetof(StepKernel::UnitTime, all_staged_ns) ==
+                      offsetof(StepKernel::UnitTime, k_done_ns) + sizeof(long long) &&
+                  offsetof(StepKernel::UnitTime, stored_ns) ==
+                      offsetof(StepKernel::UnitTime, k_done_ns) + 2 * sizeof(long long),
+              "a tile's three stamps are one array (run_tile's stamps)");
 
 __device__ __forceinline__ int sm_id() {
   int id;
@@ -395,7 +397,8 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     StepKernel::UnitTime* time = a.timeline != nullptr && r.rank == 0 ? &a.timeline[u] : nullptr;
     long long* stamps = time != nullptr ? &time->k_done_ns : nullptr;
     if (threadIdx.x == 0) {
-      if (time != nullptr) time->wait_ns = now_ns(), time->k_done_ns = time->stored_ns = 0;
+      if (time != nullptr)
+        time->wait_ns = now_ns(), time->k_done_ns = time->all_staged_ns = time->stored_ns = 0;
       go = await_unit(a, unit, u);
       if (time != nullptr) time->start_ns = now_ns();
     }

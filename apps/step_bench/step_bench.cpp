@@ -3,10 +3,12 @@
 //
 //   step_bench [--models 784-1024-1024-10:256,...] [--variants tf32_fast,tf32x3_fast]
 //              [--splits 1] [--clusters 1,2,4,8] [--rows 10000] [--reps 30] [--warmup 3]
-//              [--csv FILE] [--timeline FILE]
+//              [--grid 0] [--csv FILE] [--timeline FILE]
 //
 // For each model (widths:batch), variant, count of K slices per forward tile and cluster size
-// (StepKernel::set_forward_splits, set_cluster_size), the same random
+// (StepKernel::set_forward_splits, set_cluster_size), on every resident cluster or on --grid
+// blocks at most (StepKernel::set_grid_limit: 1 runs every unit on one block, in the plan's
+// order, so that a tile's timeline shows it after others of its kind), the same random
 // set of `rows` rows is evaluated by two trainers built from one seed (the same parameters):
 // launch by launch (each batch's forward GEMMs and its loss kernel) and through the step kernel
 // (TrainerOptions::step_kernel: one launch a batch). Each evaluation is timed on the host's clock
@@ -103,7 +105,7 @@ int main(int argc, char** argv) {
                                           "784-4096-4096-10:512"};
   std::vector<std::string> variants = {"tf32_fast", "tf32x3_fast"};
   std::vector<int> splits = {1}, clusters = {1, 2, 4, 8};
-  int rows = 10000, reps = 30, warmup = 3;
+  int rows = 10000, reps = 30, warmup = 3, grid_limit = 0;
   std::string csv_path, timeline_path;
   app.add_option("--models", model_specs, "models as WIDTHS:BATCH")->delimiter(',');
   app.add_option("--variants", variants, "variants the step kernel serves")->delimiter(',');
@@ -117,6 +119,8 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "timed evaluations per side")->check(CLI::Range(1, 1000));
   app.add_option("--warmup", warmup, "untimed evaluations per side first")
       ->check(CLI::Range(0, 100));
+  app.add_option("--grid", grid_limit, "at most this many blocks (0: every resident cluster)")
+      ->check(CLI::Range(0, 1 << 16));
   app.add_option("--csv", csv_path, "also write the table here");
   app.add_option("--timeline", timeline_path, "write every recorded unit's times here (CSV)");
   CLI11_PARSE(app, argc, argv);
@@ -127,7 +131,7 @@ int main(int argc, char** argv) {
     for (const std::string& s : model_specs) models.push_back(parse_model(s));
     std::ostringstream table, timeline;
     timeline << "model,batch,variant,forward_splits,cluster,unit,kind,part,layer,block,sm,wait_us,"
-                "start_us,k_done_us,stored_us,end_us\n";
+                "start_us,k_done_us,all_staged_us,stored_us,end_us\n";
     table << "model,batch,variant,forward_splits,cluster,rows,launch_by_launch_ms,step_kernel_ms,"
              "ratio,default_cluster,"
              "grid,units,span_us,busy_fraction,loss_launch_by_launch,loss_step_kernel\n";
@@ -141,6 +145,7 @@ int main(int argc, char** argv) {
         if (kernel == nullptr)
           throw gemm_mlp::Error(variant + ": " + on_kernel.trainer.step_kernel_note());
         const int default_cluster = kernel->cluster_size();  // what the trainer runs
+        kernel->set_grid_limit(grid_limit);
         std::mt19937 rng(7);
         std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
         std::uniform_int_distribution<int> label(0, m.widths.back() - 1);
@@ -189,11 +194,12 @@ int main(int argc, char** argv) {
           const double span_us = (last - first) / 1e3;
           const double busy_fraction = static_cast<double>(busy) / (double(last - first) * grid);
           // Per kind, part and layer: how many units, their mean time, and for GEMM tiles the
-          // mean of each phase: the K loop (to the staged tile), the store (with the cluster's
-          // sum), the rest (the unit's barrier); and every unit's wait.
+          // mean of each phase: the K loop (to thread 0's share of the tile staged), the
+          // consumers' barrier (every share staged), the store (with the cluster's sum); and
+          // every unit's wait.
           struct KindTimes {
             int count = 0;
-            double unit_us = 0, wait_us = 0, k_loop_us = 0, store_us = 0;
+            double unit_us = 0, wait_us = 0, k_loop_us = 0, barrier_us = 0, store_us = 0;
           };
           const auto us = [](long long from, long long to) { return (to - from) / 1e3; };
           std::map<std::tuple<int, int, int>, KindTimes> kinds;
@@ -205,7 +211,8 @@ int main(int argc, char** argv) {
             k.wait_us += us(u.wait_ns, u.start_ns);
             if (u.k_done_ns != 0) {
               k.k_loop_us += us(u.start_ns, u.k_done_ns);
-              k.store_us += us(u.k_done_ns, u.stored_ns);
+              k.barrier_us += us(u.k_done_ns, u.all_staged_ns);
+              k.store_us += us(u.all_staged_ns, u.stored_ns);
             }
             timeline << m.text.substr(0, m.text.find(':')) << ',' << m.batch << ',' << variant
                      << ',' << split << ',' << cluster << ',' << i << ','
@@ -213,6 +220,7 @@ int main(int argc, char** argv) {
                      << ',' << u.part << ',' << u.layer << ',' << u.block << ',' << u.sm << ','
                      << us(first, u.wait_ns) << ',' << us(first, u.start_ns) << ','
                      << (u.k_done_ns != 0 ? us(first, u.k_done_ns) : 0.0) << ','
+                     << (u.all_staged_ns != 0 ? us(first, u.all_staged_ns) : 0.0) << ','
                      << (u.stored_ns != 0 ? us(first, u.stored_ns) : 0.0) << ','
                      << us(first, u.end_ns) << '\n';
           }
@@ -226,8 +234,9 @@ int main(int argc, char** argv) {
                                   std::get<2>(key), parts[std::get<1>(key)], k.count,
                                   k.unit_us / k.count, k.wait_us / k.count);
             if (k.k_loop_us > 0)
-              n += std::snprintf(line + n, sizeof line - n, ", K loop %.1f, store %.1f",
-                                 k.k_loop_us / k.count, k.store_us / k.count);
+              n += std::snprintf(line + n, sizeof line - n,
+                                 ", K loop %.1f, barrier %.1f, store %.1f", k.k_loop_us / k.count,
+                                 k.barrier_us / k.count, k.store_us / k.count);
             std::snprintf(line + n, sizeof line - n, ")");
             per_kind += line;
           }

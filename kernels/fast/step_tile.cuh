@@ -162,8 +162,9 @@ __device__ __forceinline__ KShare k_share(int k0, int k_len, int rank, int size)
 // tile of L); returns this tile's, to add to it. Whatever the tile reads that other blocks wrote
 // in this launch, the caller has acquired before (thread 0, then __syncthreads); the caller
 // separates this tile from the block's next with __syncthreads. Where `stamps` is set, thread 0
-// (a consumer) writes global_ns() into stamps[0] once its K loop is done and the tile staged, and
-// into stamps[1] once the tile is stored (after the cluster's sum).
+// (a consumer) writes global_ns() into stamps[0] once its K loop is done and its warpgroup's share
+// staged, into stamps[1] once every consumer's is, and into stamps[2] once the tile is stored
+// (after the cluster's sum).
 template <Arithmetic A, Layout L>
 __device__ __forceinline__ int run_tile(float* smem_raw, const TileGemm<L>& g,
                                         const detail::Epilogue& c, int m0, int n0, int k0,
@@ -189,14 +190,16 @@ __device__ __forceinline__ int run_tile(float* smem_raw, const TileGemm<L>& g,
     detail::ws_consume_tile<Cfg>(s, k_tiles, issued, tid);
     if (stamps != nullptr && tid == 0) stamps[0] = global_ns();
   }
+  // store_consumers_tile's two steps, with a stamp between them.
   constexpr int kLd = T::template For<L>::kOutputLd;
-  if (cluster_sum)  // every thread: the cluster's barriers
-    detail::store_consumers_tile<Cfg::kBm, Cfg::kBn, kLd, T::kConsumerThreads, true>(c, s.smem, m0,
-                                                                                     n0, tid);
-  else if (tid < T::kConsumerThreads)
-    detail::store_consumers_tile<Cfg::kBm, Cfg::kBn, kLd, T::kConsumerThreads, false>(c, s.smem, m0,
-                                                                                      n0, tid);
+  if (tid < T::kConsumerThreads) detail::consumer_barrier(T::kConsumerThreads);
   if (stamps != nullptr && tid == 0) stamps[1] = global_ns();
+  if (cluster_sum)  // every thread: the cluster's barriers
+    detail::cluster_split_k_store<Cfg::kBm, Cfg::kBn, kLd, T::kConsumerThreads>(c, s.smem, m0, n0,
+                                                                                tid);
+  else if (tid < T::kConsumerThreads)
+    detail::store_staged_tile<Cfg::kBm, Cfg::kBn, kLd, T::kConsumerThreads>(c, s.smem, m0, n0, tid);
+  if (stamps != nullptr && tid == 0) stamps[2] = global_ns();
   if (tid < T::kConsumerThreads) {
     fence_proxy_async_global();
     // The last K tile's stage back to the producer (ws_consume_tile keeps it).

@@ -299,7 +299,8 @@ TEST(StepKernel, RecordsEachUnitsPhasesInOrder) {
     }
     ++tiles;
     EXPECT_LE(t.start_ns, t.k_done_ns);
-    EXPECT_LE(t.k_done_ns, t.stored_ns);
+    EXPECT_LE(t.k_done_ns, t.all_staged_ns);
+    EXPECT_LE(t.all_staged_ns, t.stored_ns);
     EXPECT_LE(t.stored_ns, t.end_ns);
   }
   EXPECT_EQ(tiles, 16 + 16 + 2);  // 128×128 tiles of 256×1024, 256×1024 and 256×10
