@@ -1,23 +1,30 @@
-// step_bench: the step kernel's evaluation (engine/step_kernel.h) against the same evaluation
-// launch by launch, in one process: docs/KERNELS.md, "The step as one kernel".
+// step_bench: the step kernel (engine/step_kernel.h) against the same work launched as today, in
+// one process: docs/KERNELS.md, "The step as one kernel".
 //
 //   step_bench [--models 784-1024-1024-10:256,...] [--variants tf32_fast,tf32x3_fast]
 //              [--splits 1] [--clusters 1,2,4,8] [--rows 10000] [--reps 30] [--warmup 3]
-//              [--grid 0] [--csv FILE] [--timeline FILE]
+//              [--grid 0] [--train] [--steps 20] [--csv FILE] [--timeline FILE]
 //
 // For each model (widths:batch), variant, count of K slices per forward tile and cluster size
 // (StepKernel::set_forward_splits, set_cluster_size), on every resident cluster or on --grid
 // blocks at most (StepKernel::set_grid_limit: 1 runs every unit on one block, in the plan's
-// order, so that a tile's timeline shows it after others of its kind), the same random
-// set of `rows` rows is evaluated by two trainers built from one seed (the same parameters):
-// launch by launch (each batch's forward GEMMs and its loss kernel) and through the step kernel
-// (TrainerOptions::step_kernel: one launch a batch). Each evaluation is timed on the host's clock
-// from its first launch to its result (each waits once), the two alternating, after warm-up; the
-// summary is the median. Then one launch of a full batch records its units' timeline: the grid,
-// the span from the first unit's start to the last one's end, and the blocks' busy fraction (the
-// units' time times their cluster's blocks, over grid · span), and per kind of unit and layer the
-// count and mean time (--timeline writes every unit's times). The two evaluations' mean losses are
-// printed beside each other, as a check; a * marks the cluster size the trainer runs by default
+// order, so that a tile's timeline shows it after others of its kind), two trainers built from
+// one seed (the same parameters) run the same work: launched as today, and through the step
+// kernel (TrainerOptions::step_kernel: one launch a batch).
+// - The evaluation (the default): the same random set of `rows` rows, launch by launch (each
+//   batch's forward GEMMs and its loss kernel) against one launch a batch. Each evaluation is
+//   timed on the host's clock from its first launch to its result (each waits once).
+// - With --train, training steps: the graph step (a CUDA graph a step, the trainer's default)
+//   against one launch a step, `steps` steps on the first batch of those rows, again and again,
+//   timed on the host's clock from the first step queued to the metrics read (one wait), and
+//   divided by `steps`. Forward splits other than 1 are refused (the training step's tiles are
+//   unsplit).
+// The two sides alternate, after warm-up; the summary is the median. Then one launch of a full
+// batch (an evaluation, or a training step) records its units' timeline: the grid, the span from
+// the first unit's start to the last one's end, and the blocks' busy fraction (the units' time
+// times their cluster's blocks, over grid · span), and per kind of unit and layer the count and
+// mean time (--timeline writes every unit's times). The two sides' mean losses are printed beside
+// each other, as a check; a * marks the cluster size the trainer runs by default
 // (StepKernel::cluster_size()).
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -67,8 +74,8 @@ engine::TrainerOptions trainer_options(int batch, bool step_kernel) {
   return o;
 }
 
-// A model and its trainer, evaluating launch by launch or through the step kernel. Two built from
-// the same seed hold the same parameters.
+// A model and its trainer, launching as today or through the step kernel. Two built from the same
+// seed hold the same parameters.
 struct Model {
   engine::Context ctx;
   models::MLP net;
@@ -80,9 +87,9 @@ struct Model {
 };
 
 template <class F>
-double time_ms(F&& evaluate, double* mean_loss) {
+double time_ms(F&& run, double* mean_loss) {
   const auto start = std::chrono::steady_clock::now();
-  const engine::MetricTotals t = evaluate();
+  const engine::MetricTotals t = run();
   const auto stop = std::chrono::steady_clock::now();
   *mean_loss = t.mean_loss();
   return std::chrono::duration<double, std::milli>(stop - start).count();
@@ -97,15 +104,79 @@ std::vector<std::pair<int, int>> pairs(const std::vector<int>& splits,
   return all;
 }
 
+// One launch's timeline, summed up: the span from the first unit's start to the last one's end,
+// the blocks' busy fraction, and per kind, part and layer the count, mean time and wait, and for
+// GEMM tiles the mean of each phase: the K loop (to thread 0's share of the tile staged), the
+// consumers' barrier (every share staged), the store (with the cluster's sum).
+struct TimelineSummary {
+  double span_us = 0, busy_fraction = 0;
+  std::string per_kind;
+};
+
+// `prefix` starts each of the units' rows written to `csv`.
+TimelineSummary summarize(const std::vector<engine::StepKernel::UnitTime>& t, int cluster, int grid,
+                          const std::string& prefix, std::ostream& csv) {
+  TimelineSummary sum;
+  if (t.empty()) return sum;
+  long long first = t.front().start_ns, last = t.front().end_ns, busy = 0;
+  for (const auto& u : t) {
+    first = std::min(first, u.start_ns);
+    last = std::max(last, u.end_ns);
+    busy += (u.end_ns - u.start_ns) * cluster;
+  }
+  sum.span_us = (last - first) / 1e3;
+  sum.busy_fraction = static_cast<double>(busy) / (double(last - first) * grid);
+  struct KindTimes {
+    int count = 0;
+    double unit_us = 0, wait_us = 0, k_loop_us = 0, barrier_us = 0, store_us = 0;
+  };
+  const auto us = [](long long from, long long to) { return (to - from) / 1e3; };
+  const auto at = [&](long long ns) { return ns != 0 ? us(first, ns) : 0.0; };
+  std::map<std::tuple<int, int, int>, KindTimes> kinds;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const auto& u = t[i];
+    KindTimes& k = kinds[{u.kind, u.part, u.layer}];
+    ++k.count;
+    k.unit_us += us(u.start_ns, u.end_ns);
+    k.wait_us += us(u.wait_ns, u.start_ns);
+    if (u.k_done_ns != 0) {
+      k.k_loop_us += us(u.start_ns, u.k_done_ns);
+      k.barrier_us += us(u.k_done_ns, u.all_staged_ns);
+      k.store_us += us(u.all_staged_ns, u.stored_ns);
+    }
+    csv << prefix << i << ','
+        << engine::step_plan::kind_name(static_cast<engine::step_plan::Kind>(u.kind)) << ','
+        << u.part << ',' << u.layer << ',' << u.block << ',' << u.sm << ',' << us(first, u.wait_ns)
+        << ',' << us(first, u.start_ns) << ',' << at(u.k_done_ns) << ',' << at(u.all_staged_ns)
+        << ',' << at(u.stored_ns) << ',' << us(first, u.end_ns) << '\n';
+  }
+  for (const auto& [key, k] : kinds) {
+    const char* parts[] = {"", " slice", " sum"};
+    char line[160];
+    int n = std::snprintf(
+        line, sizeof line, "\n     %s %d%s: %d x %.1f us (wait %.1f",
+        engine::step_plan::kind_name(static_cast<engine::step_plan::Kind>(std::get<0>(key))),
+        std::get<2>(key), parts[std::get<1>(key)], k.count, k.unit_us / k.count,
+        k.wait_us / k.count);
+    if (k.k_loop_us > 0)
+      n += std::snprintf(line + n, sizeof line - n, ", K loop %.1f, barrier %.1f, store %.1f",
+                         k.k_loop_us / k.count, k.barrier_us / k.count, k.store_us / k.count);
+    std::snprintf(line + n, sizeof line - n, ")");
+    sum.per_kind += line;
+  }
+  return sum;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"the step kernel's evaluation against launch by launch"};
+  CLI::App app{"the step kernel against the same work launched as today"};
   std::vector<std::string> model_specs = {"784-1024-1024-10:256", "784-512-512-10:128",
                                           "784-4096-4096-10:512"};
   std::vector<std::string> variants = {"tf32_fast", "tf32x3_fast"};
   std::vector<int> splits = {1}, clusters = {1, 2, 4, 8};
-  int rows = 10000, reps = 30, warmup = 3, grid_limit = 0;
+  int rows = 10000, reps = 30, warmup = 3, grid_limit = 0, steps = 20;
+  bool train = false;
   std::string csv_path, timeline_path;
   app.add_option("--models", model_specs, "models as WIDTHS:BATCH")->delimiter(',');
   app.add_option("--variants", variants, "variants the step kernel serves")->delimiter(',');
@@ -116,31 +187,40 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Range(1, engine::StepKernel::kMaxClusterBlocks));
   app.add_option("--rows", rows, "rows evaluated")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--reps", reps, "timed evaluations per side")->check(CLI::Range(1, 1000));
-  app.add_option("--warmup", warmup, "untimed evaluations per side first")
-      ->check(CLI::Range(0, 100));
+  app.add_option("--reps", reps, "timed runs per side")->check(CLI::Range(1, 1000));
+  app.add_option("--warmup", warmup, "untimed runs per side first")->check(CLI::Range(0, 100));
   app.add_option("--grid", grid_limit, "at most this many blocks (0: every resident cluster)")
       ->check(CLI::Range(0, 1 << 16));
+  app.add_flag("--train", train, "time training steps (graph step against the step kernel)");
+  app.add_option("--steps", steps, "with --train: steps per timed run")
+      ->check(CLI::Range(1, 10000));
   app.add_option("--csv", csv_path, "also write the table here");
   app.add_option("--timeline", timeline_path, "write every recorded unit's times here (CSV)");
   CLI11_PARSE(app, argc, argv);
 
   try {
     if (!gemm::cuda_device_available()) throw gemm_mlp::Error("step_bench needs a GPU");
+    if (train && std::any_of(splits.begin(), splits.end(), [](int s) { return s != 1; }))
+      throw gemm_mlp::Error("step_bench: --train takes --splits 1 only (unsplit training tiles)");
+    const char* scope = train ? "train" : "evaluate";
     std::vector<ModelCase> models;
     for (const std::string& s : model_specs) models.push_back(parse_model(s));
     std::ostringstream table, timeline;
-    timeline << "model,batch,variant,forward_splits,cluster,unit,kind,part,layer,block,sm,wait_us,"
-                "start_us,k_done_us,all_staged_us,stored_us,end_us\n";
-    table << "model,batch,variant,forward_splits,cluster,rows,launch_by_launch_ms,step_kernel_ms,"
-             "ratio,default_cluster,"
-             "grid,units,span_us,busy_fraction,loss_launch_by_launch,loss_step_kernel\n";
+    timeline << "scope,model,batch,variant,forward_splits,cluster,unit,kind,part,layer,block,sm,"
+                "wait_us,start_us,k_done_us,all_staged_us,stored_us,end_us\n";
+    // rows: the rows evaluated, or with --train the steps of a timed run; today_ms: launch by
+    // launch (evaluate) or the graph step (train), per run, or per step with --train.
+    table << "scope,model,batch,variant,forward_splits,cluster,rows_or_steps,today_ms,"
+             "step_kernel_ms,ratio,default_cluster,"
+             "grid,units,span_us,busy_fraction,loss_today,loss_step_kernel\n";
+    std::printf("%s: %s against the step kernel\n", scope,
+                train ? "the graph step (per step)" : "launch by launch (per evaluation)");
     std::printf("%-22s %-12s %6s %7s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch", "variant",
-                "splits", "cluster", "launches", "kernel", "ratio", "grid", "units", "span_us",
+                "splits", "cluster", "today", "kernel", "ratio", "grid", "units", "span_us",
                 "busy");
     for (const ModelCase& m : models) {
       for (const std::string& variant : variants) {
-        Model launched(variant, m, false), on_kernel(variant, m, true);
+        Model today(variant, m, false), on_kernel(variant, m, true);
         engine::StepKernel* kernel = on_kernel.trainer.step_kernel();
         if (kernel == nullptr)
           throw gemm_mlp::Error(variant + ": " + on_kernel.trainer.step_kernel_note());
@@ -156,102 +236,65 @@ int main(int argc, char** argv) {
         const engine::Tensor x =
             engine::Tensor::from_host(engine::Device::CUDA, rows, m.widths.front(), xh);
         const engine::LabelTensor labels(engine::Device::CUDA, yh);
-        const auto launches = [&] { return launched.trainer.evaluate(x, labels); };
-        const auto through_kernel = [&] { return on_kernel.trainer.evaluate(x, labels); };
+        const int batch = std::min(rows, m.batch);
+        const engine::Tensor xb =
+            engine::Tensor::view(engine::Device::CUDA, x.data(), batch, m.widths.front());
+        // One timed run of either side: an evaluation of every row, or `steps` training steps.
+        const auto run = [&](engine::Trainer& trainer) {
+          return [&] {
+            if (!train) return trainer.evaluate(x, labels);
+            for (int i = 0; i < steps; ++i) trainer.step(xb, labels);
+            return trainer.take_metrics();
+          };
+        };
+        const auto run_today = run(today.trainer), run_kernel = run(on_kernel.trainer);
 
         for (const auto& [split, cluster] : pairs(splits, clusters)) {
           kernel->set_forward_splits(on_kernel.ctx, split);
           kernel->set_cluster_size(on_kernel.ctx, cluster);
           double loss_a = 0, loss_b = 0;
           for (int i = 0; i < warmup; ++i) {
-            time_ms(launches, &loss_a);
-            time_ms(through_kernel, &loss_b);
+            time_ms(run_today, &loss_a);
+            time_ms(run_kernel, &loss_b);
           }
           std::vector<double> ms_a, ms_b;
           for (int i = 0; i < reps; ++i) {
-            ms_a.push_back(time_ms(launches, &loss_a));
-            ms_b.push_back(time_ms(through_kernel, &loss_b));
+            ms_a.push_back(time_ms(run_today, &loss_a));
+            ms_b.push_back(time_ms(run_kernel, &loss_b));
           }
-          const double a = bench::summarize(ms_a).median_ms, b = bench::summarize(ms_b).median_ms;
+          const double per = train ? steps : 1;
+          const double a = bench::summarize(ms_a).median_ms / per,
+                       b = bench::summarize(ms_b).median_ms / per;
 
-          // One full batch's timeline.
+          // One full batch's timeline: an evaluation, or a training step.
           kernel->record_timeline(true);
-          const int batch = std::min(rows, m.batch);
-          const engine::Tensor xb =
-              engine::Tensor::view(engine::Device::CUDA, x.data(), batch, m.widths.front());
-          engine::Metrics metrics(on_kernel.ctx);
-          kernel->evaluate(on_kernel.ctx, xb, labels.data(), metrics);
+          if (train) {
+            on_kernel.trainer.step(xb, labels);
+            on_kernel.trainer.take_metrics();
+          } else {
+            engine::Metrics metrics(on_kernel.ctx);
+            kernel->evaluate(on_kernel.ctx, xb, labels.data(), metrics);
+          }
           kernel->check(on_kernel.ctx);
           const std::vector<engine::StepKernel::UnitTime> t = kernel->timeline(on_kernel.ctx);
           kernel->record_timeline(false);
-          long long first = t.front().start_ns, last = t.front().end_ns, busy = 0;
-          for (const auto& u : t) {
-            first = std::min(first, u.start_ns);
-            last = std::max(last, u.end_ns);
-            busy += (u.end_ns - u.start_ns) * cluster;
-          }
           const int grid = kernel->grid_blocks(batch);
-          const double span_us = (last - first) / 1e3;
-          const double busy_fraction = static_cast<double>(busy) / (double(last - first) * grid);
-          // Per kind, part and layer: how many units, their mean time, and for GEMM tiles the
-          // mean of each phase: the K loop (to thread 0's share of the tile staged), the
-          // consumers' barrier (every share staged), the store (with the cluster's sum); and
-          // every unit's wait.
-          struct KindTimes {
-            int count = 0;
-            double unit_us = 0, wait_us = 0, k_loop_us = 0, barrier_us = 0, store_us = 0;
-          };
-          const auto us = [](long long from, long long to) { return (to - from) / 1e3; };
-          std::map<std::tuple<int, int, int>, KindTimes> kinds;
-          for (size_t i = 0; i < t.size(); ++i) {
-            const auto& u = t[i];
-            KindTimes& k = kinds[{u.kind, u.part, u.layer}];
-            ++k.count;
-            k.unit_us += us(u.start_ns, u.end_ns);
-            k.wait_us += us(u.wait_ns, u.start_ns);
-            if (u.k_done_ns != 0) {
-              k.k_loop_us += us(u.start_ns, u.k_done_ns);
-              k.barrier_us += us(u.k_done_ns, u.all_staged_ns);
-              k.store_us += us(u.all_staged_ns, u.stored_ns);
-            }
-            timeline << m.text.substr(0, m.text.find(':')) << ',' << m.batch << ',' << variant
-                     << ',' << split << ',' << cluster << ',' << i << ','
-                     << engine::step_plan::kind_name(static_cast<engine::step_plan::Kind>(u.kind))
-                     << ',' << u.part << ',' << u.layer << ',' << u.block << ',' << u.sm << ','
-                     << us(first, u.wait_ns) << ',' << us(first, u.start_ns) << ','
-                     << (u.k_done_ns != 0 ? us(first, u.k_done_ns) : 0.0) << ','
-                     << (u.all_staged_ns != 0 ? us(first, u.all_staged_ns) : 0.0) << ','
-                     << (u.stored_ns != 0 ? us(first, u.stored_ns) : 0.0) << ','
-                     << us(first, u.end_ns) << '\n';
-          }
-          std::string per_kind;
-          for (const auto& [key, k] : kinds) {
-            const char* parts[] = {"", " slice", " sum"};
-            char line[160];
-            int n = std::snprintf(line, sizeof line, "\n     %s %d%s: %d x %.1f us (wait %.1f",
-                                  engine::step_plan::kind_name(
-                                      static_cast<engine::step_plan::Kind>(std::get<0>(key))),
-                                  std::get<2>(key), parts[std::get<1>(key)], k.count,
-                                  k.unit_us / k.count, k.wait_us / k.count);
-            if (k.k_loop_us > 0)
-              n += std::snprintf(line + n, sizeof line - n,
-                                 ", K loop %.1f, barrier %.1f, store %.1f", k.k_loop_us / k.count,
-                                 k.barrier_us / k.count, k.store_us / k.count);
-            std::snprintf(line + n, sizeof line - n, ")");
-            per_kind += line;
-          }
+          const std::string model = m.text.substr(0, m.text.find(':'));
+          std::ostringstream prefix;
+          prefix << scope << ',' << model << ',' << m.batch << ',' << variant << ',' << split << ','
+                 << cluster << ',';
+          const TimelineSummary sum = summarize(t, cluster, grid, prefix.str(), timeline);
 
           std::printf(
               "%-22s %-12s %6d %6d%s %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean loss %.6f "
               "| %.6f)\n",
               m.text.c_str(), variant.c_str(), split, cluster,
-              cluster == default_cluster ? "*" : " ", a, b, b / a, grid, t.size(), span_us,
-              busy_fraction, loss_a, loss_b);
-          table << m.text.substr(0, m.text.find(':')) << ',' << m.batch << ',' << variant << ','
-                << split << ',' << cluster << ',' << rows << ',' << a << ',' << b << ',' << b / a
-                << ',' << default_cluster << ',' << grid << ',' << t.size() << ',' << span_us << ','
-                << busy_fraction << ',' << loss_a << ',' << loss_b << '\n';
-          std::printf("   units:%s\n", per_kind.c_str());
+              cluster == default_cluster ? "*" : " ", a, b, b / a, grid, t.size(), sum.span_us,
+              sum.busy_fraction, loss_a, loss_b);
+          table << prefix.str() << (train ? steps : rows) << ',' << a << ',' << b << ',' << b / a
+                << ',' << default_cluster << ',' << grid << ',' << t.size() << ',' << sum.span_us
+                << ',' << sum.busy_fraction << ',' << loss_a << ',' << loss_b << '\n';
+          std::printf("   units:%s\n", sum.per_kind.c_str());
           std::fflush(stdout);
         }
       }
