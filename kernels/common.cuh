@@ -162,26 +162,14 @@ struct Epilogue {
   const float* bias = nullptr;  // n values
   const float* mask = nullptr;  // m×n, row stride ldmask
   int ldmask = 0;
-  bool mask_vec4_ok = false;  // mask 16-byte aligned and ldmask % 4 == 0
 
-  // bias[col] where the op adds a bias and col is inside, else 0.
-  __device__ __forceinline__ float bias_at(int col) const {
-    return (op == EpilogueOp::Bias || op == EpilogueOp::BiasRelu) && col < n ? bias[col] : 0.0f;
-  }
-  // The bias of columns col … col + 3 (bias_at each). A thread that stores the same columns in
-  // many rows loads it once: a load per row would wait for the row before's store, since C
-  // might alias the bias.
-  __device__ __forceinline__ float4 bias4(int col) const {
-    return make_float4(bias_at(col), bias_at(col + 1), bias_at(col + 2), bias_at(col + 3));
-  }
-
-  // v = alpha·acc + beta·C for the element at (row, col), which is inside; b = bias_at(col).
-  __device__ __forceinline__ float finish(int row, int col, float v, float b) const {
+  // v = alpha·acc + beta·C for the element at (row, col), which is inside.
+  __device__ __forceinline__ float finish(int row, int col, float v) const {
     switch (op) {
       case EpilogueOp::Bias:
-        return v + b;
+        return v + bias[col];
       case EpilogueOp::BiasRelu:
-        return fmaxf(v + b, 0.0f);
+        return fmaxf(v + bias[col], 0.0f);
       case EpilogueOp::ReluMask:
         return mask[int64_t(row) * ldmask + col] > 0.0f ? v : 0.0f;
       default:
@@ -190,20 +178,12 @@ struct Epilogue {
   }
 
   __device__ __forceinline__ void store(int row, int col, float acc) const {
-    store(row, col, acc, bias_at(col));
-  }
-  // With b = bias_at(col), loaded by the caller.
-  __device__ __forceinline__ void store(int row, int col, float acc, float b) const {
     if (row >= m || col >= n) return;
     float* dst = c + int64_t(row) * ldc + col;
-    *dst = finish(row, col, beta == 0.0f ? alpha * acc : alpha * acc + beta * *dst, b);
+    *dst = finish(row, col, beta == 0.0f ? alpha * acc : alpha * acc + beta * *dst);
   }
   // Four consecutive columns from `col` (a multiple of 4): one float4 where aligned and inside.
   __device__ __forceinline__ void store4(int row, int col, float4 acc) const {
-    store4(row, col, acc, bias4(col));
-  }
-  // With b = bias4(col), loaded by the caller (once for all the rows it stores).
-  __device__ __forceinline__ void store4(int row, int col, float4 acc, float4 b) const {
     if (row >= m) return;
     if (vec4_ok && col + 3 < n) {
       float4* dst = reinterpret_cast<float4*>(c + int64_t(row) * ldc + col);
@@ -215,46 +195,29 @@ struct Epilogue {
         out.z += beta * old.z;
         out.w += beta * old.w;
       }
-      if (op == EpilogueOp::ReluMask && mask_vec4_ok) {  // the mask's four in one load
-        const float4 k = *reinterpret_cast<const float4*>(mask + int64_t(row) * ldmask + col);
-        out.x = k.x > 0.0f ? out.x : 0.0f;
-        out.y = k.y > 0.0f ? out.y : 0.0f;
-        out.z = k.z > 0.0f ? out.z : 0.0f;
-        out.w = k.w > 0.0f ? out.w : 0.0f;
-      } else if (op != EpilogueOp::None) {
-        out.x = finish(row, col + 0, out.x, b.x);
-        out.y = finish(row, col + 1, out.y, b.y);
-        out.z = finish(row, col + 2, out.z, b.z);
-        out.w = finish(row, col + 3, out.w, b.w);
+      if (op != EpilogueOp::None) {
+        out.x = finish(row, col + 0, out.x);
+        out.y = finish(row, col + 1, out.y);
+        out.z = finish(row, col + 2, out.z);
+        out.w = finish(row, col + 3, out.w);
       }
       *dst = out;
       return;
     }
-    store(row, col + 0, acc.x, b.x);
-    store(row, col + 1, acc.y, b.y);
-    store(row, col + 2, acc.z, b.z);
-    store(row, col + 3, acc.w, b.w);
+    store(row, col + 0, acc.x);
+    store(row, col + 1, acc.y);
+    store(row, col + 2, acc.z);
+    store(row, col + 3, acc.w);
   }
 };
 
 inline Epilogue epilogue(const Problem& p) {
-  return {p.c,
-          p.ldc,
-          p.m,
-          p.n,
-          p.alpha,
-          p.beta,
-          aligned16(p.c) && p.ldc % 4 == 0,
-          p.epilogue,
-          p.bias,
-          p.mask,
-          p.ldmask,
-          aligned16(p.mask) && p.ldmask % 4 == 0};
+  return {p.c,        p.ldc,  p.m,    p.n,     p.alpha, p.beta, aligned16(p.c) && p.ldc % 4 == 0,
+          p.epilogue, p.bias, p.mask, p.ldmask};
 }
 
 // Stores a BM×BN tile staged in shared memory (row stride LD) to C at (m0, n0): NT threads, BN/4
-// per row, each a float4 of consecutive columns, so a warp writes whole 128-byte lines. A
-// thread's columns are the same in every row, so it loads their bias once.
+// per row, each a float4 of consecutive columns, so a warp writes whole 128-byte lines.
 template <int BM, int BN, int LD, int NT>
 __device__ __forceinline__ void store_staged_tile(const Epilogue& c, const float* tile, int m0,
                                                   int n0, int tid) {
@@ -262,9 +225,8 @@ __device__ __forceinline__ void store_staged_tile(const Epilogue& c, const float
                 "a row is read a float4 at a time by a whole number of row groups of threads");
   constexpr int kRowsPerPass = NT / (BN / 4);
   const int col = (tid % (BN / 4)) * 4;
-  const float4 bias = c.bias4(n0 + col);
   for (int r = tid / (BN / 4); r < BM; r += kRowsPerPass)
-    c.store4(m0 + r, n0 + col, *reinterpret_cast<const float4*>(tile + r * LD + col), bias);
+    c.store4(m0 + r, n0 + col, *reinterpret_cast<const float4*>(tile + r * LD + col));
 }
 
 // Number of BM×BN output tiles, for launchers choosing a tile that fills the chip.

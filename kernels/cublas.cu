@@ -69,12 +69,12 @@ void gemm_ex(const Problem& p, cudaStream_t stream, cublasComputeType_t compute)
                "cublasGemmEx");
 }
 
-// C is m×n (row stride ldc): C[i][j] = c.finish(i, j, C[i][j], c.bias_at(j)).
+// C is m×n (row stride ldc): C[i][j] = c.finish(i, j, C[i][j]).
 __global__ void apply_epilogue_kernel(Epilogue c) {
   const int row = blockIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= c.n) return;
   float* dst = c.c + int64_t(row) * c.ldc + col;
-  *dst = c.finish(row, col, *dst, c.bias_at(col));
+  *dst = c.finish(row, col, *dst);
 }
 
 void apply_epilogue(const Problem& p, cudaStream_t stream) {

@@ -38,7 +38,6 @@ __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const f
   const int splits = int(cluster.num_blocks()), z = int(cluster.block_rank());
   constexpr int kRowsPerPass = NT / (BN / 4);
   const int col = (tid % (BN / 4)) * 4;
-  const float4 bias = c.bias4(n0 + col);  // the same in every row: loaded once
   for (int r = z + (tid / (BN / 4)) * splits; tid < NT && r < BM; r += kRowsPerPass * splits) {
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int q = 0; q < splits; ++q) {
@@ -49,7 +48,7 @@ __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const f
       sum.z += v.z;
       sum.w += v.w;
     }
-    c.store4(m0 + r, n0 + col, sum, bias);
+    c.store4(m0 + r, n0 + col, sum);
   }
   cluster.sync();
 #else
