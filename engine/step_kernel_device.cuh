@@ -327,6 +327,56 @@ __device__ void run_bias_grad(const LaunchArgs& a, const Unit& unit, Rank r) {
   }
 }
 
+// Parameters [begin, end) of an array w, with its gradient g and state s0, s1 (either may be
+// null), by the optimiser's rule `update` (update(w, g, s0, s1): one parameter's values, in
+// registers): every thread of a block. Where the four arrays are 16-byte aligned, the whole float4s
+// go four lanes at a time, kInFlight float4s of each array a thread loaded before any is stored
+// (a load per element would wait for the element before's store: w might alias g), the ends a
+// float at a time.
+template <int kThreads, class Update>
+__device__ __forceinline__ void update_range(float* w, const float* g, float* s0, float* s1,
+                                             int64_t begin, int64_t end, const Update& update) {
+  constexpr int kInFlight = 1;
+  const auto one = [&](int64_t e) {
+    float value = w[e], first = s0 != nullptr ? s0[e] : 0.0f, second = s1 != nullptr ? s1[e] : 0.0f;
+    update(value, __ldcg(g + e), first, second);
+    w[e] = value;
+    if (s0 != nullptr) s0[e] = first;
+    if (s1 != nullptr) s1[e] = second;
+  };
+  const auto bits = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
+  const bool aligned = (bits(w) | bits(g) | bits(s0) | bits(s1)) % 16 == 0;
+  const int64_t body_begin = aligned ? min((begin + 3) / 4 * 4, end) : end;
+  const int64_t body_end = max(body_begin, end / 4 * 4);
+  for (int64_t e = begin + threadIdx.x; e < body_begin; e += kThreads) one(e);
+  for (int64_t e = body_end + threadIdx.x; e < end; e += kThreads) one(e);
+  const int64_t q_begin = body_begin / 4, q_end = body_end / 4;  // float4s
+  for (int64_t q0 = q_begin + threadIdx.x; q0 < q_end; q0 += int64_t(kThreads) * kInFlight) {
+    float4 wv[kInFlight], gv[kInFlight], v0[kInFlight], v1[kInFlight];
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      const int64_t q = q0 + int64_t(i) * kThreads;
+      if (q >= q_end) break;
+      wv[i] = reinterpret_cast<const float4*>(w)[q];
+      gv[i] = __ldcg(reinterpret_cast<const float4*>(g) + q);
+      v0[i] = s0 != nullptr ? reinterpret_cast<const float4*>(s0)[q] : float4{};
+      v1[i] = s1 != nullptr ? reinterpret_cast<const float4*>(s1)[q] : float4{};
+    }
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      const int64_t q = q0 + int64_t(i) * kThreads;
+      if (q >= q_end) break;
+      update(wv[i].x, gv[i].x, v0[i].x, v1[i].x);
+      update(wv[i].y, gv[i].y, v0[i].y, v1[i].y);
+      update(wv[i].z, gv[i].z, v0[i].z, v1[i].z);
+      update(wv[i].w, gv[i].w, v0[i].w, v1[i].w);
+      reinterpret_cast<float4*>(w)[q] = wv[i];
+      if (s0 != nullptr) reinterpret_cast<float4*>(s0)[q] = v0[i];
+      if (s1 != nullptr) reinterpret_cast<float4*>(s1)[q] = v1[i];
+    }
+  }
+}
+
 // Every thread: rows [row0, row0 + rows) of W_l and of b_l updated by the optimiser's rule, in a
 // cluster each block its share. The step's count is the Metrics unit's, which the unit acquired.
 template <int kThreads>
@@ -340,28 +390,25 @@ __device__ void run_update(const LaunchArgs& a, const Unit& unit, Rank r) {
   const float sgd_lr = sgd ? lr_at(rule.schedule, counted - 1) : 0.0f;
   const cuda::AdamStep adam =
       sgd ? cuda::AdamStep{} : cuda::adam_step_at(rule.schedule, counted, rule.beta1, rule.beta2);
-  // Element e of w (with its gradient g and state s0, s1), by the rule.
-  const auto update = [&](float* w, const float* g, float* s0, float* s1, int64_t e) {
-    float value = w[e], first = s0 != nullptr ? s0[e] : 0.0f;
-    if (sgd) {
-      cuda::sgd_update(value, __ldcg(g + e), first, s0 != nullptr, sgd_lr, rule.momentum,
-                       rule.weight_decay);
+  const auto run = [&](float* w, const float* g, float* s0, float* s1, int64_t begin, int64_t end) {
+    if (sgd) {  // s0: the velocity, where momentum keeps one
+      const bool velocity = s0 != nullptr;
+      update_range<kThreads>(w, g, s0, nullptr, begin, end,
+                             [&](float& value, float grad, float& first, float&) {
+                               cuda::sgd_update(value, grad, first, velocity, sgd_lr, rule.momentum,
+                                                rule.weight_decay);
+                             });
     } else {
-      float second = s1[e];
-      cuda::adam_update(value, __ldcg(g + e), first, second, adam, rule.beta1, rule.beta2, rule.eps,
-                        rule.weight_decay);
-      s1[e] = second;
+      update_range<kThreads>(w, g, s0, s1, begin, end,
+                             [&](float& value, float grad, float& first, float& second) {
+                               cuda::adam_update(value, grad, first, second, adam, rule.beta1,
+                                                 rule.beta2, rule.eps, rule.weight_decay);
+                             });
     }
-    w[e] = value;
-    if (s0 != nullptr) s0[e] = first;
   };
-  const int64_t w_begin = static_cast<int64_t>(rows.first) * in;
-  const int64_t w_end = static_cast<int64_t>(rows.first + rows.count) * in;
-  for (int64_t e = w_begin + threadIdx.x; e < w_end; e += kThreads)
-    update(p.w, p.grad_w, p.w_state0, p.w_state1, e);
-  for (int e = rows.first + static_cast<int>(threadIdx.x); e < rows.first + rows.count;
-       e += kThreads)
-    update(p.b, p.grad_b, p.b_state0, p.b_state1, e);
+  run(p.w, p.grad_w, p.w_state0, p.w_state1, static_cast<int64_t>(rows.first) * in,
+      static_cast<int64_t>(rows.first + rows.count) * in);
+  run(p.b, p.grad_b, p.b_state0, p.b_state1, rows.first, rows.first + rows.count);
 }
 
 // Every thread: a GEMM unit's tile of layout L (a Whole unit or a K slice; backward GEMMs are
