@@ -114,7 +114,9 @@ int default_cluster_size(const std::vector<int>& widths, int batch) {
 // A plan in device memory.
 struct DevicePlan {
   step_plan::Plan plan;
+  std::vector<step_plan::Group> groups;
   gemm::DeviceBuffer<Unit> units;
+  gemm::DeviceBuffer<step_plan::Group> group_buffer;
   gemm::DeviceBuffer<Wait> waits;
   gemm::DeviceBuffer<int> signals;
 };
@@ -150,6 +152,7 @@ struct StepKernel::Impl {
   std::vector<Tensor> gradients;  // G_l: max_batch × d_{l+1}, for train()
   int forward_splits = 1;
   int cluster_size = 1;  // set by the constructor
+  bool tile_per_block = true;
   gemm::DeviceBuffer<int> counters;
   gemm::DeviceBuffer<LossPartial> slots;
   gemm::DeviceBuffer<float> partials;   // every layer's slices' planes, where split
@@ -166,7 +169,10 @@ struct StepKernel::Impl {
     if (it != plans.end()) return it->second;
     DevicePlan d;
     d.plan = step_plan::make_plan({widths, batch}, unit_sizes(forward_splits, cluster_size), scope);
+    d.groups =
+        step_plan::group_units(d.plan, tile_per_block ? cluster_size : 1, resident(cluster_size));
     d.units = gemm::DeviceBuffer<Unit>(d.plan.units, stream);
+    d.group_buffer = gemm::DeviceBuffer<step_plan::Group>(d.groups, stream);
     d.waits = gemm::DeviceBuffer<Wait>(d.plan.waits, stream);
     d.signals = gemm::DeviceBuffer<int>(d.plan.signals, stream);
     return plans.emplace(std::make_pair(batch, scope), std::move(d)).first->second;
@@ -198,15 +204,20 @@ struct StepKernel::Impl {
     partials = forward_splits > 1 ? gemm::DeviceBuffer<float>(floats) : gemm::DeviceBuffer<float>();
   }
 
-  // The clusters a plan of `units` units runs on: every one resident at once, at most one per
-  // unit, and within the grid limit (in blocks; at least one cluster).
-  int clusters(int units) const {
-    const int resident = with_arithmetic(
-        arithmetic, [&](auto t) { return resident_clusters<decltype(t)::value>(cluster_size); });
-    if (resident < 1)
-      throw Error("step kernel: not one cluster of " + std::to_string(cluster_size) +
+  // The clusters of `size` blocks resident at once (at least one, else an error).
+  int resident(int size) const {
+    const int count = with_arithmetic(
+        arithmetic, [&](auto t) { return resident_clusters<decltype(t)::value>(size); });
+    if (count < 1)
+      throw Error("step kernel: not one cluster of " + std::to_string(size) +
                   " blocks fits on the GPU");
-    int count = std::min(units, resident);
+    return count;
+  }
+
+  // The clusters a plan of `groups` groups of units runs on: every one resident at once, at most
+  // one per group, and within the grid limit (in blocks; at least one cluster).
+  int clusters(int groups) const {
+    int count = std::min(groups, resident(cluster_size));
     if (grid_limit > 0) count = std::min(count, std::max(1, grid_limit / cluster_size));
     return count;
   }
@@ -295,6 +306,8 @@ void StepKernel::Impl::launch(Context& ctx, const Tensor& x, const void* targets
   for (size_t l = 0; l < widths.size(); ++l) a.widths[l] = widths[l];
   if (training) fill_training(a, inputs, batch, *optimizer);
   a.units = d.units.data();
+  a.groups = d.group_buffer.data();
+  a.group_count = static_cast<int>(d.groups.size());
   a.waits = d.waits.data();
   a.signals = d.signals.data();
   a.counters = counters.data();
@@ -321,7 +334,7 @@ void StepKernel::Impl::launch(Context& ctx, const Tensor& x, const void* targets
   CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, d.plan.counters.size() * sizeof(int), stream));
   with_arithmetic(arithmetic, [&](auto t) {
     constexpr Arithmetic A = decltype(t)::value;
-    gemm::LaunchShape shape{dim3(clusters(a.unit_count), 1, cluster_size), dim3(Tile<A>::kThreads),
+    gemm::LaunchShape shape{dim3(clusters(a.group_count), 1, cluster_size), dim3(Tile<A>::kThreads),
                             static_cast<size_t>(Tile<A>::kSmemBytes), stream,
                             static_cast<unsigned>(cluster_size)};
     shape.cooperative = true;
@@ -413,6 +426,11 @@ void StepKernel::set_forward_splits(Context& ctx, int splits) {
   impl_->prepare(ctx.stream());
 }
 
+void StepKernel::set_tile_per_block(Context& ctx, bool on) {
+  impl_->tile_per_block = on;
+  impl_->prepare(ctx.stream());
+}
+
 void StepKernel::set_cluster_size(Context& ctx, int blocks) {
   if (blocks < 1 || blocks > kMaxClusterBlocks)
     throw Error("step kernel: a cluster is 1.." + std::to_string(kMaxClusterBlocks) +
@@ -425,11 +443,12 @@ int StepKernel::cluster_size() const { return impl_->cluster_size; }
 
 int StepKernel::grid_blocks(int batch) const {
   const Impl& k = *impl_;
-  const int units = static_cast<int>(
-      step_plan::make_plan({k.widths, batch}, unit_sizes(k.forward_splits, k.cluster_size),
-                           step_plan::Scope::Evaluate)
-          .units.size());
-  return k.clusters(units) * k.cluster_size;
+  const step_plan::Plan plan = step_plan::make_plan(
+      {k.widths, batch}, unit_sizes(k.forward_splits, k.cluster_size), step_plan::Scope::Evaluate);
+  const size_t groups = step_plan::group_units(plan, k.tile_per_block ? k.cluster_size : 1,
+                                               k.resident(k.cluster_size))
+                            .size();
+  return k.clusters(static_cast<int>(groups)) * k.cluster_size;
 }
 
 }  // namespace engine

@@ -90,6 +90,10 @@ class StepKernel {
   // distributed shared memory in rank order, a Sum's or a Loss unit's rows shared; a Loss unit is
   // a row for each of the cluster's warps. Waits for the device; rebuilds the plans.
   void set_cluster_size(Context& ctx, int blocks);
+  // Whether a GEMM of more tiles than there are clusters runs a tile a block, each with its whole
+  // K, rather than a tile a cluster (step_plan::group_units; on by default: a tile a cluster would
+  // take more than one wave). Waits for the device; rebuilds the plans.
+  void set_tile_per_block(Context& ctx, bool on);
   int cluster_size() const;
   int grid_blocks(int batch) const;  // the blocks a batch of that size launches on
 
@@ -100,10 +104,11 @@ class StepKernel {
   // For a GEMM tile also when thread 0's K loop was done and its warpgroup's share of the tile
   // staged (k_done_ns), when every consumer's share was (all_staged_ns: their barrier passed),
   // and when the tile was stored, after the cluster's sum (stored_ns); 0 for other units.
-  // wait_ns: when its wait began (the block's previous unit done).
+  // wait_ns: when its wait began (the block's previous unit done). blocks: how many ran it (the
+  // cluster's, or 1 for a tile a block: set_tile_per_block).
   struct UnitTime {
     long long wait_ns, start_ns, k_done_ns, all_staged_ns, stored_ns, end_ns;
-    int sm, block;
+    int sm, block, blocks;
     int kind, part, layer;  // the unit's step_plan::Kind and Part, as ints, and its layer
   };
   void record_timeline(bool on);

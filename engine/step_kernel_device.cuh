@@ -27,6 +27,7 @@ using gemm::step_tile::Layout;
 using gemm::step_tile::NtGemm;
 using gemm::step_tile::Tile;
 using gemm::step_tile::TileGemm;
+using step_plan::Group;
 using step_plan::Kind;
 using step_plan::Part;
 using step_plan::Unit;
@@ -61,6 +62,7 @@ struct LaunchArgs {
   NtGemm forward[kMaxLayers];   // layer l: Y_l = act(X_l · W_lᵀ + b_l), B×d_{l+1}
   float* partials[kMaxLayers];  // layer l's K slices' partial Y_l: slices × B×d_{l+1}; or null
   const Unit* units;
+  const Group* groups;  // the units as clusters take them (step_plan::group_units)
   const Wait* waits;
   const int* signals;
   int* counters;  // zero at the launch
@@ -72,7 +74,7 @@ struct LaunchArgs {
   const float* targets;            // mean squared error: B×outputs; else null
   StepKernel::UnitTime* timeline;  // per unit, where set; else null
   long long timeout_ns;
-  int unit_count, batch, outputs_width;
+  int unit_count, group_count, batch, outputs_width;
   int loss_rows;               // rows per Loss unit: slot i holds rows i·loss_rows, …
   int widths[kMaxLayers + 1];  // d0 … dL
 
@@ -423,10 +425,12 @@ __device__ void run_gemm_unit(float* smem_raw, const TileGemm<L>& g,
                                             issued, r.size > 1, stamps);
 }
 
-// Units c, c + C, … of the plan (an evaluation's or a training step's) on cluster c of C, all
-// resident; every block of a cluster runs the same units, each its share (a GEMM tile's K, a Sum's
-// or a Loss unit's rows). Each unit: thread 0 of every block acquires its waits; the blocks agree
-// whether to go on; they run it; after the unit's barrier, thread 0 of rank 0 releases its signals.
+// Groups c, c + C, … of the plan's units (an evaluation's or a training step's; group_units) on
+// cluster c of C, all resident. A group of one unit runs on every block of the cluster, each its
+// share (a GEMM tile's K, a Sum's or a Loss unit's rows); a per-block group's units run one a
+// block, alone. Each group: thread 0 of every block acquires its unit's waits; the blocks agree
+// whether to go on; they run their units; after the cluster's barrier, thread 0 of the unit's
+// first block releases its signals.
 template <Arithmetic A>
 __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     plan_kernel(const __grid_constant__ LaunchArgs a) {
@@ -438,12 +442,18 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
   // The barriers set up; in a cluster, every block started before any reaches into another's.
   unit_barrier(r);
   int issued_nt = 0, issued_nn = 0, issued_tn = 0;  // K tiles each layout's pipeline has run
-  for (int u = blockIdx.x; u < a.unit_count; u += gridDim.x) {
-    const Unit unit = a.units[u];
+  for (int gi = blockIdx.x; gi < a.group_count; gi += gridDim.x) {
+    const Group group = a.groups[gi];
+    // This block's unit and the blocks that run it with it: the cluster, or the block alone.
+    const int u = group.first + (group.per_block ? r.rank : 0);
+    const bool mine = !group.per_block || r.rank < group.count;  // a block may have none
+    const Rank ur = group.per_block ? Rank{0, 1} : r;
+    const Unit unit = mine ? a.units[u] : Unit{};
     bool go = true;
-    StepKernel::UnitTime* time = a.timeline != nullptr && r.rank == 0 ? &a.timeline[u] : nullptr;
+    StepKernel::UnitTime* time =
+        a.timeline != nullptr && mine && ur.rank == 0 ? &a.timeline[u] : nullptr;
     long long* stamps = time != nullptr ? &time->k_done_ns : nullptr;
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && mine) {
       if (time != nullptr)
         time->wait_ns = now_ns(), time->k_done_ns = time->all_staged_ns = time->stored_ns = 0;
       go = await_unit(a, unit, u);
@@ -457,34 +467,37 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
       if (r.size > 1) cg::this_cluster().sync();  // rank 0's votes read before it leaves
       return;
     }
-    if (unit.kind == Kind::Forward && unit.part == Part::Sum) {
-      run_sum<kThreads>(a, unit, r);
+    if (!mine) {
+      // Nothing: a per-block group with fewer units than the cluster has blocks.
+    } else if (unit.kind == Kind::Forward && unit.part == Part::Sum) {
+      run_sum<kThreads>(a, unit, ur);
     } else if (unit.kind == Kind::Forward) {
       const NtGemm& g = a.forward[unit.layer];
       run_gemm_unit<A>(smem_raw, g, unit.part == Part::Slice ? slice_epilogue(a, unit) : g.c, unit,
-                       r, issued_nt, stamps);
+                       ur, issued_nt, stamps);
     } else if (unit.kind == Kind::InputGrad) {
       const TileGemm<Layout::NN>& g = a.input_grad[unit.layer];
-      run_gemm_unit<A>(smem_raw, g, g.c, unit, r, issued_nn, stamps);
+      run_gemm_unit<A>(smem_raw, g, g.c, unit, ur, issued_nn, stamps);
     } else if (unit.kind == Kind::WeightGrad) {
       const TileGemm<Layout::TN>& g = a.weight_grad[unit.layer];
-      run_gemm_unit<A>(smem_raw, g, g.c, unit, r, issued_tn, stamps);
+      run_gemm_unit<A>(smem_raw, g, g.c, unit, ur, issued_tn, stamps);
     } else if (unit.kind == Kind::Loss) {
-      run_loss<kThreads>(a, unit, r);
-    } else if (unit.kind == Kind::Metrics && r.rank == 0) {
+      run_loss<kThreads>(a, unit, ur);
+    } else if (unit.kind == Kind::Metrics && ur.rank == 0) {
       run_metrics<kThreads>(a, unit);
     } else if (unit.kind == Kind::BiasGrad) {
-      run_bias_grad<kThreads>(a, unit, r);
+      run_bias_grad<kThreads>(a, unit, ur);
     } else if (unit.kind == Kind::Update) {
-      run_update<kThreads>(a, unit, r);
+      run_update<kThreads>(a, unit, ur);
     }  // Gather: the batch is the caller's (StepKernel::train)
     unit_barrier(r);
-    if (threadIdx.x == 0 && r.rank == 0) {
+    if (threadIdx.x == 0 && mine && ur.rank == 0) {
       if (time != nullptr) {
         StepKernel::UnitTime& t = *time;
         t.end_ns = now_ns();
         t.sm = sm_id();
         t.block = static_cast<int>(blockIdx.x);
+        t.blocks = ur.size;
         t.kind = static_cast<int>(unit.kind);
         t.part = static_cast<int>(unit.part);
         t.layer = unit.layer;

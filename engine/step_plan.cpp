@@ -300,6 +300,28 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope, int 
   return plan;
 }
 
+std::vector<Group> group_units(const Plan& plan, int size, int clusters) {
+  const auto is_tile = [](const Unit& u) {
+    return (u.kind == Kind::Forward || u.kind == Kind::InputGrad || u.kind == Kind::WeightGrad) &&
+           u.part == Part::Whole;
+  };
+  const auto same_gemm = [](const Unit& a, const Unit& b) {
+    return a.kind == b.kind && a.layer == b.layer && a.step == b.step;
+  };
+  std::vector<Group> groups;
+  const int units = static_cast<int>(plan.units.size());
+  for (int u = 0; u < units;) {
+    int end = u + 1;  // the run of tiles of u's GEMM from u
+    if (is_tile(plan.units[u]))
+      while (end < units && is_tile(plan.units[end]) && same_gemm(plan.units[u], plan.units[end]))
+        ++end;
+    const bool per_block = size > 1 && end - u > clusters;
+    for (const int step = per_block ? size : 1; u < end; u += std::min(step, end - u))
+      groups.push_back({u, std::min(step, end - u), per_block});
+  }
+  return groups;
+}
+
 std::string describe(const Plan& plan, const WaitTimeout& timeout) {
   const int units = static_cast<int>(plan.units.size());
   if (timeout.unit < 0 || timeout.unit >= units)

@@ -111,6 +111,21 @@ enum class Scope : uint8_t { Step, Evaluate };
 Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope = Scope::Step,
                int steps = 1);
 
+// How a kernel of clusters of `size` blocks runs a plan: groups of units, cluster c taking groups
+// c, c + C, … in list order. A group is one unit that every block of the cluster runs, each its
+// share; or, where per_block, up to `size` units that the blocks take one each (rank r unit
+// first + r, alone: a GEMM tile with its whole K). A run of consecutive Whole GEMM tiles of one
+// kind, layer and step with more tiles than `clusters` (the clusters resident at once) is cut
+// into per-block groups: a tile a cluster would take more than one wave of them, a tile a block
+// fewer. The units of a group never wait on one another (they are tiles of one GEMM), so groups
+// in list order are a schedule as the units are. size 1 or a run of at most `clusters` tiles:
+// a group a unit.
+struct Group {
+  int first = 0, count = 1;
+  bool per_block = false;
+};
+std::vector<Group> group_units(const Plan& plan, int size, int clusters);
+
 // What a step kernel reports when a unit's wait on a counter ran out of time (a bounded spin):
 // the unit's index in the plan, the wait's index in Plan::waits, and the count the counter had.
 struct WaitTimeout {

@@ -3,10 +3,12 @@
 //
 //   step_bench [--models 784-1024-1024-10:256,...] [--variants tf32_fast,tf32x3_fast]
 //              [--splits 1] [--clusters 1,2,4,8] [--rows 10000] [--reps 30] [--warmup 3]
-//              [--grid 0] [--train] [--steps 20] [--csv FILE] [--timeline FILE]
+//              [--grid 0] [--tile-per-block 1] [--train] [--steps 20] [--csv FILE]
+//              [--timeline FILE]
 //
-// For each model (widths:batch), variant, count of K slices per forward tile and cluster size
-// (StepKernel::set_forward_splits, set_cluster_size), on every resident cluster or on --grid
+// For each model (widths:batch), variant, count of K slices per forward tile, cluster size and
+// whether large GEMMs run a tile a block (StepKernel::set_forward_splits, set_cluster_size,
+// set_tile_per_block), on every resident cluster or on --grid
 // blocks at most (StepKernel::set_grid_limit: 1 runs every unit on one block, in the plan's
 // order, so that a tile's timeline shows it after others of its kind), two trainers built from
 // one seed (the same parameters) run the same work: launched as today, and through the step
@@ -114,7 +116,7 @@ struct TimelineSummary {
 };
 
 // `prefix` starts each of the units' rows written to `csv`.
-TimelineSummary summarize(const std::vector<engine::StepKernel::UnitTime>& t, int cluster, int grid,
+TimelineSummary summarize(const std::vector<engine::StepKernel::UnitTime>& t, int grid,
                           const std::string& prefix, std::ostream& csv) {
   TimelineSummary sum;
   if (t.empty()) return sum;
@@ -122,7 +124,7 @@ TimelineSummary summarize(const std::vector<engine::StepKernel::UnitTime>& t, in
   for (const auto& u : t) {
     first = std::min(first, u.start_ns);
     last = std::max(last, u.end_ns);
-    busy += (u.end_ns - u.start_ns) * cluster;
+    busy += (u.end_ns - u.start_ns) * u.blocks;
   }
   sum.span_us = (last - first) / 1e3;
   sum.busy_fraction = static_cast<double>(busy) / (double(last - first) * grid);
@@ -174,7 +176,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> model_specs = {"784-1024-1024-10:256", "784-512-512-10:128",
                                           "784-4096-4096-10:512"};
   std::vector<std::string> variants = {"tf32_fast", "tf32x3_fast"};
-  std::vector<int> splits = {1}, clusters = {1, 2, 4, 8};
+  std::vector<int> splits = {1}, clusters = {1, 2, 4, 8}, per_block = {1};
   int rows = 10000, reps = 30, warmup = 3, grid_limit = 0, steps = 20;
   bool train = false;
   std::string csv_path, timeline_path;
@@ -189,6 +191,11 @@ int main(int argc, char** argv) {
   app.add_option("--rows", rows, "rows evaluated")->check(CLI::Range(1, 1 << 20));
   app.add_option("--reps", reps, "timed runs per side")->check(CLI::Range(1, 1000));
   app.add_option("--warmup", warmup, "untimed runs per side first")->check(CLI::Range(0, 100));
+  app.add_option("--tile-per-block", per_block,
+                 "1: GEMMs of more tiles than clusters run a tile a block; 0: a tile a cluster; "
+                 "each timed")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1));
   app.add_option("--grid", grid_limit, "at most this many blocks (0: every resident cluster)")
       ->check(CLI::Range(0, 1 << 16));
   app.add_flag("--train", train, "time training steps (graph step against the step kernel)");
@@ -206,17 +213,19 @@ int main(int argc, char** argv) {
     std::vector<ModelCase> models;
     for (const std::string& s : model_specs) models.push_back(parse_model(s));
     std::ostringstream table, timeline;
-    timeline << "scope,model,batch,variant,forward_splits,cluster,unit,kind,part,layer,block,sm,"
+    timeline << "scope,model,batch,variant,forward_splits,cluster,tile_per_block,unit,kind,part,"
+                "layer,block,sm,"
                 "wait_us,start_us,k_done_us,all_staged_us,stored_us,end_us\n";
     // rows: the rows evaluated, or with --train the steps of a timed run; today_ms: launch by
     // launch (evaluate) or the graph step (train), per run, or per step with --train.
-    table << "scope,model,batch,variant,forward_splits,cluster,rows_or_steps,today_ms,"
-             "step_kernel_ms,ratio,default_cluster,"
-             "grid,units,span_us,busy_fraction,loss_today,loss_step_kernel\n";
+    table
+        << "scope,model,batch,variant,forward_splits,cluster,tile_per_block,rows_or_steps,today_ms,"
+           "step_kernel_ms,ratio,default_cluster,"
+           "grid,units,span_us,busy_fraction,loss_today,loss_step_kernel\n";
     std::printf("%s: %s against the step kernel\n", scope,
                 train ? "the graph step (per step)" : "launch by launch (per evaluation)");
-    std::printf("%-22s %-12s %6s %7s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch", "variant",
-                "splits", "cluster", "today", "kernel", "ratio", "grid", "units", "span_us",
+    std::printf("%-22s %-12s %6s %7s %5s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch", "variant",
+                "splits", "cluster", "tpb", "today", "kernel", "ratio", "grid", "units", "span_us",
                 "busy");
     for (const ModelCase& m : models) {
       for (const std::string& variant : variants) {
@@ -249,54 +258,56 @@ int main(int argc, char** argv) {
         };
         const auto run_today = run(today.trainer), run_kernel = run(on_kernel.trainer);
 
-        for (const auto& [split, cluster] : pairs(splits, clusters)) {
-          kernel->set_forward_splits(on_kernel.ctx, split);
-          kernel->set_cluster_size(on_kernel.ctx, cluster);
-          double loss_a = 0, loss_b = 0;
-          for (int i = 0; i < warmup; ++i) {
-            time_ms(run_today, &loss_a);
-            time_ms(run_kernel, &loss_b);
-          }
-          std::vector<double> ms_a, ms_b;
-          for (int i = 0; i < reps; ++i) {
-            ms_a.push_back(time_ms(run_today, &loss_a));
-            ms_b.push_back(time_ms(run_kernel, &loss_b));
-          }
-          const double per = train ? steps : 1;
-          const double a = bench::summarize(ms_a).median_ms / per,
-                       b = bench::summarize(ms_b).median_ms / per;
+        for (const auto& [split, cluster] : pairs(splits, clusters))
+          for (const int tile_per_block : per_block) {
+            kernel->set_forward_splits(on_kernel.ctx, split);
+            kernel->set_cluster_size(on_kernel.ctx, cluster);
+            kernel->set_tile_per_block(on_kernel.ctx, tile_per_block != 0);
+            double loss_a = 0, loss_b = 0;
+            for (int i = 0; i < warmup; ++i) {
+              time_ms(run_today, &loss_a);
+              time_ms(run_kernel, &loss_b);
+            }
+            std::vector<double> ms_a, ms_b;
+            for (int i = 0; i < reps; ++i) {
+              ms_a.push_back(time_ms(run_today, &loss_a));
+              ms_b.push_back(time_ms(run_kernel, &loss_b));
+            }
+            const double per = train ? steps : 1;
+            const double a = bench::summarize(ms_a).median_ms / per,
+                         b = bench::summarize(ms_b).median_ms / per;
 
-          // One full batch's timeline: an evaluation, or a training step.
-          kernel->record_timeline(true);
-          if (train) {
-            on_kernel.trainer.step(xb, labels);
-            on_kernel.trainer.take_metrics();
-          } else {
-            engine::Metrics metrics(on_kernel.ctx);
-            kernel->evaluate(on_kernel.ctx, xb, labels.data(), metrics);
-          }
-          kernel->check(on_kernel.ctx);
-          const std::vector<engine::StepKernel::UnitTime> t = kernel->timeline(on_kernel.ctx);
-          kernel->record_timeline(false);
-          const int grid = kernel->grid_blocks(batch);
-          const std::string model = m.text.substr(0, m.text.find(':'));
-          std::ostringstream prefix;
-          prefix << scope << ',' << model << ',' << m.batch << ',' << variant << ',' << split << ','
-                 << cluster << ',';
-          const TimelineSummary sum = summarize(t, cluster, grid, prefix.str(), timeline);
+            // One full batch's timeline: an evaluation, or a training step.
+            kernel->record_timeline(true);
+            if (train) {
+              on_kernel.trainer.step(xb, labels);
+              on_kernel.trainer.take_metrics();
+            } else {
+              engine::Metrics metrics(on_kernel.ctx);
+              kernel->evaluate(on_kernel.ctx, xb, labels.data(), metrics);
+            }
+            kernel->check(on_kernel.ctx);
+            const std::vector<engine::StepKernel::UnitTime> t = kernel->timeline(on_kernel.ctx);
+            kernel->record_timeline(false);
+            const int grid = kernel->grid_blocks(batch);
+            const std::string model = m.text.substr(0, m.text.find(':'));
+            std::ostringstream prefix;
+            prefix << scope << ',' << model << ',' << m.batch << ',' << variant << ',' << split
+                   << ',' << cluster << ',' << tile_per_block << ',';
+            const TimelineSummary sum = summarize(t, grid, prefix.str(), timeline);
 
-          std::printf(
-              "%-22s %-12s %6d %6d%s %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean loss %.6f "
-              "| %.6f)\n",
-              m.text.c_str(), variant.c_str(), split, cluster,
-              cluster == default_cluster ? "*" : " ", a, b, b / a, grid, t.size(), sum.span_us,
-              sum.busy_fraction, loss_a, loss_b);
-          table << prefix.str() << (train ? steps : rows) << ',' << a << ',' << b << ',' << b / a
-                << ',' << default_cluster << ',' << grid << ',' << t.size() << ',' << sum.span_us
-                << ',' << sum.busy_fraction << ',' << loss_a << ',' << loss_b << '\n';
-          std::printf("   units:%s\n", sum.per_kind.c_str());
-          std::fflush(stdout);
-        }
+            std::printf(
+                "%-22s %-12s %6d %6d%s %5d %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean loss "
+                "%.6f | %.6f)\n",
+                m.text.c_str(), variant.c_str(), split, cluster,
+                cluster == default_cluster ? "*" : " ", tile_per_block, a, b, b / a, grid, t.size(),
+                sum.span_us, sum.busy_fraction, loss_a, loss_b);
+            table << prefix.str() << (train ? steps : rows) << ',' << a << ',' << b << ',' << b / a
+                  << ',' << default_cluster << ',' << grid << ',' << t.size() << ',' << sum.span_us
+                  << ',' << sum.busy_fraction << ',' << loss_a << ',' << loss_b << '\n';
+            std::printf("   units:%s\n", sum.per_kind.c_str());
+            std::fflush(stdout);
+          }
       }
     }
     if (!timeline_path.empty()) {

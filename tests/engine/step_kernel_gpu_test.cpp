@@ -354,10 +354,13 @@ TEST(StepKernel, TrainerEvaluatesThroughItAsLaunchByLaunch) {
 // So the fp32-accurate variant with SGD has every value within the bound; otherwise at most 0.5%
 // of a parameter's values, and at least 1, may be past it. A tile, slice or unit done wrong moves
 // whole blocks of values.
-void expect_trains_as_the_graph_step(const std::string& variant, bool adam, bool mse) {
+// widths and batch: the model's, by default a small one with a misaligned width. With
+// per_block, the kernel must run some tiles a block (in clusters of several: step_plan's groups).
+void expect_trains_as_the_graph_step(const std::string& variant, bool adam, bool mse,
+                                     const std::vector<int>& widths = {100, 200, 130, 10},
+                                     int batch = 64, bool per_block = false) {
   SCOPED_TRACE(variant + (adam ? " Adam" : " SGD") + (mse ? " squared error" : " cross-entropy"));
-  const std::vector<int> widths = {100, 200, 130, 10};
-  const int batch = 64, steps = 3;
+  const int steps = 3;
   std::mt19937_64 rng(13);
   std::vector<Tensor> xs, targets;
   std::vector<LabelTensor> labels;
@@ -400,11 +403,18 @@ void expect_trains_as_the_graph_step(const std::string& variant, bool adam, bool
     else
       optimizer = std::make_unique<engine::Sgd>(ctx, net.seq.parameters(), o.sgd);
     StepKernel kernel(ctx, net.seq, batch, !mse);
+    kernel.record_timeline(per_block);
     Metrics metrics(ctx);
     for (int s = 0; s < steps; ++s)
       kernel.train(ctx, xs[s], mse ? static_cast<const void*>(targets[s].data()) : labels[s].data(),
                    metrics, *optimizer);
     kernel.check(ctx);
+    if (per_block) {
+      ASSERT_GT(kernel.cluster_size(), 1);
+      int alone = 0;  // units run by one block of a cluster
+      for (const StepKernel::UnitTime& t : kernel.timeline(ctx)) alone += t.blocks == 1;
+      EXPECT_GT(alone, 0) << "no tile ran a block each";
+    }
     EXPECT_EQ(optimizer->read_steps(ctx), steps);
     kernel_loss = metrics.read(ctx).loss_sum;
     for (engine::Parameter* p : net.seq.parameters())
@@ -437,6 +447,15 @@ TEST(StepKernel, TrainsAsTheGraphStepDoes) {
     for (bool adam : {false, true})
       for (bool mse : {false, true}) expect_trains_as_the_graph_step(variant, adam, mse);
   }
+}
+
+// The default model's weight gradients have more tiles than there are clusters of 4: they run a
+// tile a block, each with its whole K, beside GEMMs whose tiles share K across a cluster.
+TEST(StepKernel, TrainsAsTheGraphStepDoesWithATileABlock) {
+  GPU_TEST_OR_SKIP();
+  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
+    GTEST_SKIP() << why;
+  expect_trains_as_the_graph_step("tf32_fast", false, false, {784, 1024, 1024, 10}, 256, true);
 }
 
 TEST(StepKernel, ReportsAWaitPastItsLimitAndRecovers) {

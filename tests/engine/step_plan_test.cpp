@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@
 namespace {
 
 using engine::Tensor;
+using engine::step_plan::Group;
+using engine::step_plan::group_units;
 using engine::step_plan::Kind;
 using engine::step_plan::make_plan;
 using engine::step_plan::Part;
@@ -444,6 +447,96 @@ TEST(StepPlan, NoResidentGridDeadlocks) {
           for (int trial = 0; trial < 3; ++trial)
             EXPECT_TRUE(runs_to_the_end(plan, grid, rng)) << "grid " << grid;
       }
+}
+
+// Runs the plan's groups on `grid` simulated clusters as the step kernel does: cluster c takes
+// groups c, c + grid, … in turn, one runnable cluster at random at each move; a group starts once
+// every unit of it may (its blocks vote) and its units' signals come when all are done. Returns
+// false on a deadlock.
+bool groups_run_to_the_end(const Plan& plan, const std::vector<Group>& groups, int grid,
+                           std::mt19937& rng) {
+  std::vector<int> count(plan.counters.size(), 0);
+  std::vector<size_t> next(grid);
+  for (int c = 0; c < grid; ++c) next[c] = c;
+  size_t done = 0;
+  while (done < groups.size()) {
+    std::vector<int> runnable;
+    for (int c = 0; c < grid; ++c) {
+      if (next[c] >= groups.size()) continue;
+      bool ready = true;
+      const Group& g = groups[next[c]];
+      for (int u = g.first; u < g.first + g.count; ++u)
+        for (int w = plan.units[u].first_wait;
+             w < plan.units[u].first_wait + plan.units[u].wait_count; ++w)
+          ready &= count[plan.waits[w].counter] >= plan.waits[w].target;
+      if (ready) runnable.push_back(c);
+    }
+    if (runnable.empty()) return false;
+    const int c = runnable[std::uniform_int_distribution<size_t>(0, runnable.size() - 1)(rng)];
+    const Group& g = groups[next[c]];
+    for (int u = g.first; u < g.first + g.count; ++u)
+      for (int s = plan.units[u].first_signal;
+           s < plan.units[u].first_signal + plan.units[u].signal_count; ++s)
+        ++count[plan.signals[s]];
+    next[c] += grid;
+    ++done;
+  }
+  return true;
+}
+
+TEST(StepPlan, GroupsCoverTheListInOrderAndTheirTilesNeverWaitOnEachOther) {
+  std::mt19937 rng(11);
+  for (const int steps : {1, 2})
+    for (const Case& c : steps == 1 ? cases() : small_cases()) {
+      const Plan plan = make_plan(c.shape, c.sizes, Scope::Step, steps);
+      for (const int size : {1, 2, 4, 8})
+        for (const int clusters : {1, 3, 30}) {
+          SCOPED_TRACE("size " + std::to_string(size) + ", clusters " + std::to_string(clusters));
+          const std::vector<Group> groups = group_units(plan, size, clusters);
+          int next = 0;
+          for (const Group& g : groups) {
+            ASSERT_EQ(g.first, next);
+            ASSERT_GE(g.count, 1);
+            ASSERT_LE(g.count, g.per_block ? size : 1);
+            std::set<int> signalled;  // by the group's units
+            for (int u = g.first; u < g.first + g.count; ++u) {
+              const Unit& unit = plan.units[u];
+              if (g.per_block) {
+                ASSERT_TRUE(unit.kind == Kind::Forward || unit.kind == Kind::InputGrad ||
+                            unit.kind == Kind::WeightGrad);
+                ASSERT_EQ(unit.part, Part::Whole);
+                ASSERT_EQ(unit.kind, plan.units[g.first].kind);
+                ASSERT_EQ(unit.layer, plan.units[g.first].layer);
+                ASSERT_EQ(unit.step, plan.units[g.first].step);
+              }
+              for (int s = unit.first_signal; s < unit.first_signal + unit.signal_count; ++s)
+                signalled.insert(plan.signals[s]);
+            }
+            for (int u = g.first; u < g.first + g.count; ++u)
+              for (int w = plan.units[u].first_wait;
+                   w < plan.units[u].first_wait + plan.units[u].wait_count; ++w)
+                ASSERT_EQ(signalled.count(plan.waits[w].counter), 0u)
+                    << "unit " << u << " waits on its own group";
+            next += g.count;
+          }
+          ASSERT_EQ(next, static_cast<int>(plan.units.size()));
+          for (const int grid : {1, 2, 7, clusters})
+            EXPECT_TRUE(groups_run_to_the_end(plan, groups, grid, rng)) << "grid " << grid;
+        }
+    }
+}
+
+TEST(StepPlan, TheDefaultModelsWeightGradientsRunATileABlock) {
+  const Plan plan = make_plan({{784, 1024, 1024, 10}, 256}, {128, 128, 128, 128});
+  std::map<std::pair<Kind, int>, int> per_block;  // units by kind and layer
+  for (const Group& g : group_units(plan, 4, 30))
+    if (g.per_block) per_block[{plan.units[g.first].kind, plan.units[g.first].layer}] += g.count;
+  // 56 and 64 tiles for 30 clusters; the forward and input-gradient GEMMs' 16 and dW_2's 8 fit.
+  const std::map<std::pair<Kind, int>, int> expected = {{{Kind::WeightGrad, 0}, 56},
+                                                        {{Kind::WeightGrad, 1}, 64}};
+  EXPECT_EQ(per_block, expected);
+  for (const Group& g : group_units(plan, 1, 30)) EXPECT_FALSE(g.per_block);
+  for (const Group& g : group_units(plan, 4, 132)) EXPECT_FALSE(g.per_block);
 }
 
 // A Metrics unit that does not wait for every Loss unit races with the one it leaves out.
