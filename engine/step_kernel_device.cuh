@@ -104,7 +104,7 @@ __device__ __forceinline__ int sm_id() {
 __device__ __forceinline__ long long now_ns() { return gemm::step_tile::global_ns(); }
 
 // This block's place in its cluster: the grid is (clusters, 1, size) in clusters of (1, 1, size)
-// blocks, and every block of a cluster runs the same units.
+// blocks. A unit runs on the whole cluster, or on one block alone as Rank{0, 1}.
 struct Rank {
   int rank, size;
 };

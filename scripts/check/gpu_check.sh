@@ -14,7 +14,8 @@
 # 4b. runs compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every device
 #    variant on odd shapes with each epilogue, and over the step kernel's tests and its tiles' tests
 #    (scripts/check/sanitize.sh; every row must be 0);
-# 4c. times the step kernel's evaluation against launch by launch (apps/step_bench), and where
+# 4c. times the step kernel's evaluation against launch by launch (apps/step_bench) and its
+#    training steps against the graph step (step_bench --train), and where
 #    train_mlp was built and MNIST is present, training through it against the graph step
 #    (scripts/check/step_train.py);
 # 5. if train_mlp was built and MNIST is present, runs a short training comparison, once with the
@@ -45,6 +46,8 @@
 #   sanitizers.csv, sanitizers.log, racecheck_named_barrier.txt   scripts/check/sanitize.sh
 #   step_bench.csv     step_bench: the step kernel's evaluation against launch by launch
 #   step_timeline.csv  step_bench: every unit's times in one full batch of each case
+#   step_bench_train.csv, step_timeline_train.csv  step_bench --train: training steps, graph
+#                      step against the step kernel (a tile a block or not), and their units
 #   step_train.csv     scripts/check/step_train.py: training through the step kernel against the
 #                      graph step, s/epoch and test accuracy
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)
