@@ -536,6 +536,11 @@ TEST(StepPlan, TheDefaultModelsWeightGradientsRunATileABlock) {
                                                         {{Kind::WeightGrad, 1}, 64}};
   EXPECT_EQ(per_block, expected);
   for (const Group& g : group_units(plan, 1, 30)) EXPECT_FALSE(g.per_block);
+  // The simulation can fail: groups out of list order deadlock a single cluster.
+  const std::vector<Group> groups = group_units(plan, 4, 30);
+  const std::vector<Group> reversed(groups.rbegin(), groups.rend());
+  std::mt19937 rng(3);
+  EXPECT_FALSE(groups_run_to_the_end(plan, reversed, 1, rng));
   for (const Group& g : group_units(plan, 4, 132)) EXPECT_FALSE(g.per_block);
 }
 
