@@ -114,9 +114,8 @@ int default_cluster_size(const std::vector<int>& widths, int batch) {
 // A plan in device memory.
 struct DevicePlan {
   step_plan::Plan plan;
-  std::vector<step_plan::Group> groups;
   gemm::DeviceBuffer<Unit> units;
-  gemm::DeviceBuffer<step_plan::Group> group_buffer;
+  gemm::DeviceBuffer<step_plan::Group> groups;  // the units as the clusters take them
   gemm::DeviceBuffer<Wait> waits;
   gemm::DeviceBuffer<int> signals;
 };
@@ -169,10 +168,8 @@ struct StepKernel::Impl {
     if (it != plans.end()) return it->second;
     DevicePlan d;
     d.plan = step_plan::make_plan({widths, batch}, unit_sizes(forward_splits, cluster_size), scope);
-    d.groups =
-        step_plan::group_units(d.plan, tile_per_block ? cluster_size : 1, resident(cluster_size));
     d.units = gemm::DeviceBuffer<Unit>(d.plan.units, stream);
-    d.group_buffer = gemm::DeviceBuffer<step_plan::Group>(d.groups, stream);
+    d.groups = gemm::DeviceBuffer<step_plan::Group>(groups_of(d.plan), stream);
     d.waits = gemm::DeviceBuffer<Wait>(d.plan.waits, stream);
     d.signals = gemm::DeviceBuffer<int>(d.plan.signals, stream);
     return plans.emplace(std::make_pair(batch, scope), std::move(d)).first->second;
@@ -212,6 +209,11 @@ struct StepKernel::Impl {
       throw Error("step kernel: not one cluster of " + std::to_string(size) +
                   " blocks fits on the GPU");
     return count;
+  }
+
+  // The plan's units in groups as the kernel's clusters take them (step_plan::group_units).
+  std::vector<step_plan::Group> groups_of(const step_plan::Plan& plan) const {
+    return step_plan::group_units(plan, tile_per_block ? cluster_size : 1, resident(cluster_size));
   }
 
   // The clusters a plan of `groups` groups of units runs on: every one resident at once, at most
@@ -306,7 +308,7 @@ void StepKernel::Impl::launch(Context& ctx, const Tensor& x, const void* targets
   for (size_t l = 0; l < widths.size(); ++l) a.widths[l] = widths[l];
   if (training) fill_training(a, inputs, batch, *optimizer);
   a.units = d.units.data();
-  a.groups = d.group_buffer.data();
+  a.groups = d.groups.data();
   a.group_count = static_cast<int>(d.groups.size());
   a.waits = d.waits.data();
   a.signals = d.signals.data();
@@ -445,10 +447,7 @@ int StepKernel::grid_blocks(int batch) const {
   const Impl& k = *impl_;
   const step_plan::Plan plan = step_plan::make_plan(
       {k.widths, batch}, unit_sizes(k.forward_splits, k.cluster_size), step_plan::Scope::Evaluate);
-  const size_t groups = step_plan::group_units(plan, k.tile_per_block ? k.cluster_size : 1,
-                                               k.resident(k.cluster_size))
-                            .size();
-  return k.clusters(static_cast<int>(groups)) * k.cluster_size;
+  return k.clusters(static_cast<int>(k.groups_of(plan).size())) * k.cluster_size;
 }
 
 }  // namespace engine

@@ -1,10 +1,10 @@
 // The step as one kernel (docs/NOTES.md, "The step as one kernel"): one persistent launch runs the
 // units of a step_plan::Plan on a grid that is all resident (a cooperative launch, refused where
 // it would not be), each cluster taking groups of units c, c + C, c + 2C, … in the plan's order,
-// which is a schedule (step_plan::group_units: a unit, or a tile for each of its blocks). A unit's dependencies are counters in global memory: it acquires each up to its
-// target, and releases its own when done. A wait is bounded: past the time limit the launch
-// records the unit, its wait and the count reached, every block leaves, and check() throws
-// step_plan::describe's message.
+// which is a schedule (step_plan::group_units: a unit, or a tile for each of its blocks). A unit's
+// dependencies are counters in global memory: it acquires each up to its target, and releases its
+// own when done. A wait is bounded: past the time limit the launch records the unit, its wait and
+// the count reached, every block leaves, and check() throws step_plan::describe's message.
 //
 // The evaluation (Scope::Evaluate): the forward GEMMs with their bias and ReLU epilogues as tiles
 // of tf32_fast's or tf32x3_fast's pipeline (kernels/fast/step_tile.cuh), the loss of each block
