@@ -136,6 +136,9 @@ static_assert(Tile<Arithmetic::Tf32>::kM == Tile<Arithmetic::Tf32x3>::kM &&
                   Tile<Arithmetic::Tf32>::kK == Tile<Arithmetic::Tf32x3>::kK &&
                   Tile<Arithmetic::Tf32>::kThreads == Tile<Arithmetic::Tf32x3>::kThreads,
               "both arithmetics' tiles are the plan's tiles, in blocks of one size");
+static_assert(step_plan::kTf32TileCost.k_tile == Tile<Arithmetic::Tf32>::kK &&
+                  step_plan::kTf32x3TileCost.k_tile == Tile<Arithmetic::Tf32x3>::kK,
+              "the tile costs are per K tile of the step tile");
 
 }  // namespace
 
@@ -213,16 +216,20 @@ struct StepKernel::Impl {
 
   // The plan's units in groups as the kernel's clusters take them (step_plan::group_units).
   std::vector<step_plan::Group> groups_of(const step_plan::Plan& plan) const {
-    return step_plan::group_units(plan, tile_per_block ? cluster_size : 1, resident(cluster_size));
+    const step_plan::TileCost& cost =
+        arithmetic == Arithmetic::Tf32x3 ? step_plan::kTf32x3TileCost : step_plan::kTf32TileCost;
+    return step_plan::group_units(plan, tile_per_block ? cluster_size : 1, available_clusters(),
+                                  cost);
   }
 
-  // The clusters a plan of `groups` groups of units runs on: every one resident at once, at most
-  // one per group, and within the grid limit (in blocks; at least one cluster).
-  int clusters(int groups) const {
-    int count = std::min(groups, resident(cluster_size));
-    if (grid_limit > 0) count = std::min(count, std::max(1, grid_limit / cluster_size));
-    return count;
+  // The clusters a launch may use: every one resident at once, within the grid limit (in blocks;
+  // at least one cluster).
+  int available_clusters() const {
+    const int count = resident(cluster_size);
+    return grid_limit > 0 ? std::min(count, std::max(1, grid_limit / cluster_size)) : count;
   }
+  // The clusters a plan of `groups` groups of units runs on: at most one per group.
+  int clusters(int groups) const { return std::min(groups, available_clusters()); }
 };
 
 std::string StepKernel::unavailable_reason(const Context& ctx, Module& net) {

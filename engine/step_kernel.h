@@ -92,9 +92,9 @@ class StepKernel {
   // distributed shared memory in rank order, a Sum's or a Loss unit's rows shared; a Loss unit is
   // a row for each of the cluster's warps. Waits for the device; rebuilds the plans.
   void set_cluster_size(Context& ctx, int blocks);
-  // Whether a GEMM of more tiles than there are clusters runs a tile a block, each with its whole
-  // K, rather than a tile a cluster (step_plan::group_units; on by default: a tile a cluster would
-  // take more than one wave). Waits for the device; rebuilds the plans.
+  // Whether a GEMM of more tiles than there are clusters may run a tile a block, each with its
+  // whole K, rather than a tile a cluster: where the tile cost says one is sooner
+  // (step_plan::group_units; on by default). Waits for the device; rebuilds the plans.
   void set_tile_per_block(Context& ctx, bool on);
   int cluster_size() const;
   int grid_blocks(int batch) const;  // the blocks a batch of that size launches on

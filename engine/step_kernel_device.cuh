@@ -332,13 +332,12 @@ __device__ void run_bias_grad(const LaunchArgs& a, const Unit& unit, Rank r) {
 // Parameters [begin, end) of an array w, with its gradient g and state s0, s1 (either may be
 // null), by the optimiser's rule `update` (update(w, g, s0, s1): one parameter's values, in
 // registers): every thread of a block. Where the four arrays are 16-byte aligned, the whole float4s
-// go four lanes at a time, kInFlight float4s of each array a thread loaded before any is stored
-// (a load per element would wait for the element before's store: w might alias g), the ends a
-// float at a time.
+// go four lanes at a time, each array's float4 loaded before any is stored (w might alias g, so
+// a load per element would wait for the store before it); the ends go a float at a time. One
+// float4 of each in flight: two spill at the kernel's register cap.
 template <int kThreads, class Update>
 __device__ __forceinline__ void update_range(float* w, const float* g, float* s0, float* s1,
                                              int64_t begin, int64_t end, const Update& update) {
-  constexpr int kInFlight = 1;
   const auto one = [&](int64_t e) {
     float value = w[e], first = s0 != nullptr ? s0[e] : 0.0f, second = s1 != nullptr ? s1[e] : 0.0f;
     update(value, __ldcg(g + e), first, second);
@@ -352,30 +351,20 @@ __device__ __forceinline__ void update_range(float* w, const float* g, float* s0
   const int64_t body_end = max(body_begin, end / 4 * 4);
   for (int64_t e = begin + threadIdx.x; e < body_begin; e += kThreads) one(e);
   for (int64_t e = body_end + threadIdx.x; e < end; e += kThreads) one(e);
-  const int64_t q_begin = body_begin / 4, q_end = body_end / 4;  // float4s
-  for (int64_t q0 = q_begin + threadIdx.x; q0 < q_end; q0 += int64_t(kThreads) * kInFlight) {
-    float4 wv[kInFlight], gv[kInFlight], v0[kInFlight], v1[kInFlight];
-#pragma unroll
-    for (int i = 0; i < kInFlight; ++i) {
-      const int64_t q = q0 + int64_t(i) * kThreads;
-      if (q >= q_end) break;
-      wv[i] = reinterpret_cast<const float4*>(w)[q];
-      gv[i] = __ldcg(reinterpret_cast<const float4*>(g) + q);
-      v0[i] = s0 != nullptr ? reinterpret_cast<const float4*>(s0)[q] : float4{};
-      v1[i] = s1 != nullptr ? reinterpret_cast<const float4*>(s1)[q] : float4{};
-    }
-#pragma unroll
-    for (int i = 0; i < kInFlight; ++i) {
-      const int64_t q = q0 + int64_t(i) * kThreads;
-      if (q >= q_end) break;
-      update(wv[i].x, gv[i].x, v0[i].x, v1[i].x);
-      update(wv[i].y, gv[i].y, v0[i].y, v1[i].y);
-      update(wv[i].z, gv[i].z, v0[i].z, v1[i].z);
-      update(wv[i].w, gv[i].w, v0[i].w, v1[i].w);
-      reinterpret_cast<float4*>(w)[q] = wv[i];
-      if (s0 != nullptr) reinterpret_cast<float4*>(s0)[q] = v0[i];
-      if (s1 != nullptr) reinterpret_cast<float4*>(s1)[q] = v1[i];
-    }
+  float4* w4 = reinterpret_cast<float4*>(w);
+  float4* s04 = reinterpret_cast<float4*>(s0);
+  float4* s14 = reinterpret_cast<float4*>(s1);
+  for (int64_t q = body_begin / 4 + threadIdx.x; q < body_end / 4; q += kThreads) {
+    float4 wv = w4[q];
+    const float4 gv = __ldcg(reinterpret_cast<const float4*>(g) + q);
+    float4 v0 = s0 != nullptr ? s04[q] : float4{}, v1 = s1 != nullptr ? s14[q] : float4{};
+    update(wv.x, gv.x, v0.x, v1.x);
+    update(wv.y, gv.y, v0.y, v1.y);
+    update(wv.z, gv.z, v0.z, v1.z);
+    update(wv.w, gv.w, v0.w, v1.w);
+    w4[q] = wv;
+    if (s0 != nullptr) s04[q] = v0;
+    if (s1 != nullptr) s14[q] = v1;
   }
 }
 

@@ -300,13 +300,25 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope, int 
   return plan;
 }
 
-std::vector<Group> group_units(const Plan& plan, int size, int clusters) {
+std::vector<Group> group_units(const Plan& plan, int size, int clusters, const TileCost& cost) {
   const auto is_tile = [](const Unit& u) {
     return (u.kind == Kind::Forward || u.kind == Kind::InputGrad || u.kind == Kind::WeightGrad) &&
            u.part == Part::Whole;
   };
   const auto same_gemm = [](const Unit& a, const Unit& b) {
     return a.kind == b.kind && a.layer == b.layer && a.step == b.step;
+  };
+  // Whether `tiles` tiles like u run sooner a tile a block than a tile a cluster.
+  const auto faster_per_block = [&](const Unit& u, int tiles) {
+    const double per_k_tile = u.kind == Kind::Forward     ? cost.forward_us
+                              : u.kind == Kind::InputGrad ? cost.input_grad_us
+                                                          : cost.weight_grad_us;
+    const int k_tiles = (u.k_len + cost.k_tile - 1) / cost.k_tile;
+    const auto waves = [](int n, int slots) { return (n + slots - 1) / slots; };
+    const double per_block = waves(tiles, clusters * size) * (cost.fixed_us + k_tiles * per_k_tile);
+    const double split = waves(tiles, clusters) *
+                         (cost.fixed_us + cost.cluster_sum_us + waves(k_tiles, size) * per_k_tile);
+    return per_block < split;
   };
   std::vector<Group> groups;
   const int units = static_cast<int>(plan.units.size());
@@ -315,7 +327,8 @@ std::vector<Group> group_units(const Plan& plan, int size, int clusters) {
     if (is_tile(plan.units[u]))
       while (end < units && is_tile(plan.units[end]) && same_gemm(plan.units[u], plan.units[end]))
         ++end;
-    const bool per_block = size > 1 && end - u > clusters;
+    const bool per_block =
+        size > 1 && end - u > clusters && faster_per_block(plan.units[u], end - u);
     for (const int step = per_block ? size : 1; u < end; u += std::min(step, end - u))
       groups.push_back({u, std::min(step, end - u), per_block});
   }

@@ -111,20 +111,34 @@ enum class Scope : uint8_t { Step, Evaluate };
 Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope = Scope::Step,
                int steps = 1);
 
+// What a GEMM tile costs, in µs: a fixed part (the pipeline's start, the store, the barriers and
+// the signal), more where a cluster sums its blocks' partial tiles, and a part per K tile of
+// `k_tile` columns of K a block runs, which depends on the layout (the threads transpose an
+// MN-major operand as it lands).
+struct TileCost {
+  int k_tile;
+  double fixed_us, cluster_sum_us;
+  double forward_us, input_grad_us, weight_grad_us;  // a K tile of NT, NN and TN
+};
+// Fitted to the default model's training timeline on the H200 (docs/results/
+// step_timeline_train.csv: clusters of 4 and 8, a tile a cluster and a tile a block).
+constexpr TileCost kTf32TileCost{32, 5.0, 1.3, 0.5, 1.1, 1.3};
+constexpr TileCost kTf32x3TileCost{32, 5.0, 1.3, 1.6, 2.2, 2.4};
+
 // How a kernel of clusters of `size` blocks runs a plan: groups of units, cluster c taking groups
 // c, c + C, … in list order. A group is one unit that every block of the cluster runs, each its
 // share; or, where per_block, up to `size` units that the blocks take one each (rank r unit
 // first + r, alone: a GEMM tile with its whole K). A run of consecutive Whole GEMM tiles of one
-// kind, layer and step with more tiles than `clusters` (the clusters resident at once) is cut
-// into per-block groups: a tile a cluster would take more than one wave of them, a tile a block
-// fewer. The units of a group never wait on one another (they are tiles of one GEMM), so groups
-// in list order are a schedule as the units are. size 1 or a run of at most `clusters` tiles:
-// a group a unit.
+// kind, layer and step with more tiles than `clusters` (the clusters the launch may use) is cut
+// into per-block groups where `cost` says its waves of tiles with their whole K take less time
+// than its waves of tiles each split across a cluster. The units of a group never wait on one
+// another (they are tiles of one GEMM), so groups in list order are a schedule as the units are.
+// Otherwise (size 1, a shorter run, or a run whose K makes a tile a block slower): a group a unit.
 struct Group {
   int first = 0, count = 1;
   bool per_block = false;
 };
-std::vector<Group> group_units(const Plan& plan, int size, int clusters);
+std::vector<Group> group_units(const Plan& plan, int size, int clusters, const TileCost& cost);
 
 // What a step kernel reports when a unit's wait on a counter ran out of time (a bounded spin):
 // the unit's index in the plan, the wait's index in Plan::waits, and the count the counter had.

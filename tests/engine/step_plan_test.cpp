@@ -27,11 +27,14 @@ using engine::Tensor;
 using engine::step_plan::Group;
 using engine::step_plan::group_units;
 using engine::step_plan::Kind;
+using engine::step_plan::kTf32TileCost;
+using engine::step_plan::kTf32x3TileCost;
 using engine::step_plan::make_plan;
 using engine::step_plan::Part;
 using engine::step_plan::Plan;
 using engine::step_plan::Scope;
 using engine::step_plan::StepShape;
+using engine::step_plan::TileCost;
 using engine::step_plan::Unit;
 using engine::step_plan::UnitSizes;
 
@@ -484,6 +487,10 @@ bool groups_run_to_the_end(const Plan& plan, const std::vector<Group>& groups, i
   return true;
 }
 
+// A cost under which a tile a block always wins where a run has more tiles than clusters: the most
+// per-block groups, for the tests of their order.
+constexpr TileCost kWholeKIsFree{32, 1.0, 0.0, 0.0, 0.0, 0.0};
+
 TEST(StepPlan, GroupsCoverTheListInOrderAndTheirTilesNeverWaitOnEachOther) {
   std::mt19937 rng(11);
   for (const int steps : {1, 2})
@@ -492,7 +499,7 @@ TEST(StepPlan, GroupsCoverTheListInOrderAndTheirTilesNeverWaitOnEachOther) {
       for (const int size : {1, 2, 4, 8})
         for (const int clusters : {1, 3, 30}) {
           SCOPED_TRACE("size " + std::to_string(size) + ", clusters " + std::to_string(clusters));
-          const std::vector<Group> groups = group_units(plan, size, clusters);
+          const std::vector<Group> groups = group_units(plan, size, clusters, kWholeKIsFree);
           int next = 0;
           for (const Group& g : groups) {
             ASSERT_EQ(g.first, next);
@@ -526,22 +533,48 @@ TEST(StepPlan, GroupsCoverTheListInOrderAndTheirTilesNeverWaitOnEachOther) {
     }
 }
 
+// The GEMMs of a plan that run a tile a block, with their tile counts, by kind and layer.
+std::map<std::pair<Kind, int>, int> per_block_gemms(const Plan& plan,
+                                                    const std::vector<Group>& groups) {
+  std::map<std::pair<Kind, int>, int> per_block;
+  for (const Group& g : groups)
+    if (g.per_block) per_block[{plan.units[g.first].kind, plan.units[g.first].layer}] += g.count;
+  return per_block;
+}
+
 TEST(StepPlan, TheDefaultModelsWeightGradientsRunATileABlock) {
   const Plan plan = make_plan({{784, 1024, 1024, 10}, 256}, {128, 128, 128, 128});
-  std::map<std::pair<Kind, int>, int> per_block;  // units by kind and layer
-  for (const Group& g : group_units(plan, 4, 30))
-    if (g.per_block) per_block[{plan.units[g.first].kind, plan.units[g.first].layer}] += g.count;
-  // 56 and 64 tiles for 30 clusters; the forward and input-gradient GEMMs' 16 and dW_2's 8 fit.
-  const std::map<std::pair<Kind, int>, int> expected = {{{Kind::WeightGrad, 0}, 56},
-                                                        {{Kind::WeightGrad, 1}, 64}};
-  EXPECT_EQ(per_block, expected);
-  for (const Group& g : group_units(plan, 1, 30)) EXPECT_FALSE(g.per_block);
+  // 56 and 64 tiles of K 256 for 30 clusters: one wave a tile a block, two or three a tile a
+  // cluster; the forward and input-gradient GEMMs' 16 tiles and dW_2's 8 fit.
+  const std::map<std::pair<Kind, int>, int> both = {{{Kind::WeightGrad, 0}, 56},
+                                                    {{Kind::WeightGrad, 1}, 64}};
+  EXPECT_EQ(per_block_gemms(plan, group_units(plan, 4, 30, kTf32TileCost)), both);
+  // In 3×TF32 a K tile costs more, and dW_0's two waves of split tiles beat one of whole ones.
+  const std::map<std::pair<Kind, int>, int> dw1 = {{{Kind::WeightGrad, 1}, 64}};
+  EXPECT_EQ(per_block_gemms(plan, group_units(plan, 4, 30, kTf32x3TileCost)), dw1);
+  for (const Group& g : group_units(plan, 1, 30, kTf32TileCost)) EXPECT_FALSE(g.per_block);
+  for (const Group& g : group_units(plan, 4, 132, kTf32TileCost)) EXPECT_FALSE(g.per_block);
   // The simulation can fail: groups out of list order deadlock a single cluster.
-  const std::vector<Group> groups = group_units(plan, 4, 30);
+  const std::vector<Group> groups = group_units(plan, 4, 30, kTf32TileCost);
   const std::vector<Group> reversed(groups.rbegin(), groups.rend());
   std::mt19937 rng(3);
   EXPECT_FALSE(groups_run_to_the_end(plan, reversed, 1, rng));
-  for (const Group& g : group_units(plan, 4, 132)) EXPECT_FALSE(g.per_block);
+}
+
+// In clusters of 8 (15 of them), the default model's 16 forward tiles have K 784 or 1024: a tile
+// a block would run 25–32 K tiles where a cluster's share is 4, and two waves of split tiles beat
+// one of whole ones (in 3×TF32 it measured 267 µs a step against 213).
+TEST(StepPlan, ATileABlockOnlyWhereItsWholeKCostsLessThanTheSplitTilesWaves) {
+  const Plan plan = make_plan({{784, 1024, 1024, 10}, 256}, {128, 128, 128, 128});
+  for (const TileCost& cost : {kTf32TileCost, kTf32x3TileCost}) {
+    const std::map<std::pair<Kind, int>, int> per_block =
+        per_block_gemms(plan, group_units(plan, 8, 15, cost));
+    EXPECT_EQ(per_block.count({Kind::Forward, 0}) + per_block.count({Kind::Forward, 1}), 0u);
+    EXPECT_EQ(per_block.at({Kind::WeightGrad, 1}), 64);  // five waves split, one whole
+  }
+  // With free K tiles every run of more tiles than clusters goes a tile a block.
+  EXPECT_EQ(
+      per_block_gemms(plan, group_units(plan, 8, 15, kWholeKIsFree)).count({Kind::Forward, 0}), 1u);
 }
 
 // A Metrics unit that does not wait for every Loss unit races with the one it leaves out.
