@@ -11,8 +11,8 @@
 // of rows, and the metrics added in block order (the same bits every run, whatever the grid); and
 // the training step (train()). A unit runs on a cluster of blocks (set_cluster_size): a GEMM
 // tile's K shared among them and their partials added in distributed shared memory, a Loss
-// unit's rows shared; or, for GEMMs of more tiles than clusters, on one block of it
-// (set_tile_per_block).
+// unit's rows shared; or, for GEMMs of more tiles than clusters where that is sooner, on one
+// block of it (set_tile_per_block).
 //
 //   if (std::string why = StepKernel::unavailable_reason(ctx, net); why.empty()) {
 //     StepKernel kernel(ctx, net, max_batch, true);     // cross-entropy; allocates once

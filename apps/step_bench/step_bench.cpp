@@ -192,8 +192,8 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "timed runs per side")->check(CLI::Range(1, 1000));
   app.add_option("--warmup", warmup, "untimed runs per side first")->check(CLI::Range(0, 100));
   app.add_option("--tile-per-block", per_block,
-                 "1: GEMMs of more tiles than clusters run a tile a block; 0: a tile a cluster; "
-                 "each timed")
+                 "1: GEMMs of more tiles than clusters run a tile a block where the tile cost "
+                 "says that is sooner; 0: a tile a cluster; each timed")
       ->delimiter(',')
       ->check(CLI::Range(0, 1));
   app.add_option("--grid", grid_limit, "at most this many blocks (0: every resident cluster)")
