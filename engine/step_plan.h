@@ -120,8 +120,9 @@ struct TileCost {
   double fixed_us, cluster_sum_us;
   double forward_us, input_grad_us, weight_grad_us;  // a K tile of NT, NN and TN
 };
-// Fitted to the default model's training timeline on the H200 (docs/results/
-// step_timeline_train.csv: clusters of 4 and 8, a tile a cluster and a tile a block).
+// Fitted to the default model's training timeline on the H200 under the rule before, which ran
+// every run of more tiles than clusters a tile a block (docs/results/archive/
+// step_timeline_train_count_rule.csv: clusters of 4 and 8, a tile a cluster and a tile a block).
 constexpr TileCost kTf32TileCost{32, 5.0, 1.3, 0.5, 1.1, 1.3};
 constexpr TileCost kTf32x3TileCost{32, 5.0, 1.3, 1.6, 2.2, 2.4};
 
