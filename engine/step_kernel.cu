@@ -204,16 +204,6 @@ struct StepKernel::Impl {
     partials = forward_splits > 1 ? gemm::DeviceBuffer<float>(floats) : gemm::DeviceBuffer<float>();
   }
 
-  // The clusters of `size` blocks resident at once (at least one, else an error).
-  int resident(int size) const {
-    const int count = with_arithmetic(
-        arithmetic, [&](auto t) { return resident_clusters<decltype(t)::value>(size); });
-    if (count < 1)
-      throw Error("step kernel: not one cluster of " + std::to_string(size) +
-                  " blocks fits on the GPU");
-    return count;
-  }
-
   // The plan's units in groups as the kernel's clusters take them (step_plan::group_units).
   std::vector<step_plan::Group> groups_of(const step_plan::Plan& plan) const {
     const step_plan::TileCost& cost =
@@ -222,11 +212,15 @@ struct StepKernel::Impl {
                                   cost);
   }
 
-  // The clusters a launch may use: every one resident at once, within the grid limit (in blocks;
-  // at least one cluster).
+  // The clusters a launch may use: every one resident at once (at least one, else an error),
+  // within the grid limit (in blocks; at least one cluster).
   int available_clusters() const {
-    const int count = resident(cluster_size);
-    return grid_limit > 0 ? std::min(count, std::max(1, grid_limit / cluster_size)) : count;
+    const int resident = with_arithmetic(
+        arithmetic, [&](auto t) { return resident_clusters<decltype(t)::value>(cluster_size); });
+    if (resident < 1)
+      throw Error("step kernel: not one cluster of " + std::to_string(cluster_size) +
+                  " blocks fits on the GPU");
+    return grid_limit > 0 ? std::min(resident, std::max(1, grid_limit / cluster_size)) : resident;
   }
   // The clusters a plan of `groups` groups of units runs on: at most one per group.
   int clusters(int groups) const { return std::min(groups, available_clusters()); }
