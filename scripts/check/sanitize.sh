@@ -41,6 +41,15 @@ if [ ${#variants[@]} -eq 0 ]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Stopped (TERM or INT, e.g. by a timeout around this script): every pair's process group too,
+# for xargs does not pass the signal on and a sanitizer left running holds the GPU.
+stop_pairs() {
+  local f
+  for f in "$work"/*.pid; do [ -e "$f" ] && kill -TERM -- "-$(cat "$f")" 2>/dev/null; done
+  pkill -TERM -P $$ 2>/dev/null
+  exit 143
+}
+trap stop_pairs TERM INT
 
 # One pair: its log in $work/<variant>.<tool>.log, its row in $work/<variant>.<tool>.row.
 run_pair() {
@@ -50,8 +59,11 @@ run_pair() {
     step_kernel) program=("$engine_bin" --gtest_filter='StepKernel.*') ;;
     step_tile) program=("$tile_bin") ;;
   esac
-  GEMM_MLP_REQUIRE_GPU=1 timeout 400 "$sanitizer" --tool "$tool" --print-limit 20 "${program[@]}" \
-    >"$log" 2>&1 || rc=$?
+  # timeout runs the pair in a process group of its own (its pid), named in a file for the trap.
+  GEMM_MLP_REQUIRE_GPU=1 timeout 400 "$sanitizer" --tool "$tool" --print-limit 20 \
+    "${program[@]}" >"$log" 2>&1 &
+  echo $! >"$work/$1.$2.pid"
+  wait $! || rc=$?
   if [ "$variant" = step_kernel ] || [ "$variant" = step_tile ]; then
     cases=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
     grep -q '^\[  SKIPPED \]' "$log" && rc=1
@@ -77,8 +89,10 @@ export sanitizer cases_bin engine_bin tile_bin work
 tools=(memcheck racecheck synccheck initcheck)
 jobs=$(( $(nproc) > 2 ? $(nproc) / 2 : 1 ))
 start=$SECONDS
+# In the background, waited for: a trap runs only once the foreground command is done.
 for v in "${variants[@]}"; do for t in "${tools[@]}"; do echo "$v $t"; done; done |
-  xargs -P "$jobs" -n 2 bash -c 'run_pair "$0" "$1"'
+  xargs -P "$jobs" -n 2 bash -c 'run_pair "$0" "$1"' &
+wait $!
 
 echo "variant,tool,cases,errors" >"$out/sanitizers.csv"
 : >"$out/sanitizers.log"
