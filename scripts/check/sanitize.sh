@@ -45,8 +45,11 @@ trap 'rm -rf "$work"' EXIT
 # for xargs does not pass the signal on and a sanitizer left running holds the GPU.
 stop_pairs() {
   local f
+  pkill -STOP -P $$ || true  # xargs starts no more pairs
   for f in "$work"/*.pid; do [ -e "$f" ] && kill -TERM -- "-$(cat "$f")" 2>/dev/null; done
-  pkill -TERM -P $$ 2>/dev/null
+  for f in $(pgrep -P $$); do pkill -TERM -P "$f" || true; done  # the pairs' shells
+  pkill -TERM -P $$ || true
+  pkill -CONT -P $$ || true  # xargs, stopped, takes its TERM
   exit 143
 }
 trap stop_pairs TERM INT
@@ -64,6 +67,7 @@ run_pair() {
     "${program[@]}" >"$log" 2>&1 &
   echo $! >"$work/$1.$2.pid"
   wait $! || rc=$?
+  rm -f "$work/$1.$2.pid"  # its id may be another process's by the time the trap runs
   if [ "$variant" = step_kernel ] || [ "$variant" = step_tile ]; then
     cases=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
     grep -q '^\[  SKIPPED \]' "$log" && rc=1
