@@ -216,7 +216,9 @@ struct WsPipelineSmem {
 // g % kStages and slot g % kRing. Step g waits until the consumers have emptied its stage (its
 // previous tile, g − S), has thread 0 start the direct TMA copies into it, transposes the staged
 // tiles (copied kSlots steps earlier) into it, and arrives on its "full" barrier; then thread 0
-// refills the slot just read with tile kt + kSlots.
+// refills the slot just read with tile kt + kSlots. A tile with nothing to stage (its MN-major
+// operands copied by the threads, or none) has thread 0 complete slot g's phase instead: the
+// next tile of the block, which may stage, then finds every slot's phase where g says.
 template <class Cfg, bool KMajorA, bool KMajorB>
 __device__ __forceinline__ void ws_produce_tile(const WsPipelineSmem<Cfg, KMajorA, KMajorB>& s,
                                                 const ProducerOperand<Cfg::kBm, KMajorA>& pa,
@@ -248,7 +250,10 @@ __device__ __forceinline__ void ws_produce_tile(const WsPipelineSmem<Cfg, KMajor
       pb.copy_direct(s.b_tile(stage), kt, &s.full[stage]);
     }
     const int slot = g % Layout::kRing;
-    if (staged_bytes > 0) mbarrier_wait(&s.staged[slot], (g / Layout::kRing) & 1);
+    if (staged_bytes > 0)
+      mbarrier_wait(&s.staged[slot], (g / Layout::kRing) & 1);
+    else if (Layout::kSlots > 0 && ptid == 0)
+      mbarrier_arrive(&s.staged[slot]);  // nothing staged: the slot's phase still follows g
     pa.store(s.a_tile(stage), s.a_slot(slot), a, kt, ptid);
     pb.store(s.b_tile(stage), s.b_slot(slot), b, kt, ptid);
     if (uses_cp_async) {

@@ -356,10 +356,14 @@ TEST(StepKernel, TrainerEvaluatesThroughItAsLaunchByLaunch) {
 // whole blocks of values.
 // widths and batch: the model's, by default a small one with a misaligned width. With
 // per_block, the kernel must run some tiles a block (in clusters of several: step_plan's groups).
+// cluster and grid, where not 0: the kernel's cluster size and grid limit (in blocks).
 void expect_trains_as_the_graph_step(const std::string& variant, bool adam, bool mse,
                                      const std::vector<int>& widths = {100, 200, 130, 10},
-                                     int batch = 64, bool per_block = false) {
-  SCOPED_TRACE(variant + (adam ? " Adam" : " SGD") + (mse ? " squared error" : " cross-entropy"));
+                                     int batch = 64, bool per_block = false, int cluster = 0,
+                                     int grid = 0) {
+  SCOPED_TRACE(variant + (adam ? " Adam" : " SGD") + (mse ? " squared error" : " cross-entropy") +
+               (cluster > 0 ? ", clusters of " + std::to_string(cluster) : "") +
+               (grid > 0 ? ", a grid of " + std::to_string(grid) : ""));
   const int steps = 3;
   std::mt19937_64 rng(13);
   std::vector<Tensor> xs, targets;
@@ -403,6 +407,8 @@ void expect_trains_as_the_graph_step(const std::string& variant, bool adam, bool
     else
       optimizer = std::make_unique<engine::Sgd>(ctx, net.seq.parameters(), o.sgd);
     StepKernel kernel(ctx, net.seq, batch, !mse);
+    if (cluster > 0) kernel.set_cluster_size(ctx, cluster);
+    kernel.set_grid_limit(grid);
     kernel.record_timeline(per_block);
     Metrics metrics(ctx);
     for (int s = 0; s < steps; ++s)
@@ -446,6 +452,20 @@ TEST(StepKernel, TrainsAsTheGraphStepDoes) {
       GTEST_SKIP() << why;
     for (bool adam : {false, true})
       for (bool mse : {false, true}) expect_trains_as_the_graph_step(variant, adam, mse);
+  }
+}
+
+// On one cluster, and on one block, each block runs every unit in turn: tiles of one layout that
+// stage an MN-major operand through TMA (aligned) after tiles that do not (misaligned, copied by
+// the threads), with the pipeline's phases carried from one to the next.
+TEST(StepKernel, TrainsAsTheGraphStepDoesOnOneCluster) {
+  GPU_TEST_OR_SKIP();
+  for (const std::string& variant : {std::string("tf32_fast"), std::string("tf32x3_fast")}) {
+    if (const char* why = gemm::unavailable_reason(gemm::find_variant(variant)))
+      GTEST_SKIP() << why;
+    for (int cluster : {1, 8})
+      expect_trains_as_the_graph_step(variant, false, false, {100, 200, 130, 10}, 64, false,
+                                      cluster, cluster);
   }
 }
 

@@ -3,6 +3,8 @@
 // every block, each layout's barriers carried from one of its tiles to the next across the
 // others', on 1, 3 and one block per tile, and in clusters of 2 and 3 blocks that share each
 // tile's K (some shares empty at short K) and add their partials in distributed shared memory.
+// Also two step shapes in one launch, so that a block runs tiles of one layout that stage an
+// MN-major operand through TMA (aligned) after tiles that copy it with the threads (misaligned).
 // Each output against ref_gemm within the arithmetic's tolerance (gemm_harness.h: fresh random
 // operands, NaN in the padding, C poisoned, sentinels around it), in TF32 and 3×TF32.
 // Shapes: the default model's step (784-1024-1024-10 at batch 256), odd sizes with misaligned
@@ -27,16 +29,18 @@ using gemm::step_tile::Layout;
 using gemm::step_tile::Tile;
 using gemm::step_tile::TileGemm;
 
-// One output tile of one of the three GEMMs, over its whole K.
+// One output tile of one of a launch's GEMMs (shape `shape`'s GEMM of that layout), over its
+// whole K.
 struct Job {
   Layout layout;
-  int m0, n0;
+  int shape, m0, n0;
 };
 
+constexpr int kMaxShapes = 2;  // a step's three GEMMs of up to two shapes in one launch
 struct Args {
-  TileGemm<Layout::NT> nt;
-  TileGemm<Layout::NN> nn;
-  TileGemm<Layout::TN> tn;
+  TileGemm<Layout::NT> nt[kMaxShapes];
+  TileGemm<Layout::NN> nn[kMaxShapes];
+  TileGemm<Layout::TN> tn[kMaxShapes];
   const Job* jobs;
   int count;
 };
@@ -70,11 +74,11 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     __syncthreads();
     const Job job = a.jobs[j];
     if (job.layout == Layout::NT)
-      nt += run_job<A>(smem_raw, a.nt, job, nt);
+      nt += run_job<A>(smem_raw, a.nt[job.shape], job, nt);
     else if (job.layout == Layout::NN)
-      nn += run_job<A>(smem_raw, a.nn, job, nn);
+      nn += run_job<A>(smem_raw, a.nn[job.shape], job, nn);
     else
-      tn += run_job<A>(smem_raw, a.tn, job, tn);
+      tn += run_job<A>(smem_raw, a.tn[job.shape], job, tn);
     if (gridDim.z > 1)
       cooperative_groups::this_cluster().sync();
     else
@@ -85,24 +89,25 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
 template <Arithmetic A>
 constexpr auto kTilesKernel = tiles_kernel<A>;
 
-// The three cases' tiles, interleaved (NT, NN, TN, NT, …) so that every block runs all three.
+// The cases' tiles (NT, NN, TN of each shape in turn), interleaved (NT, NN, TN, NT, …, a tile of
+// each case in turn) so that every block runs every case.
 std::vector<Job> jobs_of(const std::vector<gemm_test::Case>& cases) {
   const Layout layouts[] = {Layout::NT, Layout::NN, Layout::TN};
-  std::vector<std::vector<Job>> per_case(3);
-  for (int i = 0; i < 3; ++i)
+  std::vector<std::vector<Job>> per_case(cases.size());
+  size_t total = 0;
+  for (size_t i = 0; i < cases.size(); ++i)
     for (int m0 = 0; m0 < cases[i].m; m0 += Tile<Arithmetic::Tf32>::kM)
-      for (int n0 = 0; n0 < cases[i].n; n0 += Tile<Arithmetic::Tf32>::kN)
-        per_case[i].push_back({layouts[i], m0, n0});
+      for (int n0 = 0; n0 < cases[i].n; n0 += Tile<Arithmetic::Tf32>::kN, ++total)
+        per_case[i].push_back({layouts[i % 3], static_cast<int>(i / 3), m0, n0});
   std::vector<Job> jobs;
-  for (size_t t = 0; jobs.size() < per_case[0].size() + per_case[1].size() + per_case[2].size();
-       ++t)
+  for (size_t t = 0; jobs.size() < total; ++t)
     for (const auto& tiles : per_case)
       if (t < tiles.size()) jobs.push_back(tiles[t]);
   return jobs;
 }
 
-// Runs the batch's three cases (NT, NN, TN) through the kernel on `clusters` clusters of
-// `cluster` blocks; returns the output buffer.
+// Runs the batch's cases (NT, NN, TN of each of its shapes) through the kernel on `clusters`
+// clusters of `cluster` blocks; returns the output buffer.
 template <Arithmetic A>
 std::vector<float> run_tiles(const gemm_test::Batch& batch, int clusters, int cluster) {
   gemm::DeviceBuffer<float> buffer(batch.size());
@@ -110,12 +115,15 @@ std::vector<float> run_tiles(const gemm_test::Batch& batch, int clusters, int cl
   const auto& cases = batch.cases();
   const auto& at = batch.placements();
   Args a{};
-  a.nt = gemm::step_tile::tile_gemm<A, Layout::NT>(
-      gemm_test::problem_of(cases[0], at[0], buffer.data()));
-  a.nn = gemm::step_tile::tile_gemm<A, Layout::NN>(
-      gemm_test::problem_of(cases[1], at[1], buffer.data()));
-  a.tn = gemm::step_tile::tile_gemm<A, Layout::TN>(
-      gemm_test::problem_of(cases[2], at[2], buffer.data()));
+  for (size_t shape = 0; shape < cases.size() / 3; ++shape) {
+    const size_t i = 3 * shape;
+    a.nt[shape] = gemm::step_tile::tile_gemm<A, Layout::NT>(
+        gemm_test::problem_of(cases[i], at[i], buffer.data()));
+    a.nn[shape] = gemm::step_tile::tile_gemm<A, Layout::NN>(
+        gemm_test::problem_of(cases[i + 1], at[i + 1], buffer.data()));
+    a.tn[shape] = gemm::step_tile::tile_gemm<A, Layout::TN>(
+        gemm_test::problem_of(cases[i + 2], at[i + 2], buffer.data()));
+  }
   const std::vector<Job> jobs = jobs_of(cases);
   gemm::DeviceBuffer<Job> device_jobs(jobs.size());
   device_jobs.upload(jobs.data(), jobs.size());
@@ -165,6 +173,14 @@ std::vector<std::vector<gemm_test::Case>> step_shapes() {
   all.push_back({make(Op::N, Op::T, 130, 5, 1, EpilogueOp::Bias, 7),
                  make(Op::N, Op::N, 64, 200, 31, EpilogueOp::None, 8),
                  make(Op::T, Op::N, 129, 129, 33, EpilogueOp::ReluMask, 9)});
+  // The odd shape's GEMMs (nothing staged: their MN-major operands are misaligned), then a
+  // smaller aligned step's (staged), in one launch.
+  std::vector<gemm_test::Case> mixed = odd;
+  for (gemm_test::Case c : {make(Op::N, Op::T, 64, 256, 96, EpilogueOp::BiasRelu, 10),
+                            make(Op::N, Op::N, 64, 96, 256, EpilogueOp::ReluMask, 11),
+                            make(Op::T, Op::N, 256, 96, 64, EpilogueOp::None, 12)})
+    mixed.push_back(c);
+  all.push_back(mixed);
   return all;
 }
 
