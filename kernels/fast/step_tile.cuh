@@ -185,7 +185,7 @@ __device__ __forceinline__ int run_tile(float* smem_raw, const TileGemm<L>& g,
     fence_proxy_async_global();
     const detail::ProducerOperand<Cfg::kBm, KMajorA> pa{g.tma_a ? &g.map_a : nullptr, m0, k0};
     const detail::ProducerOperand<Cfg::kBn, KMajorB> pb{g.tma_b ? &g.map_b : nullptr, n0, k0};
-    detail::ws_produce_tile<Cfg>(s, pa, pb, a, b, k_tiles, issued, tid - T::kConsumerThreads);
+    detail::ws_produce_tile<Cfg>(s, pa, pb, a, b, k_tiles, issued, tid - T::kConsumerThreads, true);
   } else {
     detail::ws_consume_tile<Cfg>(s, k_tiles, issued, tid);
     if (stamps != nullptr && tid == 0) stamps[0] = global_ns();
