@@ -115,7 +115,9 @@ int default_cluster_size(const std::vector<int>& widths, int batch) {
 struct DevicePlan {
   step_plan::Plan plan;
   gemm::DeviceBuffer<Unit> units;
-  gemm::DeviceBuffer<step_plan::Group> groups;  // the units as the clusters take them
+  gemm::DeviceBuffer<step_plan::Group> groups;  // the units as the clusters take them, by cluster
+  gemm::DeviceBuffer<int> cluster_first;        // cluster c's groups from cluster_first[c]
+  int clusters = 0;                             // the grid's
   gemm::DeviceBuffer<Wait> waits;
   gemm::DeviceBuffer<int> signals;
 };
@@ -136,8 +138,8 @@ static_assert(Tile<Arithmetic::Tf32>::kM == Tile<Arithmetic::Tf32x3>::kM &&
                   Tile<Arithmetic::Tf32>::kK == Tile<Arithmetic::Tf32x3>::kK &&
                   Tile<Arithmetic::Tf32>::kThreads == Tile<Arithmetic::Tf32x3>::kThreads,
               "both arithmetics' tiles are the plan's tiles, in blocks of one size");
-static_assert(step_plan::kTf32TileCost.k_tile == Tile<Arithmetic::Tf32>::kK &&
-                  step_plan::kTf32x3TileCost.k_tile == Tile<Arithmetic::Tf32x3>::kK,
+static_assert(step_plan::kTf32UnitCost.k_tile == Tile<Arithmetic::Tf32>::kK &&
+                  step_plan::kTf32x3UnitCost.k_tile == Tile<Arithmetic::Tf32x3>::kK,
               "the tile costs are per K tile of the step tile");
 
 }  // namespace
@@ -155,6 +157,7 @@ struct StepKernel::Impl {
   int forward_splits = 1;
   int cluster_size = 1;  // set by the constructor
   bool tile_per_block = true;
+  bool schedule_by_cost = true;
   gemm::DeviceBuffer<int> counters;
   gemm::DeviceBuffer<LossPartial> slots;
   gemm::DeviceBuffer<float> partials;   // every layer's slices' planes, where split
@@ -172,7 +175,10 @@ struct StepKernel::Impl {
     DevicePlan d;
     d.plan = step_plan::make_plan({widths, batch}, unit_sizes(forward_splits, cluster_size), scope);
     d.units = gemm::DeviceBuffer<Unit>(d.plan.units, stream);
-    d.groups = gemm::DeviceBuffer<step_plan::Group>(groups_of(d.plan), stream);
+    const step_plan::Schedule schedule = schedule_of(d.plan);
+    d.groups = gemm::DeviceBuffer<step_plan::Group>(schedule.groups, stream);
+    d.cluster_first = gemm::DeviceBuffer<int>(schedule.first, stream);
+    d.clusters = static_cast<int>(schedule.first.size()) - 1;
     d.waits = gemm::DeviceBuffer<Wait>(d.plan.waits, stream);
     d.signals = gemm::DeviceBuffer<int>(d.plan.signals, stream);
     return plans.emplace(std::make_pair(batch, scope), std::move(d)).first->second;
@@ -204,12 +210,17 @@ struct StepKernel::Impl {
     partials = forward_splits > 1 ? gemm::DeviceBuffer<float>(floats) : gemm::DeviceBuffer<float>();
   }
 
-  // The plan's units in groups as the kernel's clusters take them (step_plan::group_units).
-  std::vector<step_plan::Group> groups_of(const step_plan::Plan& plan) const {
-    const step_plan::TileCost& cost =
-        arithmetic == Arithmetic::Tf32x3 ? step_plan::kTf32x3TileCost : step_plan::kTf32TileCost;
-    return step_plan::group_units(plan, tile_per_block ? cluster_size : 1, available_clusters(),
-                                  cost);
+  // The plan's units in groups (step_plan::group_units), and which cluster runs each
+  // (step_plan::schedule_groups), on at most one cluster per group.
+  step_plan::Schedule schedule_of(const step_plan::Plan& plan) const {
+    const step_plan::UnitCost& cost =
+        arithmetic == Arithmetic::Tf32x3 ? step_plan::kTf32x3UnitCost : step_plan::kTf32UnitCost;
+    const int available = available_clusters();
+    const std::vector<step_plan::Group> groups =
+        step_plan::group_units(plan, tile_per_block ? cluster_size : 1, available, cost);
+    return step_plan::schedule_groups(
+        plan, groups, cluster_size, std::min(static_cast<int>(groups.size()), available), cost,
+        schedule_by_cost ? step_plan::Assignment::Soonest : step_plan::Assignment::RoundRobin);
   }
 
   // The clusters a launch may use: every one resident at once (at least one, else an error),
@@ -222,8 +233,6 @@ struct StepKernel::Impl {
                   " blocks fits on the GPU");
     return grid_limit > 0 ? std::min(resident, std::max(1, grid_limit / cluster_size)) : resident;
   }
-  // The clusters a plan of `groups` groups of units runs on: at most one per group.
-  int clusters(int groups) const { return std::min(groups, available_clusters()); }
 };
 
 std::string StepKernel::unavailable_reason(const Context& ctx, Module& net) {
@@ -310,7 +319,7 @@ void StepKernel::Impl::launch(Context& ctx, const Tensor& x, const void* targets
   if (training) fill_training(a, inputs, batch, *optimizer);
   a.units = d.units.data();
   a.groups = d.groups.data();
-  a.group_count = static_cast<int>(d.groups.size());
+  a.cluster_first = d.cluster_first.data();
   a.waits = d.waits.data();
   a.signals = d.signals.data();
   a.counters = counters.data();
@@ -327,17 +336,16 @@ void StepKernel::Impl::launch(Context& ctx, const Tensor& x, const void* targets
   }
   a.timeline = record_timeline ? timeline.data() : nullptr;
   a.timeout_ns = timeout_ns;
-  a.unit_count = static_cast<int>(d.plan.units.size());
   a.batch = batch;
   a.outputs_width = widths.back();
   a.loss_rows = unit_sizes(forward_splits, cluster_size).loss_rows;
   outputs = std::move(inputs.back());
-  last_units = record_timeline ? a.unit_count : 0;
+  last_units = record_timeline ? static_cast<int>(d.plan.units.size()) : 0;
 
   CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, d.plan.counters.size() * sizeof(int), stream));
   with_arithmetic(arithmetic, [&](auto t) {
     constexpr Arithmetic A = decltype(t)::value;
-    gemm::LaunchShape shape{dim3(clusters(a.group_count), 1, cluster_size), dim3(Tile<A>::kThreads),
+    gemm::LaunchShape shape{dim3(d.clusters, 1, cluster_size), dim3(Tile<A>::kThreads),
                             static_cast<size_t>(Tile<A>::kSmemBytes), stream,
                             static_cast<unsigned>(cluster_size)};
     shape.cooperative = true;
@@ -402,9 +410,10 @@ void StepKernel::set_wait_timeout(double seconds) {
   impl_->timeout_ns = static_cast<long long>(seconds * 1e9);
 }
 
-void StepKernel::set_grid_limit(int blocks) {
+void StepKernel::set_grid_limit(Context& ctx, int blocks) {
   if (blocks < 0) throw Error("step kernel: a grid limit must be >= 0 (0: no limit)");
   impl_->grid_limit = blocks;
+  impl_->prepare(ctx.stream());
 }
 
 void StepKernel::record_timeline(bool on) {
@@ -434,6 +443,11 @@ void StepKernel::set_tile_per_block(Context& ctx, bool on) {
   impl_->prepare(ctx.stream());
 }
 
+void StepKernel::set_schedule_by_cost(Context& ctx, bool on) {
+  impl_->schedule_by_cost = on;
+  impl_->prepare(ctx.stream());
+}
+
 void StepKernel::set_cluster_size(Context& ctx, int blocks) {
   if (blocks < 1 || blocks > kMaxClusterBlocks)
     throw Error("step kernel: a cluster is 1.." + std::to_string(kMaxClusterBlocks) +
@@ -448,7 +462,7 @@ int StepKernel::grid_blocks(int batch) const {
   const Impl& k = *impl_;
   const step_plan::Plan plan = step_plan::make_plan(
       {k.widths, batch}, unit_sizes(k.forward_splits, k.cluster_size), step_plan::Scope::Evaluate);
-  return k.clusters(static_cast<int>(k.groups_of(plan).size())) * k.cluster_size;
+  return (static_cast<int>(k.schedule_of(plan).first.size()) - 1) * k.cluster_size;
 }
 
 }  // namespace engine

@@ -1,7 +1,8 @@
 // The step as one kernel (docs/NOTES.md, "The step as one kernel"): one persistent launch runs the
 // units of a step_plan::Plan on a grid that is all resident (a cooperative launch, refused where
-// it would not be), each cluster taking groups of units c, c + C, c + 2C, … in the plan's order,
-// which is a schedule (step_plan::group_units: a unit, or a tile for each of its blocks). A unit's
+// it would not be), each cluster running its groups of units in the plan's order, which is a
+// schedule (step_plan::group_units: a unit, or a tile for each of its blocks; which cluster runs
+// each: step_plan::schedule_groups). A unit's
 // dependencies are counters in global memory: it acquires each up to its target, and releases its
 // own when done. A wait is bounded: past the time limit the launch records the unit, its wait and
 // the count reached, every block leaves, and check() throws step_plan::describe's message.
@@ -79,9 +80,10 @@ class StepKernel {
   const Tensor& outputs() const;
 
   // A wait's time limit (10 s unless set; > 0), and the grid (0: every cluster that is resident
-  // at once, at most one per unit; else at most this many blocks, and at least one cluster).
+  // at once, at most one per group of units; else at most this many blocks, and at least one
+  // cluster; waits for the device and rebuilds the plans, whose schedule is the grid's).
   void set_wait_timeout(double seconds);
-  void set_grid_limit(int blocks);
+  void set_grid_limit(Context& ctx, int blocks);
   // K slices per forward tile (1: unsplit, the default; 1..64): each slice a unit writing a
   // partial tile, then a unit adding them in slice order. Waits for the device; rebuilds the plans.
   void set_forward_splits(Context& ctx, int splits);
@@ -96,6 +98,10 @@ class StepKernel {
   // whole K, rather than a tile a cluster: where the tile cost says one is sooner
   // (step_plan::group_units; on by default). Waits for the device; rebuilds the plans.
   void set_tile_per_block(Context& ctx, bool on);
+  // Whether each group of units runs on the cluster where the unit costs say it starts soonest
+  // (step_plan::Assignment::Soonest; on by default), or group g on cluster g mod C (RoundRobin).
+  // Waits for the device; rebuilds the plans.
+  void set_schedule_by_cost(Context& ctx, bool on);
   int cluster_size() const;
   int grid_blocks(int batch) const;  // the blocks a batch of that size launches on
 

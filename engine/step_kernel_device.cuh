@@ -62,7 +62,8 @@ struct LaunchArgs {
   NtGemm forward[kMaxLayers];   // layer l: Y_l = act(X_l · W_lᵀ + b_l), B×d_{l+1}
   float* partials[kMaxLayers];  // layer l's K slices' partial Y_l: slices × B×d_{l+1}; or null
   const Unit* units;
-  const Group* groups;  // the units as clusters take them (step_plan::group_units)
+  const Group* groups;       // the units as clusters take them, by cluster (step_plan::Schedule)
+  const int* cluster_first;  // cluster c runs groups[cluster_first[c] .. cluster_first[c + 1])
   const Wait* waits;
   const int* signals;
   int* counters;  // zero at the launch
@@ -74,7 +75,7 @@ struct LaunchArgs {
   const float* targets;            // mean squared error: B×outputs; else null
   StepKernel::UnitTime* timeline;  // per unit, where set; else null
   long long timeout_ns;
-  int unit_count, group_count, batch, outputs_width;
+  int batch, outputs_width;
   int loss_rows;               // rows per Loss unit: slot i holds rows i·loss_rows, …
   int widths[kMaxLayers + 1];  // d0 … dL
 
@@ -414,12 +415,12 @@ __device__ void run_gemm_unit(float* smem_raw, const TileGemm<L>& g,
                                             issued, r.size > 1, stamps);
 }
 
-// Groups c, c + C, … of the plan's units (an evaluation's or a training step's; group_units) on
-// cluster c of C, all resident. A group of one unit runs on every block of the cluster, each its
-// share (a GEMM tile's K, a Sum's or a Loss unit's rows); a per-block group's units run one a
-// block, alone. Each group: thread 0 of every block acquires its unit's waits; the blocks agree
-// whether to go on; they run their units; after the cluster's barrier, thread 0 of the unit's
-// first block releases its signals.
+// Cluster c's groups of the plan's units (an evaluation's or a training step's; group_units and
+// schedule_groups), in list order, on a grid that is all resident. A group of one unit runs on
+// every block of the cluster, each its share (a GEMM tile's K, a Sum's or a Loss unit's rows); a
+// per-block group's units run one a block, alone. Each group: thread 0 of every block acquires its
+// unit's waits; the blocks agree whether to go on; they run their units; after the cluster's
+// barrier, thread 0 of the unit's first block releases its signals.
 template <Arithmetic A>
 __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     plan_kernel(const __grid_constant__ LaunchArgs a) {
@@ -428,10 +429,18 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
   __shared__ int votes[kMaxClusterBlocks];  // rank 0's: each block's answer to its waits
   const Rank r = cluster_rank();
   if (threadIdx.x == 0) gemm::step_tile::init_pipelines<A>(smem_raw);
+  if (threadIdx.x == Tile<A>::kConsumerThreads)  // the producer's first thread: every map now
+    for (int l = 0; l < kMaxLayers; ++l) {       // (a layer the launch lacks has none)
+      gemm::step_tile::prefetch_maps(a.forward[l]);
+      if (a.training) {
+        gemm::step_tile::prefetch_maps(a.input_grad[l]);
+        gemm::step_tile::prefetch_maps(a.weight_grad[l]);
+      }
+    }
   // The barriers set up; in a cluster, every block started before any reaches into another's.
   unit_barrier(r);
   int issued_nt = 0, issued_nn = 0, issued_tn = 0;  // K tiles each layout's pipeline has run
-  for (int gi = blockIdx.x; gi < a.group_count; gi += gridDim.x) {
+  for (int gi = a.cluster_first[blockIdx.x]; gi < a.cluster_first[blockIdx.x + 1]; ++gi) {
     const Group group = a.groups[gi];
     // This block's unit and the blocks that run it with it: the cluster, or the block alone.
     const int u = group.first + (group.per_block ? r.rank : 0);

@@ -26,10 +26,11 @@ void StepKernel::train(Context&, const Tensor&, const void*, Metrics&, Optimizer
 void StepKernel::check(Context&) { throw Error(kNoKernels); }
 const Tensor& StepKernel::outputs() const { throw Error(kNoKernels); }
 void StepKernel::set_wait_timeout(double) { throw Error(kNoKernels); }
-void StepKernel::set_grid_limit(int) { throw Error(kNoKernels); }
+void StepKernel::set_grid_limit(Context&, int) { throw Error(kNoKernels); }
 void StepKernel::set_forward_splits(Context&, int) { throw Error(kNoKernels); }
 void StepKernel::set_cluster_size(Context&, int) { throw Error(kNoKernels); }
 void StepKernel::set_tile_per_block(Context&, bool) { throw Error(kNoKernels); }
+void StepKernel::set_schedule_by_cost(Context&, bool) { throw Error(kNoKernels); }
 int StepKernel::cluster_size() const { throw Error(kNoKernels); }
 int StepKernel::grid_blocks(int) const { throw Error(kNoKernels); }
 void StepKernel::record_timeline(bool) { throw Error(kNoKernels); }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace engine::step_plan {
 
@@ -300,25 +302,95 @@ Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope, int 
   return plan;
 }
 
-std::vector<Group> group_units(const Plan& plan, int size, int clusters, const TileCost& cost) {
-  const auto is_tile = [](const Unit& u) {
-    return (u.kind == Kind::Forward || u.kind == Kind::InputGrad || u.kind == Kind::WeightGrad) &&
-           u.part == Part::Whole;
-  };
+namespace {
+
+bool is_gemm_tile(const Unit& u) {
+  return u.kind == Kind::Forward || u.kind == Kind::InputGrad || u.kind == Kind::WeightGrad;
+}
+
+int waves(int n, int slots) { return (n + slots - 1) / slots; }
+
+// Groups' ends by the cost model, taken in list order: a group starts once its cluster is done
+// with the groups before it and its waits are met (a wait for the n-th signal of a counter, met a
+// handoff after the n-th soonest end among the groups before that signal it); its signals come at
+// its end, when the slowest of its units is done.
+class Timing {
+ public:
+  Timing(const Plan& plan, int size, int clusters, const UnitCost& cost)
+      : plan_(plan),
+        size_(size),
+        cost_(cost),
+        free_(clusters, 0.0),
+        signals_(plan.counters.size()) {}
+
+  double ready_us(const Group& g) const {
+    double ready = 0.0;
+    for (int u = g.first; u < g.first + g.count; ++u) {
+      const Unit& unit = plan_.units[u];
+      for (int w = unit.first_wait; w < unit.first_wait + unit.wait_count; ++w) {
+        const Wait& wait = plan_.waits[w];
+        const std::vector<double>& ends = signals_[wait.counter];
+        if (wait.target > 0 && wait.target <= static_cast<int>(ends.size()))
+          ready = std::max(ready, ends[wait.target - 1] + cost_.handoff_us);
+      }
+    }
+    return ready;
+  }
+  double free_us(int cluster) const { return free_[cluster]; }
+  // Runs g on `cluster` from its start; returns its end.
+  double run(const Group& g, int cluster) {
+    double longest = 0.0;
+    for (int u = g.first; u < g.first + g.count; ++u)
+      longest = std::max(longest, unit_us(plan_.units[u], g.per_block ? 1 : size_, cost_));
+    const double end = std::max(free_[cluster], ready_us(g)) + longest;
+    free_[cluster] = end;
+    last_ = std::max(last_, end);
+    for (int u = g.first; u < g.first + g.count; ++u) {
+      const Unit& unit = plan_.units[u];
+      for (int s = unit.first_signal; s < unit.first_signal + unit.signal_count; ++s) {
+        std::vector<double>& ends = signals_[plan_.signals[s]];
+        ends.insert(std::upper_bound(ends.begin(), ends.end(), end), end);
+      }
+    }
+    return end;
+  }
+  double last_us() const { return last_; }
+
+ private:
+  const Plan& plan_;
+  int size_;
+  const UnitCost& cost_;
+  std::vector<double> free_;                  // each cluster's end of its last group
+  std::vector<std::vector<double>> signals_;  // each counter's signals' times, sorted
+  double last_ = 0.0;
+};
+
+}  // namespace
+
+double unit_us(const Unit& u, int blocks, const UnitCost& cost) {
+  if (is_gemm_tile(u) && u.part != Part::Sum) {
+    const double per_k_tile = u.kind == Kind::Forward     ? cost.forward_us
+                              : u.kind == Kind::InputGrad ? cost.input_grad_us
+                                                          : cost.weight_grad_us;
+    const int k_tiles = (u.k_len + cost.k_tile - 1) / cost.k_tile;
+    return cost.fixed_us + (blocks > 1 ? cost.cluster_sum_us : 0.0) +
+           waves(k_tiles, blocks) * per_k_tile;
+  }
+  if (u.kind == Kind::Update)
+    return cost.other_us + static_cast<double>(u.rows) * (u.cols + 1) *
+                               cost.update_ns_per_parameter * 1e-3 / blocks;
+  return cost.other_us;
+}
+
+std::vector<Group> group_units(const Plan& plan, int size, int clusters, const UnitCost& cost) {
+  const auto is_tile = [](const Unit& u) { return is_gemm_tile(u) && u.part == Part::Whole; };
   const auto same_gemm = [](const Unit& a, const Unit& b) {
     return a.kind == b.kind && a.layer == b.layer && a.step == b.step;
   };
   // Whether `tiles` tiles like u run sooner a tile a block than a tile a cluster.
   const auto faster_per_block = [&](const Unit& u, int tiles) {
-    const double per_k_tile = u.kind == Kind::Forward     ? cost.forward_us
-                              : u.kind == Kind::InputGrad ? cost.input_grad_us
-                                                          : cost.weight_grad_us;
-    const int k_tiles = (u.k_len + cost.k_tile - 1) / cost.k_tile;
-    const auto waves = [](int n, int slots) { return (n + slots - 1) / slots; };
-    const double per_block = waves(tiles, clusters * size) * (cost.fixed_us + k_tiles * per_k_tile);
-    const double split = waves(tiles, clusters) *
-                         (cost.fixed_us + cost.cluster_sum_us + waves(k_tiles, size) * per_k_tile);
-    return per_block < split;
+    return waves(tiles, clusters * size) * unit_us(u, 1, cost) <
+           waves(tiles, clusters) * unit_us(u, size, cost);
   };
   std::vector<Group> groups;
   const int units = static_cast<int>(plan.units.size());
@@ -333,6 +405,45 @@ std::vector<Group> group_units(const Plan& plan, int size, int clusters, const T
       groups.push_back({u, std::min(step, end - u), per_block});
   }
   return groups;
+}
+
+Schedule schedule_groups(const Plan& plan, const std::vector<Group>& groups, int size, int clusters,
+                         const UnitCost& cost, Assignment assignment) {
+  if (clusters < 1) throw std::invalid_argument("step plan: a schedule needs a cluster");
+  Timing timing(plan, size, clusters, cost);
+  std::vector<std::vector<Group>> on(clusters);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    int best = static_cast<int>(g % clusters);
+    if (assignment == Assignment::Soonest) {
+      const double ready = timing.ready_us(groups[g]);
+      best = 0;
+      for (int c = 1; c < clusters; ++c)
+        if (std::max(timing.free_us(c), ready) < std::max(timing.free_us(best), ready)) best = c;
+    }
+    timing.run(groups[g], best);
+    on[best].push_back(groups[g]);
+  }
+  Schedule schedule;
+  for (const std::vector<Group>& mine : on) {
+    schedule.first.push_back(static_cast<int>(schedule.groups.size()));
+    schedule.groups.insert(schedule.groups.end(), mine.begin(), mine.end());
+  }
+  schedule.first.push_back(static_cast<int>(schedule.groups.size()));
+  return schedule;
+}
+
+double estimated_us(const Plan& plan, const Schedule& schedule, int size, const UnitCost& cost) {
+  const int clusters = static_cast<int>(schedule.first.size()) - 1;
+  // The groups in list order (their first units'), each with its cluster.
+  std::vector<std::pair<int, int>> order;  // (index in schedule.groups, cluster)
+  for (int c = 0; c < clusters; ++c)
+    for (int g = schedule.first[c]; g < schedule.first[c + 1]; ++g) order.push_back({g, c});
+  std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+    return schedule.groups[a.first].first < schedule.groups[b.first].first;
+  });
+  Timing timing(plan, size, std::max(clusters, 1), cost);
+  for (const auto& [g, c] : order) timing.run(schedule.groups[g], c);
+  return timing.last_us();
 }
 
 std::string describe(const Plan& plan, const WaitTimeout& timeout) {

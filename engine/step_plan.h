@@ -111,23 +111,33 @@ enum class Scope : uint8_t { Step, Evaluate };
 Plan make_plan(const StepShape& shape, const UnitSizes& sizes, Scope scope = Scope::Step,
                int steps = 1);
 
-// What a GEMM tile costs, in µs: a fixed part (the pipeline's start, the store, the barriers and
-// the signal), more where a cluster sums its blocks' partial tiles, and a part per K tile of
-// `k_tile` columns of K a block runs, which depends on the layout (the threads transpose an
-// MN-major operand as it lands).
-struct TileCost {
+// What a unit costs, in µs, run by a cluster of blocks or by one block. A GEMM tile: a fixed part
+// (the pipeline's start, the store, the barriers and the signal), more where a cluster sums its
+// blocks' partial tiles, and a part per K tile of `k_tile` columns of K a block runs, which depends
+// on the layout (the threads transpose an MN-major operand as it lands). Any other unit: a fixed
+// part (other_us), and for an Update a part per parameter that its blocks share. handoff_us: from
+// a unit's end to the start of one that waits for it (the release, the poll, the vote).
+struct UnitCost {
   int k_tile;
   double fixed_us, cluster_sum_us;
   double forward_us, input_grad_us, weight_grad_us;  // a K tile of NT, NN and TN
+  double other_us, update_ns_per_parameter, handoff_us;
 };
-// Fitted to the default model's training timeline on the H200 under the rule before, which ran
-// every run of more tiles than clusters a tile a block (docs/results/archive/
-// step_timeline_train_count_rule.csv: clusters of 4 and 8, a tile a cluster and a tile a block).
-constexpr TileCost kTf32TileCost{32, 5.0, 1.3, 0.5, 1.1, 1.3};
-constexpr TileCost kTf32x3TileCost{32, 5.0, 1.3, 1.6, 2.2, 2.4};
+// The GEMM tiles' parts fitted to the default model's training timeline on the H200 under the
+// rule before, which ran every run of more tiles than clusters a tile a block (docs/results/
+// archive/step_timeline_train_count_rule.csv: clusters of 4 and 8, a tile a cluster and a tile a
+// block); the other units' to the timeline after it (docs/results/archive/
+// step_timeline_train_round_robin.csv: Loss 3.8, BiasGrad 3.5, Metrics 2.5 µs; an Update of
+// 131,000 parameters 10.4 µs on 4 blocks and 6.7 on 8; 1.1–1.3 µs from a unit's end to its
+// dependant's start).
+constexpr UnitCost kTf32UnitCost{32, 5.0, 1.3, 0.5, 1.1, 1.3, 3.5, 0.22, 1.2};
+constexpr UnitCost kTf32x3UnitCost{32, 5.0, 1.3, 1.6, 2.2, 2.4, 3.5, 0.22, 1.2};
 
-// How a kernel of clusters of `size` blocks runs a plan: groups of units, cluster c taking groups
-// c, c + C, … in list order. A group is one unit that every block of the cluster runs, each its
+// The cost model's time of unit u run by `blocks` blocks: a cluster's, each its share, or 1.
+double unit_us(const Unit& u, int blocks, const UnitCost& cost);
+
+// How a kernel of clusters of `size` blocks runs a plan: groups of units (below, schedule_groups
+// says which cluster runs each). A group is one unit that every block of the cluster runs, each its
 // share; or, where per_block, up to `size` units that the blocks take one each (rank r unit
 // first + r, alone: a GEMM tile with its whole K). A run of consecutive Whole GEMM tiles of one
 // kind, layer and step with more tiles than `clusters` (the clusters the launch may use) is cut
@@ -139,7 +149,24 @@ struct Group {
   int first = 0, count = 1;
   bool per_block = false;
 };
-std::vector<Group> group_units(const Plan& plan, int size, int clusters, const TileCost& cost);
+std::vector<Group> group_units(const Plan& plan, int size, int clusters, const UnitCost& cost);
+
+// Which cluster runs which groups: cluster c runs groups[first[c]] … groups[first[c + 1] − 1] in
+// that order, each cluster's in list order. Then no grid that is all resident deadlocks, whichever
+// cluster runs each group: the first unfinished group has every dependency done, and its cluster
+// has finished every group before it.
+struct Schedule {
+  std::vector<Group> groups;
+  std::vector<int> first;  // clusters + 1 entries
+};
+// RoundRobin: group g on cluster g mod clusters. Soonest: each group, in list order, on the
+// cluster where `cost` says it starts soonest (that cluster done with its groups before, and the
+// group's waits met, by the ends the schedule gives the groups before it); ties to the lowest.
+enum class Assignment : uint8_t { RoundRobin, Soonest };
+Schedule schedule_groups(const Plan& plan, const std::vector<Group>& groups, int size, int clusters,
+                         const UnitCost& cost, Assignment assignment);
+// What `cost` says a schedule of clusters of `size` blocks takes, µs: its last group's end.
+double estimated_us(const Plan& plan, const Schedule& schedule, int size, const UnitCost& cost);
 
 // What a step kernel reports when a unit's wait on a counter ran out of time (a bounded spin):
 // the unit's index in the plan, the wait's index in Plan::waits, and the count the counter had.

@@ -3,12 +3,13 @@
 //
 //   step_bench [--models 784-1024-1024-10:256,...] [--variants tf32_fast,tf32x3_fast]
 //              [--splits 1] [--clusters 1,2,4,8] [--rows 10000] [--reps 30] [--warmup 3]
-//              [--grid 0] [--tile-per-block 1] [--train] [--steps 20] [--csv FILE]
+//              [--grid 0] [--tile-per-block 1] [--by-cost 1] [--train] [--steps 20] [--csv FILE]
 //              [--timeline FILE]
 //
-// For each model (widths:batch), variant, count of K slices per forward tile, cluster size and
-// whether large GEMMs run a tile a block (StepKernel::set_forward_splits, set_cluster_size,
-// set_tile_per_block), on every resident cluster or on --grid
+// For each model (widths:batch), variant, count of K slices per forward tile, cluster size,
+// whether large GEMMs run a tile a block and whether groups go to clusters by the unit costs or
+// round robin (StepKernel::set_forward_splits, set_cluster_size, set_tile_per_block,
+// set_schedule_by_cost), on every resident cluster or on --grid
 // blocks at most (StepKernel::set_grid_limit: 1 runs every unit on one block, in the plan's
 // order, so that a tile's timeline shows it after others of its kind), two trainers built from
 // one seed (the same parameters) run the same work: launched as today, and through the step
@@ -97,12 +98,12 @@ double time_ms(F&& run, double* mean_loss) {
   return std::chrono::duration<double, std::milli>(stop - start).count();
 }
 
-// Every (split, cluster) pair, splits outermost.
-std::vector<std::pair<int, int>> pairs(const std::vector<int>& splits,
-                                       const std::vector<int>& clusters) {
+// Every (f, s) pair of values of two options, f outermost.
+std::vector<std::pair<int, int>> pairs(const std::vector<int>& first,
+                                       const std::vector<int>& second) {
   std::vector<std::pair<int, int>> all;
-  for (int s : splits)
-    for (int c : clusters) all.emplace_back(s, c);
+  for (int f : first)
+    for (int s : second) all.emplace_back(f, s);
   return all;
 }
 
@@ -176,7 +177,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> model_specs = {"784-1024-1024-10:256", "784-512-512-10:128",
                                           "784-4096-4096-10:512"};
   std::vector<std::string> variants = {"tf32_fast", "tf32x3_fast"};
-  std::vector<int> splits = {1}, clusters = {1, 2, 4, 8}, per_block = {1};
+  std::vector<int> splits = {1}, clusters = {1, 2, 4, 8}, per_block = {1}, by_cost = {1};
   int rows = 10000, reps = 30, warmup = 3, grid_limit = 0, steps = 20;
   bool train = false;
   std::string csv_path, timeline_path;
@@ -196,6 +197,11 @@ int main(int argc, char** argv) {
                  "says that is sooner; 0: a tile a cluster; each timed")
       ->delimiter(',')
       ->check(CLI::Range(0, 1));
+  app.add_option("--by-cost", by_cost,
+                 "1: each group of units on the cluster where the unit costs say it starts "
+                 "soonest; 0: round robin; each timed")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1));
   app.add_option("--grid", grid_limit, "at most this many blocks (0: every resident cluster)")
       ->check(CLI::Range(0, 1 << 16));
   app.add_flag("--train", train, "time training steps (graph step against the step kernel)");
@@ -213,20 +219,22 @@ int main(int argc, char** argv) {
     std::vector<ModelCase> models;
     for (const std::string& s : model_specs) models.push_back(parse_model(s));
     std::ostringstream table, timeline;
-    timeline << "scope,model,batch,variant,forward_splits,cluster,tile_per_block,unit,kind,part,"
+    timeline << "scope,model,batch,variant,forward_splits,cluster,tile_per_block,by_cost,unit,kind,"
+                "part,"
                 "layer,block,sm,"
                 "wait_us,start_us,k_done_us,all_staged_us,stored_us,end_us\n";
     // rows: the rows evaluated, or with --train the steps of a timed run; today_ms: launch by
     // launch (evaluate) or the graph step (train), per run, or per step with --train.
     table
-        << "scope,model,batch,variant,forward_splits,cluster,tile_per_block,rows_or_steps,today_ms,"
+        << "scope,model,batch,variant,forward_splits,cluster,tile_per_block,by_cost,rows_or_steps,"
+           "today_ms,"
            "step_kernel_ms,ratio,default_cluster,"
            "grid,units,span_us,busy_fraction,loss_today,loss_step_kernel\n";
     std::printf("%s: %s against the step kernel\n", scope,
                 train ? "the graph step (per step)" : "launch by launch (per evaluation)");
-    std::printf("%-22s %-12s %6s %7s %5s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch", "variant",
-                "splits", "cluster", "tpb", "today", "kernel", "ratio", "grid", "units", "span_us",
-                "busy");
+    std::printf("%-22s %-12s %6s %7s %5s %4s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch",
+                "variant", "splits", "cluster", "tpb", "cost", "today", "kernel", "ratio", "grid",
+                "units", "span_us", "busy");
     for (const ModelCase& m : models) {
       for (const std::string& variant : variants) {
         Model today(variant, m, false), on_kernel(variant, m, true);
@@ -234,7 +242,7 @@ int main(int argc, char** argv) {
         if (kernel == nullptr)
           throw gemm_mlp::Error(variant + ": " + on_kernel.trainer.step_kernel_note());
         const int default_cluster = kernel->cluster_size();  // what the trainer runs
-        kernel->set_grid_limit(grid_limit);
+        kernel->set_grid_limit(on_kernel.ctx, grid_limit);
         std::mt19937 rng(7);
         std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
         std::uniform_int_distribution<int> label(0, m.widths.back() - 1);
@@ -259,10 +267,11 @@ int main(int argc, char** argv) {
         const auto run_today = run(today.trainer), run_kernel = run(on_kernel.trainer);
 
         for (const auto& [split, cluster] : pairs(splits, clusters))
-          for (const int tile_per_block : per_block) {
+          for (const auto& [tile_per_block, cost] : pairs(per_block, by_cost)) {
             kernel->set_forward_splits(on_kernel.ctx, split);
             kernel->set_cluster_size(on_kernel.ctx, cluster);
             kernel->set_tile_per_block(on_kernel.ctx, tile_per_block != 0);
+            kernel->set_schedule_by_cost(on_kernel.ctx, cost != 0);
             double loss_a = 0, loss_b = 0;
             for (int i = 0; i < warmup; ++i) {
               time_ms(run_today, &loss_a);
@@ -293,15 +302,16 @@ int main(int argc, char** argv) {
             const std::string model = m.text.substr(0, m.text.find(':'));
             std::ostringstream prefix;
             prefix << scope << ',' << model << ',' << m.batch << ',' << variant << ',' << split
-                   << ',' << cluster << ',' << tile_per_block << ',';
+                   << ',' << cluster << ',' << tile_per_block << ',' << cost << ',';
             const TimelineSummary sum = summarize(t, grid, prefix.str(), timeline);
 
             std::printf(
-                "%-22s %-12s %6d %6d%s %5d %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean loss "
+                "%-22s %-12s %6d %6d%s %5d %4d %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean "
+                "loss "
                 "%.6f | %.6f)\n",
                 m.text.c_str(), variant.c_str(), split, cluster,
-                cluster == default_cluster ? "*" : " ", tile_per_block, a, b, b / a, grid, t.size(),
-                sum.span_us, sum.busy_fraction, loss_a, loss_b);
+                cluster == default_cluster ? "*" : " ", tile_per_block, cost, a, b, b / a, grid,
+                t.size(), sum.span_us, sum.busy_fraction, loss_a, loss_b);
             table << prefix.str() << (train ? steps : rows) << ',' << a << ',' << b << ',' << b / a
                   << ',' << default_cluster << ',' << grid << ',' << t.size() << ',' << sum.span_us
                   << ',' << sum.busy_fraction << ',' << loss_a << ',' << loss_b << '\n';

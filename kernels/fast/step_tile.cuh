@@ -124,6 +124,14 @@ __device__ __forceinline__ void init_pipelines(float* smem_raw) {
   smem_of<A, Layout::TN>(smem_raw).init_barriers();
 }
 
+// One thread: g's TMA maps fetched into the multiprocessor's descriptor cache, so that the first
+// tile of g a block runs does not wait for them.
+template <Layout L>
+__device__ __forceinline__ void prefetch_maps(const TileGemm<L>& g) {
+  if (g.tma_a) asm volatile("prefetch.tensormap [%0];\n" ::"l"(&g.map_a) : "memory");
+  if (g.tma_b) asm volatile("prefetch.tensormap [%0];\n" ::"l"(&g.map_b) : "memory");
+}
+
 // Orders this thread's generic-proxy accesses of global memory with its async-proxy ones (TMA):
 // a writer's stores before the release that lets another block's TMA read them; a reader's
 // acquire before its TMA copies.

@@ -7,13 +7,11 @@
 //     clusters of 4 and of 3 blocks (a tile's K shared, some shares empty at short K; a Sum's and a
 //     Loss unit's rows shared);
 //   - the same bits on a grid of 1, 3 and every resident block, with K split, single and in
-//     clusters of 2;
+//     clusters of 2, the groups on the soonest cluster and round robin;
 //   - by default, clusters as large as keep the widest layer's tiles in one wave;
 //   - each unit's phases recorded in order (wait, start, a tile's K loop and store, end);
 //   - Trainer::evaluate through it (clusters of the default size) against a trainer of the same
-//   parameters launch by launch, with
-//   a
-//     partial last batch;
+//     parameters launch by launch, with a partial last batch;
 //   - a wait past its time limit reported by check(), naming the unit, and the next launch clean,
 //     single and in clusters (where every block of a cluster must leave together);
 //   - and the networks and variants it does not serve, said why.
@@ -255,8 +253,11 @@ TEST(StepKernel, GivesTheSameBitsOnEveryGrid) {
       kernel.set_cluster_size(ctx, cluster);
       std::vector<float> first;
       MetricTotals first_totals;
-      for (int grid : {0, 1, 3 * cluster, 0}) {  // in blocks: 1 is one cluster
-        kernel.set_grid_limit(grid);
+      // Grids in blocks (1 is one cluster), groups on the soonest cluster or round robin.
+      for (const auto& [grid, by_cost] : std::vector<std::pair<int, bool>>{
+               {0, true}, {1, true}, {3 * cluster, true}, {3 * cluster, false}, {0, false}}) {
+        kernel.set_grid_limit(ctx, grid);
+        kernel.set_schedule_by_cost(ctx, by_cost);
         Metrics metrics(ctx);
         kernel.evaluate(ctx, b.x, b.labels.data(), metrics);
         kernel.check(ctx);
@@ -268,7 +269,7 @@ TEST(StepKernel, GivesTheSameBitsOnEveryGrid) {
           continue;
         }
         EXPECT_EQ(kernel.grid_blocks(300) % cluster, 0);
-        EXPECT_EQ(y, first) << "grid limit " << grid;
+        EXPECT_EQ(y, first) << "grid limit " << grid << ", by cost " << by_cost;
         EXPECT_EQ(t.loss_sum, first_totals.loss_sum) << "grid limit " << grid;
         EXPECT_EQ(t.correct, first_totals.correct) << "grid limit " << grid;
       }
@@ -408,7 +409,7 @@ void expect_trains_as_the_graph_step(const std::string& variant, bool adam, bool
       optimizer = std::make_unique<engine::Sgd>(ctx, net.seq.parameters(), o.sgd);
     StepKernel kernel(ctx, net.seq, batch, !mse);
     if (cluster > 0) kernel.set_cluster_size(ctx, cluster);
-    kernel.set_grid_limit(grid);
+    kernel.set_grid_limit(ctx, grid);
     kernel.record_timeline(per_block);
     Metrics metrics(ctx);
     for (int s = 0; s < steps; ++s)

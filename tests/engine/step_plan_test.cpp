@@ -24,18 +24,22 @@
 namespace {
 
 using engine::Tensor;
+using engine::step_plan::Assignment;
+using engine::step_plan::estimated_us;
 using engine::step_plan::Group;
 using engine::step_plan::group_units;
 using engine::step_plan::Kind;
-using engine::step_plan::kTf32TileCost;
-using engine::step_plan::kTf32x3TileCost;
+using engine::step_plan::kTf32UnitCost;
+using engine::step_plan::kTf32x3UnitCost;
 using engine::step_plan::make_plan;
 using engine::step_plan::Part;
 using engine::step_plan::Plan;
+using engine::step_plan::Schedule;
+using engine::step_plan::schedule_groups;
 using engine::step_plan::Scope;
 using engine::step_plan::StepShape;
-using engine::step_plan::TileCost;
 using engine::step_plan::Unit;
+using engine::step_plan::UnitCost;
 using engine::step_plan::UnitSizes;
 
 // A rectangle of one of the step's matrices: X (the batch), labels, Y_l, G_l (the gradient at
@@ -452,22 +456,21 @@ TEST(StepPlan, NoResidentGridDeadlocks) {
       }
 }
 
-// Runs the plan's groups on `grid` simulated clusters as the step kernel does: cluster c takes
-// groups c, c + grid, … in turn, one runnable cluster at random at each move; a group starts once
+// Runs a schedule of the plan's groups on its simulated clusters as the step kernel does: cluster
+// c takes its groups in turn, one runnable cluster at random at each move; a group starts once
 // every unit of it may (its blocks vote) and its units' signals come when all are done. Returns
 // false on a deadlock.
-bool groups_run_to_the_end(const Plan& plan, const std::vector<Group>& groups, int grid,
-                           std::mt19937& rng) {
+bool groups_run_to_the_end(const Plan& plan, const Schedule& schedule, std::mt19937& rng) {
+  const int grid = static_cast<int>(schedule.first.size()) - 1;
   std::vector<int> count(plan.counters.size(), 0);
-  std::vector<size_t> next(grid);
-  for (int c = 0; c < grid; ++c) next[c] = c;
+  std::vector<int> next(schedule.first.begin(), schedule.first.end() - 1);
   size_t done = 0;
-  while (done < groups.size()) {
+  while (done < schedule.groups.size()) {
     std::vector<int> runnable;
     for (int c = 0; c < grid; ++c) {
-      if (next[c] >= groups.size()) continue;
+      if (next[c] >= schedule.first[c + 1]) continue;
       bool ready = true;
-      const Group& g = groups[next[c]];
+      const Group& g = schedule.groups[next[c]];
       for (int u = g.first; u < g.first + g.count; ++u)
         for (int w = plan.units[u].first_wait;
              w < plan.units[u].first_wait + plan.units[u].wait_count; ++w)
@@ -476,20 +479,45 @@ bool groups_run_to_the_end(const Plan& plan, const std::vector<Group>& groups, i
     }
     if (runnable.empty()) return false;
     const int c = runnable[std::uniform_int_distribution<size_t>(0, runnable.size() - 1)(rng)];
-    const Group& g = groups[next[c]];
+    const Group& g = schedule.groups[next[c]];
     for (int u = g.first; u < g.first + g.count; ++u)
       for (int s = plan.units[u].first_signal;
            s < plan.units[u].first_signal + plan.units[u].signal_count; ++s)
         ++count[plan.signals[s]];
-    next[c] += grid;
+    ++next[c];
     ++done;
   }
   return true;
 }
 
+// Whether a schedule runs every one of `groups` once, each cluster's in list order.
+::testing::AssertionResult runs_each_group_once_in_order(const std::vector<Group>& groups,
+                                                         const Schedule& schedule) {
+  if (schedule.first.empty() || schedule.first.front() != 0 ||
+      schedule.first.back() != static_cast<int>(schedule.groups.size()))
+    return ::testing::AssertionFailure() << "the clusters' ranges do not cover the groups";
+  std::vector<int> seen(groups.size(), 0);
+  for (size_t c = 0; c + 1 < schedule.first.size(); ++c)
+    for (int g = schedule.first[c]; g < schedule.first[c + 1]; ++g) {
+      const auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& x) {
+        return x.first == schedule.groups[g].first && x.count == schedule.groups[g].count &&
+               x.per_block == schedule.groups[g].per_block;
+      });
+      if (it == groups.end())
+        return ::testing::AssertionFailure() << "cluster " << c << " runs a group not given";
+      ++seen[it - groups.begin()];
+      if (g > schedule.first[c] && schedule.groups[g - 1].first >= schedule.groups[g].first)
+        return ::testing::AssertionFailure() << "cluster " << c << "'s groups are out of order";
+    }
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (seen[g] != 1)
+      return ::testing::AssertionFailure() << "group " << g << " runs " << seen[g] << " times";
+  return ::testing::AssertionSuccess();
+}
+
 // A cost under which a tile a block always wins where a run has more tiles than clusters: the most
 // per-block groups, for the tests of their order.
-constexpr TileCost kWholeKIsFree{32, 1.0, 0.0, 0.0, 0.0, 0.0};
+constexpr UnitCost kWholeKIsFree{32, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
 
 TEST(StepPlan, GroupsCoverTheListInOrderAndTheirTilesNeverWaitOnEachOther) {
   std::mt19937 rng(11);
@@ -528,7 +556,14 @@ TEST(StepPlan, GroupsCoverTheListInOrderAndTheirTilesNeverWaitOnEachOther) {
           }
           ASSERT_EQ(next, static_cast<int>(plan.units.size()));
           for (const int grid : {1, 2, 7, clusters})
-            EXPECT_TRUE(groups_run_to_the_end(plan, groups, grid, rng)) << "grid " << grid;
+            for (const Assignment assignment : {Assignment::RoundRobin, Assignment::Soonest}) {
+              const Schedule schedule =
+                  schedule_groups(plan, groups, size, grid, kTf32UnitCost, assignment);
+              ASSERT_EQ(schedule.first.size(), static_cast<size_t>(grid) + 1);
+              EXPECT_TRUE(runs_each_group_once_in_order(groups, schedule));
+              EXPECT_TRUE(groups_run_to_the_end(plan, schedule, rng))
+                  << "grid " << grid << ", assignment " << static_cast<int>(assignment);
+            }
         }
     }
 }
@@ -548,17 +583,17 @@ TEST(StepPlan, TheDefaultModelsWeightGradientsRunATileABlock) {
   // cluster; the forward and input-gradient GEMMs' 16 tiles and dW_2's 8 fit.
   const std::map<std::pair<Kind, int>, int> both = {{{Kind::WeightGrad, 0}, 56},
                                                     {{Kind::WeightGrad, 1}, 64}};
-  EXPECT_EQ(per_block_gemms(plan, group_units(plan, 4, 30, kTf32TileCost)), both);
+  EXPECT_EQ(per_block_gemms(plan, group_units(plan, 4, 30, kTf32UnitCost)), both);
   // In 3×TF32 a K tile costs more, and dW_0's two waves of split tiles beat one of whole ones.
   const std::map<std::pair<Kind, int>, int> dw1 = {{{Kind::WeightGrad, 1}, 64}};
-  EXPECT_EQ(per_block_gemms(plan, group_units(plan, 4, 30, kTf32x3TileCost)), dw1);
-  for (const Group& g : group_units(plan, 1, 30, kTf32TileCost)) EXPECT_FALSE(g.per_block);
-  for (const Group& g : group_units(plan, 4, 132, kTf32TileCost)) EXPECT_FALSE(g.per_block);
+  EXPECT_EQ(per_block_gemms(plan, group_units(plan, 4, 30, kTf32x3UnitCost)), dw1);
+  for (const Group& g : group_units(plan, 1, 30, kTf32UnitCost)) EXPECT_FALSE(g.per_block);
+  for (const Group& g : group_units(plan, 4, 132, kTf32UnitCost)) EXPECT_FALSE(g.per_block);
   // The simulation can fail: groups out of list order deadlock a single cluster.
-  const std::vector<Group> groups = group_units(plan, 4, 30, kTf32TileCost);
-  const std::vector<Group> reversed(groups.rbegin(), groups.rend());
+  const std::vector<Group> groups = group_units(plan, 4, 30, kTf32UnitCost);
+  const Schedule reversed{{groups.rbegin(), groups.rend()}, {0, static_cast<int>(groups.size())}};
   std::mt19937 rng(3);
-  EXPECT_FALSE(groups_run_to_the_end(plan, reversed, 1, rng));
+  EXPECT_FALSE(groups_run_to_the_end(plan, reversed, rng));
 }
 
 // In clusters of 8 (15 of them), the default model's 16 forward tiles have K 784 or 1024: a tile
@@ -566,7 +601,7 @@ TEST(StepPlan, TheDefaultModelsWeightGradientsRunATileABlock) {
 // one of whole ones (in 3×TF32 it measured 267 µs a step against 213).
 TEST(StepPlan, ATileABlockOnlyWhereItsWholeKCostsLessThanTheSplitTilesWaves) {
   const Plan plan = make_plan({{784, 1024, 1024, 10}, 256}, {128, 128, 128, 128});
-  for (const TileCost& cost : {kTf32TileCost, kTf32x3TileCost}) {
+  for (const UnitCost& cost : {kTf32UnitCost, kTf32x3UnitCost}) {
     const std::map<std::pair<Kind, int>, int> per_block =
         per_block_gemms(plan, group_units(plan, 8, 15, cost));
     EXPECT_EQ(per_block.count({Kind::Forward, 0}) + per_block.count({Kind::Forward, 1}), 0u);
@@ -575,6 +610,31 @@ TEST(StepPlan, ATileABlockOnlyWhereItsWholeKCostsLessThanTheSplitTilesWaves) {
   // With free K tiles every run of more tiles than clusters goes a tile a block.
   EXPECT_EQ(
       per_block_gemms(plan, group_units(plan, 8, 15, kWholeKIsFree)).count({Kind::Forward, 0}), 1u);
+}
+
+// Round robin puts dW_0's tiles behind dW_1's on the clusters that ran dX_1 (the default model's
+// timeline: dW_0 started at a median 78 µs, 12 after G_0 was done); the soonest cluster runs them
+// as G_0 lands. The cost model's estimate of the step, clusters of 4 on 30 as on the H200.
+TEST(StepPlan, GroupsOnTheSoonestClusterEndTheDefaultModelsStepSooner) {
+  const Plan plan = make_plan({{784, 1024, 1024, 10}, 256}, {128, 128, 128, 128});
+  for (const UnitCost& cost : {kTf32UnitCost, kTf32x3UnitCost}) {
+    const std::vector<Group> groups = group_units(plan, 4, 30, cost);
+    const double round_robin = estimated_us(
+        plan, schedule_groups(plan, groups, 4, 30, cost, Assignment::RoundRobin), 4, cost);
+    const double soonest = estimated_us(
+        plan, schedule_groups(plan, groups, 4, 30, cost, Assignment::Soonest), 4, cost);
+    RecordProperty(cost.forward_us == kTf32UnitCost.forward_us ? "tf32_us" : "tf32x3_us",
+                   std::to_string(round_robin) + " -> " + std::to_string(soonest));
+    EXPECT_LT(soonest, 0.9 * round_robin) << round_robin << " µs round robin";
+  }
+  // On one cluster both are the list order.
+  const std::vector<Group> groups = group_units(plan, 4, 1, kTf32UnitCost);
+  const Schedule one = schedule_groups(plan, groups, 4, 1, kTf32UnitCost, Assignment::Soonest);
+  EXPECT_EQ(one.groups.size(), groups.size());
+  EXPECT_EQ(
+      estimated_us(plan, one, 4, kTf32UnitCost),
+      estimated_us(plan, schedule_groups(plan, groups, 4, 1, kTf32UnitCost, Assignment::RoundRobin),
+                   4, kTf32UnitCost));
 }
 
 // A Metrics unit that does not wait for every Loss unit races with the one it leaves out.
