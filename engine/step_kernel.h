@@ -2,10 +2,10 @@
 // units of a step_plan::Plan on a grid that is all resident (a cooperative launch, refused where
 // it would not be), each cluster running its groups of units in the plan's order, which is a
 // schedule (step_plan::group_units: a unit, or a tile for each of its blocks; which cluster runs
-// each: step_plan::schedule_groups). A unit's
-// dependencies are counters in global memory: it acquires each up to its target, and releases its
-// own when done. A wait is bounded: past the time limit the launch records the unit, its wait and
-// the count reached, every block leaves, and check() throws step_plan::describe's message.
+// each: step_plan::schedule_groups). A unit's dependencies are counters in global memory: it
+// acquires each up to its target, and releases its own when done. A wait is bounded: past the
+// time limit the launch records the unit, its wait and the count reached, every block leaves, and
+// check() throws step_plan::describe's message.
 //
 // The evaluation (Scope::Evaluate): the forward GEMMs with their bias and ReLU epilogues as tiles
 // of tf32_fast's or tf32x3_fast's pipeline (kernels/fast/step_tile.cuh), the loss of each block

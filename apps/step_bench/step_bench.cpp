@@ -219,17 +219,15 @@ int main(int argc, char** argv) {
     std::vector<ModelCase> models;
     for (const std::string& s : model_specs) models.push_back(parse_model(s));
     std::ostringstream table, timeline;
-    timeline << "scope,model,batch,variant,forward_splits,cluster,tile_per_block,by_cost,unit,kind,"
-                "part,"
-                "layer,block,sm,"
-                "wait_us,start_us,k_done_us,all_staged_us,stored_us,end_us\n";
+    timeline << "scope,model,batch,variant,forward_splits,cluster,tile_per_block,by_cost,unit,"
+                "kind,part,layer,block,sm,wait_us,start_us,k_done_us,all_staged_us,stored_us,"
+                "end_us\n";
     // rows: the rows evaluated, or with --train the steps of a timed run; today_ms: launch by
     // launch (evaluate) or the graph step (train), per run, or per step with --train.
     table
         << "scope,model,batch,variant,forward_splits,cluster,tile_per_block,by_cost,rows_or_steps,"
-           "today_ms,"
-           "step_kernel_ms,ratio,default_cluster,"
-           "grid,units,span_us,busy_fraction,loss_today,loss_step_kernel\n";
+           "today_ms,step_kernel_ms,ratio,default_cluster,grid,units,span_us,busy_fraction,"
+           "loss_today,loss_step_kernel\n";
     std::printf("%s: %s against the step kernel\n", scope,
                 train ? "the graph step (per step)" : "launch by launch (per evaluation)");
     std::printf("%-22s %-12s %6s %7s %5s %4s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch",
@@ -306,9 +304,8 @@ int main(int argc, char** argv) {
             const TimelineSummary sum = summarize(t, grid, prefix.str(), timeline);
 
             std::printf(
-                "%-22s %-12s %6d %6d%s %5d %4d %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   (mean "
-                "loss "
-                "%.6f | %.6f)\n",
+                "%-22s %-12s %6d %6d%s %5d %4d %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   "
+                "(mean loss %.6f | %.6f)\n",
                 m.text.c_str(), variant.c_str(), split, cluster,
                 cluster == default_cluster ? "*" : " ", tile_per_block, cost, a, b, b / a, grid,
                 t.size(), sum.span_us, sum.busy_fraction, loss_a, loss_b);

@@ -90,10 +90,12 @@ if [[ $steps == *,step,* ]]; then
   else
     fail "step: step_bench failed after $((SECONDS - start)) s (gpu_check.log)"
   fi
-  start=$SECONDS  # training steps: the graph step against the step kernel, a tile a block or not,
-  # groups on the soonest cluster or round robin
+  # training steps: the graph step against the step kernel, a tile a block or not, groups on the
+  # soonest cluster or round robin
+  start=$SECONDS
   if run_logged "$main_log" "$build_dir/apps/step_bench/step_bench" --train \
-    --models 784-1024-1024-10:256,784-512-512-10:128 --clusters 4,8 --tile-per-block 1,0 --by-cost 1,0 \
+    --models 784-1024-1024-10:256,784-512-512-10:128 --clusters 4,8 --tile-per-block 1,0 \
+    --by-cost 1,0 \
     --reps 7 --warmup 2 --csv "$out/step_bench_train.csv" \
     --timeline "$out/step_timeline_train.csv"; then
     note "step (training steps): ok in $((SECONDS - start)) s (step_bench_train.csv, step_timeline_train.csv)"
