@@ -303,13 +303,19 @@ __device__ void run_metrics(const LaunchArgs& a, const Unit& unit) {
 }
 
 // Every thread: entries [row0, row0 + rows) of db_l, the column sums of G_l (B×d_{l+1}), in a
-// cluster each block its share: 32 columns at a time, each warp summing rows warp, warp + 12, …
-// of them, then the warps' sums added in warp order (the same bits every run).
-template <int kThreads>
+// cluster each block its share: 32 columns at a time, each warp of the first kSummers threads
+// summing rows warp, warp + kWarps, … of them, then the warps' sums added in warp order (the
+// same bits every run); the other threads pass the barriers. The summing warps are the step
+// tile's consumers: warps that exchange sums through shared memory must have passed the same
+// named barriers before for racecheck to judge the exchange (docs/NOTES.md, "Racecheck and named
+// barriers": after a block's GEMM tiles, the producer's writes here were reported).
+template <int kSummers>
 __device__ void run_bias_grad(const LaunchArgs& a, const Unit& unit, Rank r) {
-  constexpr int kWarps = kThreads / cuda::kWarp;
+  static_assert(kSummers % cuda::kWarp == 0, "whole warps sum");
+  constexpr int kWarps = kSummers / cuda::kWarp;
   __shared__ float sums[kWarps][cuda::kWarp];
   const int lane = threadIdx.x % cuda::kWarp, warp = threadIdx.x / cuda::kWarp;
+  const bool summer = warp < kWarps;
   const float* g = a.grads[unit.layer];
   const int width = a.widths[unit.layer + 1];
   const Share cols = share(unit.row0, unit.rows, r);
@@ -317,9 +323,9 @@ __device__ void run_bias_grad(const LaunchArgs& a, const Unit& unit, Rank r) {
     const int c = c0 + lane;
     const bool mine = c < cols.first + cols.count;
     float sum = 0.0f;
-    for (int i = warp; mine && i < a.batch; i += kWarps)
+    for (int i = warp; summer && mine && i < a.batch; i += kWarps)
       sum += __ldcg(g + static_cast<int64_t>(i) * width + c);
-    sums[warp][lane] = sum;
+    if (summer) sums[warp][lane] = sum;
     __syncthreads();
     if (warp == 0 && mine) {
       float total = 0.0f;
@@ -484,7 +490,7 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
     } else if (unit.kind == Kind::Metrics && ur.rank == 0) {
       run_metrics<kThreads>(a, unit);
     } else if (unit.kind == Kind::BiasGrad) {
-      run_bias_grad<kThreads>(a, unit, ur);
+      run_bias_grad<Tile<A>::kConsumerThreads>(a, unit, ur);
     } else if (unit.kind == Kind::Update) {
       run_update<kThreads>(a, unit, ur);
     }  // Gather: the batch is the caller's (StepKernel::train)
