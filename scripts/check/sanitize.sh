@@ -8,11 +8,13 @@
 # 72 cases of odd shapes, every layout and epilogue, each checked against the oracle) under the
 # tool, several pairs at a time. Two pseudo-variants (in the default list) run tests instead, none
 # skipped, their cases being the tests passed: step_kernel, the step kernel's tests
-# (engine_gpu_test --gtest_filter='StepKernel.*'), and step_tile, its tiles in three layouts
-# (test_step_tile). Writes to <out-dir>:
+# (engine_gpu_test --gtest_filter='StepKernel.*', as 3 GoogleTest shards a tool, each a pair of
+# its own: whole, its racecheck ran 430 s beside the other pairs), and step_tile, its tiles in
+# three layouts (test_step_tile). Writes to <out-dir>:
 #   sanitizers.csv               variant,tool,cases,errors (errors: the tool's errors, or for
 #                                racecheck its hazards, errors and warnings together; a run whose
-#                                results were wrong or that printed no summary counts as an error)
+#                                results were wrong or that printed no summary counts as an error;
+#                                a sharded variant's row sums its shards)
 #   sanitizers.log               every run's output, the first 20 reports of each
 #   racecheck_named_barrier.txt  racecheck on the barrier patterns of racecheck_named_barrier.cu
 # Exit status 0 when every row has 0 errors and the control pattern's race was reported.
@@ -54,20 +56,23 @@ stop_pairs() {
 }
 trap stop_pairs TERM INT
 
-# One pair: its log in $work/<variant>.<tool>.log, its row in $work/<variant>.<tool>.row.
+# One pair, shard SHARD of the variant's tests (0 where it has one): its log in
+# $work/<variant>.<tool>.<shard>.log, its row in $work/<variant>.<tool>.<shard>.row.
 run_pair() {
-  local variant=$1 tool=$2 log="$work/$1.$2.log" rc=0 cases errors summary
+  local variant=$1 tool=$2 shard=$3 rc=0 cases errors summary
+  local name="$work/$1.$2.$3" shards=1
+  local log="$name.log"
   local -a program=("$cases_bin" "$variant")
   case $variant in
-    step_kernel) program=("$engine_bin" --gtest_filter='StepKernel.*') ;;
+    step_kernel) program=("$engine_bin" --gtest_filter='StepKernel.*') shards=$step_kernel_shards ;;
     step_tile) program=("$tile_bin") ;;
   esac
   # timeout runs the pair in a process group of its own (its pid), named in a file for the trap.
-  GEMM_MLP_REQUIRE_GPU=1 timeout 400 "$sanitizer" --tool "$tool" --print-limit 20 \
-    "${program[@]}" >"$log" 2>&1 &
-  echo $! >"$work/$1.$2.pid"
+  GEMM_MLP_REQUIRE_GPU=1 GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard timeout 400 \
+    "$sanitizer" --tool "$tool" --print-limit 20 "${program[@]}" >"$log" 2>&1 &
+  echo $! >"$name.pid"
   wait $! || rc=$?
-  rm -f "$work/$1.$2.pid"  # its id may be another process's by the time the trap runs
+  rm -f "$name.pid"  # its id may be another process's by the time the trap runs
   if [ "$variant" = step_kernel ] || [ "$variant" = step_tile ]; then
     cases=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
     grep -q '^\[  SKIPPED \]' "$log" && rc=1
@@ -85,27 +90,41 @@ run_pair() {
     echo "sanitize.sh: $variant under $tool: exit status $rc, no summary or wrong results" >>"$log"
     errors=$(( ${errors:-0} > 0 ? errors : 1 ))
   fi
-  echo "$variant,$tool,${cases:-0},$errors" >"$work/$variant.$tool.row"
+  echo "${cases:-0} $errors" >"$name.row"
 }
 export -f run_pair
-export sanitizer cases_bin engine_bin tile_bin work
+step_kernel_shards=3
+export sanitizer cases_bin engine_bin tile_bin work step_kernel_shards
 
 tools=(memcheck racecheck synccheck initcheck)
 jobs=$(( $(nproc) > 2 ? $(nproc) / 2 : 1 ))
 start=$SECONDS
 # In the background, waited for: a trap runs only once the foreground command is done.
-for v in "${variants[@]}"; do for t in "${tools[@]}"; do echo "$v $t"; done; done |
-  xargs -P "$jobs" -n 2 bash -c 'run_pair "$0" "$1"' &
+for v in "${variants[@]}"; do
+  n=1
+  [ "$v" = step_kernel ] && n=$step_kernel_shards
+  for t in "${tools[@]}"; do for ((i = 0; i < n; ++i)); do echo "$v $t $i"; done; done
+done | xargs -P "$jobs" -n 3 bash -c 'run_pair "$0" "$1" "$2"' &
 wait $!
 
 echo "variant,tool,cases,errors" >"$out/sanitizers.csv"
 : >"$out/sanitizers.log"
 status=0
 for v in "${variants[@]}"; do
+  n=1
+  [ "$v" = step_kernel ] && n=$step_kernel_shards
   for t in "${tools[@]}"; do
-    cat "$work/$v.$t.row" >>"$out/sanitizers.csv"
-    { echo "===== $v, $t"; cat "$work/$v.$t.log"; } >>"$out/sanitizers.log"
-    [ "$(cut -d, -f4 "$work/$v.$t.row")" = 0 ] || status=1
+    cases=0 errors=0
+    for ((i = 0; i < n; ++i)); do
+      c=0 e=1  # a pair that left no row (stopped) counts as an error
+      [ -e "$work/$v.$t.$i.row" ] && read -r c e <"$work/$v.$t.$i.row"
+      cases=$((cases + c)) errors=$((errors + e))
+      header="===== $v, $t"
+      [ "$n" -gt 1 ] && header+=", shard $((i + 1)) of $n"
+      { echo "$header"; cat "$work/$v.$t.$i.log" 2>/dev/null || echo "(no log)"; } >>"$out/sanitizers.log"
+    done
+    echo "$v,$t,$cases,$errors" >>"$out/sanitizers.csv"
+    [ "$errors" = 0 ] || status=1
   done
 done
 echo "sanitize.sh: ${#variants[@]} variants x ${#tools[@]} tools in $((SECONDS - start)) s"
