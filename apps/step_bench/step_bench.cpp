@@ -26,9 +26,9 @@
 // batch (an evaluation, or a training step) records its units' timeline: the grid, the span from
 // the first unit's start to the last one's end, and the blocks' busy fraction (the units' time
 // times their cluster's blocks, over grid · span), and per kind of unit and layer the count and
-// mean time (--timeline writes every unit's times). The two sides' mean losses are printed beside
-// each other, as a check; a * marks the cluster size the trainer runs by default
-// (StepKernel::cluster_size()).
+// mean time (--timeline writes every unit's times). The two sides' mean losses (their last timed
+// runs', after as many steps) are printed beside each other, as a check; a * marks the cluster size
+// the trainer runs by default (StepKernel::cluster_size()).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -284,11 +284,14 @@ int main(int argc, char** argv) {
             const double a = bench::summarize(ms_a).median_ms / per,
                          b = bench::summarize(ms_b).median_ms / per;
 
-            // One full batch's timeline: an evaluation, or a training step.
+            // One full batch's timeline: an evaluation, or a training step (the graph step takes
+            // one too, so that both sides have trained as many steps when their losses print).
             kernel->record_timeline(true);
             if (train) {
               on_kernel.trainer.step(xb, labels);
               on_kernel.trainer.take_metrics();
+              today.trainer.step(xb, labels);
+              today.trainer.take_metrics();
             } else {
               engine::Metrics metrics(on_kernel.ctx);
               kernel->evaluate(on_kernel.ctx, xb, labels.data(), metrics);
