@@ -134,7 +134,7 @@ echo "sanitize.sh: ${#variants[@]} variants x ${#tools[@]} tools in $((SECONDS -
 {
   echo "# compute-sanitizer --tool racecheck on tests/kernels/racecheck_named_barrier.cu"
   "$sanitizer" --version | tail -1
-  for p in producer_reads both_named consumers_read no_barrier; do
+  for p in producer_reads both_named consumers_read no_barrier producer_ahead producer_behind; do
     line=$("$sanitizer" --tool racecheck "$pattern_bin" "$p" 2>&1 | grep 'RACECHECK SUMMARY' || true)
     echo "$p: ${line#*SUMMARY: }"
   done
