@@ -60,11 +60,12 @@ trap stop_pairs TERM INT
 # $work/<variant>.<tool>.<shard>.log, its row in $work/<variant>.<tool>.<shard>.row.
 run_pair() {
   local variant=$1 tool=$2 shard=$3 rc=0 cases errors summary
-  local name="$work/$1.$2.$3" shards=1
+  local name="$work/$1.$2.$3" shards
   local log="$name.log"
+  shards=$(shards_of "$variant")
   local -a program=("$cases_bin" "$variant")
   case $variant in
-    step_kernel) program=("$engine_bin" --gtest_filter='StepKernel.*') shards=$step_kernel_shards ;;
+    step_kernel) program=("$engine_bin" --gtest_filter='StepKernel.*') ;;
     step_tile) program=("$tile_bin") ;;
   esac
   # timeout runs the pair in a process group of its own (its pid), named in a file for the trap.
@@ -92,17 +93,17 @@ run_pair() {
   fi
   echo "${cases:-0} $errors" >"$name.row"
 }
-export -f run_pair
-step_kernel_shards=3
-export sanitizer cases_bin engine_bin tile_bin work step_kernel_shards
+# A variant's GoogleTest shards, each a pair: the step kernel's tests take the longest.
+shards_of() { if [ "$1" = step_kernel ]; then echo 3; else echo 1; fi; }
+export -f run_pair shards_of
+export sanitizer cases_bin engine_bin tile_bin work
 
 tools=(memcheck racecheck synccheck initcheck)
 jobs=$(( $(nproc) > 2 ? $(nproc) / 2 : 1 ))
 start=$SECONDS
 # In the background, waited for: a trap runs only once the foreground command is done.
 for v in "${variants[@]}"; do
-  n=1
-  [ "$v" = step_kernel ] && n=$step_kernel_shards
+  n=$(shards_of "$v")
   for t in "${tools[@]}"; do for ((i = 0; i < n; ++i)); do echo "$v $t $i"; done; done
 done | xargs -P "$jobs" -n 3 bash -c 'run_pair "$0" "$1" "$2"' &
 wait $!
@@ -111,8 +112,7 @@ echo "variant,tool,cases,errors" >"$out/sanitizers.csv"
 : >"$out/sanitizers.log"
 status=0
 for v in "${variants[@]}"; do
-  n=1
-  [ "$v" = step_kernel ] && n=$step_kernel_shards
+  n=$(shards_of "$v")
   for t in "${tools[@]}"; do
     cases=0 errors=0
     for ((i = 0; i < n; ++i)); do
@@ -121,7 +121,8 @@ for v in "${variants[@]}"; do
       cases=$((cases + c)) errors=$((errors + e))
       header="===== $v, $t"
       [ "$n" -gt 1 ] && header+=", shard $((i + 1)) of $n"
-      { echo "$header"; cat "$work/$v.$t.$i.log" 2>/dev/null || echo "(no log)"; } >>"$out/sanitizers.log"
+      { echo "$header"; cat "$work/$v.$t.$i.log" 2>/dev/null || echo "(no log)"; } \
+        >>"$out/sanitizers.log"
     done
     echo "$v,$t,$cases,$errors" >>"$out/sanitizers.csv"
     [ "$errors" = 0 ] || status=1
@@ -134,7 +135,7 @@ echo "sanitize.sh: ${#variants[@]} variants x ${#tools[@]} tools in $((SECONDS -
 {
   echo "# compute-sanitizer --tool racecheck on tests/kernels/racecheck_named_barrier.cu"
   "$sanitizer" --version | tail -1
-  for p in producer_reads both_named consumers_read no_barrier producer_ahead producer_behind; do
+  for p in $("$pattern_bin" --list); do
     line=$("$sanitizer" --tool racecheck "$pattern_bin" "$p" 2>&1 | grep 'RACECHECK SUMMARY' || true)
     echo "$p: ${line#*SUMMARY: }"
   done

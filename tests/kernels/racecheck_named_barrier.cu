@@ -17,8 +17,8 @@
 //                    once; the producer writes; everyone: __syncthreads; the consumers read.
 //                    Correct.
 //   producer_behind  the same with the producer passing no named barrier. Correct.
-// Exit status 0 when the kernel ran, 2 on a bad argument; the values read are not checked (only
-// the hazards matter here).
+// `racecheck_named_barrier --list` prints the patterns' names, one a line. Exit status 0 when the
+// kernel ran, 2 on a bad argument; the values read are not checked (only the hazards matter).
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -90,6 +90,10 @@ __global__ void __launch_bounds__(kThreads, 1) epilogue_pattern(float* out, Patt
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--list") == 0) {
+    for (const char* name : kPatternNames) std::printf("%s\n", name);
+    return 0;
+  }
   int chosen = -1;
   for (int i = 0; i < kPatterns && argc == 2; ++i)
     if (std::strcmp(argv[1], kPatternNames[i]) == 0) chosen = i;
