@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <type_traits>
 #include <vector>
@@ -22,6 +23,20 @@
 namespace engine {
 
 namespace {
+
+// A wait's time limit unless set_wait_timeout() says otherwise: 10 s, or GEMM_MLP_STEP_WAIT_S
+// seconds where that is set (a run under compute-sanitizer, which slows a unit a hundredfold).
+constexpr const char* kWaitVariable = "GEMM_MLP_STEP_WAIT_S";
+long long default_timeout_ns() {
+  const char* env = std::getenv(kWaitVariable);
+  if (env == nullptr) return 10'000'000'000LL;
+  char* end = nullptr;
+  const double seconds = std::strtod(env, &end);
+  if (end == env || *end != '\0' || !(seconds > 0.0) || !(seconds <= 1e6))
+    throw Error(std::string("step kernel: ") + kWaitVariable +
+                " must be a number of seconds in (0, 1e6], got '" + env + "'");
+  return static_cast<long long>(seconds * 1e9);
+}
 
 // The network as the kernel runs it: its Linear layers, each with whether a ReLU follows.
 struct Layer {
@@ -163,7 +178,7 @@ struct StepKernel::Impl {
   gemm::DeviceBuffer<float> partials;   // every layer's slices' planes, where split
   std::vector<size_t> partial_offsets;  // layer l's planes at partials + this (16-byte aligned)
   std::unique_ptr<ContextValue<WaitFailure>> failure;
-  long long timeout_ns = 10'000'000'000LL;
+  long long timeout_ns = default_timeout_ns();
   int grid_limit = 0;
   bool record_timeline = false;
   gemm::DeviceBuffer<StepKernel::UnitTime> timeline;  // grown to the largest plan recorded

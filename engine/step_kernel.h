@@ -79,7 +79,8 @@ class StepKernel {
   // The last evaluation's outputs: B×outputs, a view of the kernel's own buffer.
   const Tensor& outputs() const;
 
-  // A wait's time limit (10 s unless set; > 0), and the grid (0: every cluster that is resident
+  // A wait's time limit (> 0; unless set, 10 s, or the environment's GEMM_MLP_STEP_WAIT_S
+  // seconds, which the constructor checks), and the grid (0: every cluster that is resident
   // at once, at most one per group of units; else at most this many blocks, and at least one
   // cluster; waits for the device and rebuilds the plans, whose schedule is the grid's).
   void set_wait_timeout(double seconds);

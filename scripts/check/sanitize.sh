@@ -8,8 +8,9 @@
 # 72 cases of odd shapes, every layout and epilogue, each checked against the oracle) under the
 # tool, several pairs at a time. Two pseudo-variants (in the default list) run tests instead, none
 # skipped, their cases being the tests passed: step_kernel, the step kernel's tests
-# (engine_gpu_test --gtest_filter='StepKernel.*', as 3 GoogleTest shards a tool, each a pair of
-# its own: whole, its racecheck ran 430 s beside the other pairs), and step_tile, its tiles in
+# (engine_gpu_test --gtest_filter='StepKernel.*', as 5 GoogleTest shards a tool, each a pair of
+# its own: whole, its racecheck ran 430 s beside the other pairs; its waits' limit raised to
+# 300 s, GEMM_MLP_STEP_WAIT_S, for a unit slowed a hundredfold), and step_tile, its tiles in
 # three layouts (test_step_tile). Writes to <out-dir>:
 #   sanitizers.csv               variant,tool,cases,errors (errors: the tool's errors, or for
 #                                racecheck its hazards, errors and warnings together; a run whose
@@ -69,7 +70,7 @@ run_pair() {
     step_tile) program=("$tile_bin") ;;
   esac
   # timeout runs the pair in a process group of its own (its pid), named in a file for the trap.
-  GEMM_MLP_REQUIRE_GPU=1 GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard timeout 400 \
+  GEMM_MLP_REQUIRE_GPU=1 GEMM_MLP_STEP_WAIT_S=300 GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard timeout 400 \
     "$sanitizer" --tool "$tool" --print-limit 20 "${program[@]}" >"$log" 2>&1 &
   echo $! >"$name.pid"
   wait $! || rc=$?
@@ -94,7 +95,7 @@ run_pair() {
   echo "${cases:-0} $errors" >"$name.row"
 }
 # A variant's GoogleTest shards, each a pair: the step kernel's tests take the longest.
-shards_of() { if [ "$1" = step_kernel ]; then echo 3; else echo 1; fi; }
+shards_of() { if [ "$1" = step_kernel ]; then echo 5; else echo 1; fi; }
 export -f run_pair shards_of
 export sanitizer cases_bin engine_bin tile_bin work
 

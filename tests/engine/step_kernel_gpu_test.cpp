@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -180,62 +181,72 @@ std::string case_name(const std::string& variant, const Case& c) {
   return s + " at " + std::to_string(c.batch) + " of " + std::to_string(c.max_batch);
 }
 
-TEST(StepKernel, EvaluatesAsTheHostDoesInEveryVariant) {
-  GPU_TEST_OR_SKIP();
-  for (const std::string& variant : kVariants) {
-    if (const char* why = gemm::unavailable_reason(gemm::find_variant(variant)))
-      GTEST_SKIP() << why;
-    for (const Case& c : cases()) {
-      SCOPED_TRACE(case_name(variant, c));
-      Context ctx(Device::CUDA, variant, 7);
-      Net net(ctx, c.widths, c.relu);
-      net.seq.prepare(ctx, c.max_batch);
-      std::mt19937_64 rng(11);
-      const int in = c.widths.front(), out = c.widths.back();
-      const std::vector<float> x = random_values(rng, static_cast<size_t>(c.batch) * in);
-      const std::vector<int32_t> labels = random_labels(rng, c.batch, out);
-      const Tensor xt = Tensor::from_host(Device::CUDA, c.batch, in, x);
-      const LabelTensor lt(Device::CUDA, labels);
-      StepKernel kernel(ctx, net.seq, c.max_batch, true);
-      const Reference ref = reference(ctx, net, x, c.batch);
-      const double tol = tolerance_of(variant) * static_cast<double>(c.widths.size() - 1);
-      // Whole tiles and K in 3 slices (uneven: 784 = 288 + 288 + 208), on single blocks and in
-      // clusters: of 4 (784's 25 K tiles as 7, 7, 7 and 4; 37's 2 as 1, 1 and two empty shares)
-      // and, with the slices, of 3.
-      for (const auto& [splits, cluster] :
-           std::vector<std::pair<int, int>>{{1, 1}, {3, 1}, {1, 4}, {3, 3}}) {
-        SCOPED_TRACE("forward splits " + std::to_string(splits) + ", clusters of " +
-                     std::to_string(cluster));
-        kernel.set_forward_splits(ctx, splits);
-        kernel.set_cluster_size(ctx, cluster);
-        {  // NaN inputs leave every layer's output NaN: what the next launch misses shows
-          const Tensor poison = Tensor::from_host(
-              Device::CUDA, c.max_batch, in,
-              std::vector<float>(static_cast<size_t>(c.max_batch) * in, std::nanf("")));
-          const LabelTensor zeros(Device::CUDA, std::vector<int32_t>(c.max_batch, 0));
-          Metrics thrown_away(ctx);
-          kernel.evaluate(ctx, poison, zeros.data(), thrown_away);
-        }
-        Metrics metrics(ctx);
-        kernel.evaluate(ctx, xt, lt.data(), metrics);
-        kernel.check(ctx);
-        const MetricTotals got = metrics.read(ctx);
-        const std::vector<float> y = kernel.outputs().download(ctx.stream());
-        ASSERT_EQ(y.size(), static_cast<size_t>(c.batch) * out);
-        int bad = 0;
-        for (size_t i = 0; i < y.size(); ++i)
-          if (!(std::fabs(y[i] - ref.y[i]) <= tol * ref.bound[i] + 1e-6) && bad++ < 5)
-            ADD_FAILURE() << "output " << i << ": " << y[i] << ", expected " << ref.y[i]
-                          << " within " << tol * ref.bound[i];
-        EXPECT_EQ(bad, 0);
-
-        const MetricTotals host = host_xent(y, labels, c.batch, out);
-        EXPECT_EQ(got.seen, c.batch);
-        EXPECT_EQ(got.correct, host.correct);
-        EXPECT_NEAR(got.loss_sum, host.loss_sum, 1e-5 * c.batch + 1e-6 * std::fabs(host.loss_sum));
+// One test per variant (below), so that GoogleTest's shards split them under the sanitizers.
+void expect_evaluates_as_the_host(const std::string& variant) {
+  if (const char* why = gemm::unavailable_reason(gemm::find_variant(variant))) GTEST_SKIP() << why;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(case_name(variant, c));
+    Context ctx(Device::CUDA, variant, 7);
+    Net net(ctx, c.widths, c.relu);
+    net.seq.prepare(ctx, c.max_batch);
+    std::mt19937_64 rng(11);
+    const int in = c.widths.front(), out = c.widths.back();
+    const std::vector<float> x = random_values(rng, static_cast<size_t>(c.batch) * in);
+    const std::vector<int32_t> labels = random_labels(rng, c.batch, out);
+    const Tensor xt = Tensor::from_host(Device::CUDA, c.batch, in, x);
+    const LabelTensor lt(Device::CUDA, labels);
+    StepKernel kernel(ctx, net.seq, c.max_batch, true);
+    const Reference ref = reference(ctx, net, x, c.batch);
+    const double tol = tolerance_of(variant) * static_cast<double>(c.widths.size() - 1);
+    // Whole tiles and K in 3 slices (uneven: 784 = 288 + 288 + 208), on single blocks and in
+    // clusters: of 4 (784's 25 K tiles as 7, 7, 7 and 4; 37's 2 as 1, 1 and two empty shares)
+    // and, with the slices, of 3.
+    for (const auto& [splits, cluster] :
+         std::vector<std::pair<int, int>>{{1, 1}, {3, 1}, {1, 4}, {3, 3}}) {
+      SCOPED_TRACE("forward splits " + std::to_string(splits) + ", clusters of " +
+                   std::to_string(cluster));
+      kernel.set_forward_splits(ctx, splits);
+      kernel.set_cluster_size(ctx, cluster);
+      {  // NaN inputs leave every layer's output NaN: what the next launch misses shows
+        const Tensor poison = Tensor::from_host(
+            Device::CUDA, c.max_batch, in,
+            std::vector<float>(static_cast<size_t>(c.max_batch) * in, std::nanf("")));
+        const LabelTensor zeros(Device::CUDA, std::vector<int32_t>(c.max_batch, 0));
+        Metrics thrown_away(ctx);
+        kernel.evaluate(ctx, poison, zeros.data(), thrown_away);
       }
+      Metrics metrics(ctx);
+      kernel.evaluate(ctx, xt, lt.data(), metrics);
+      kernel.check(ctx);
+      const MetricTotals got = metrics.read(ctx);
+      const std::vector<float> y = kernel.outputs().download(ctx.stream());
+      ASSERT_EQ(y.size(), static_cast<size_t>(c.batch) * out);
+      int bad = 0;
+      for (size_t i = 0; i < y.size(); ++i)
+        if (!(std::fabs(y[i] - ref.y[i]) <= tol * ref.bound[i] + 1e-6) && bad++ < 5)
+          ADD_FAILURE() << "output " << i << ": " << y[i] << ", expected " << ref.y[i] << " within "
+                        << tol * ref.bound[i];
+      EXPECT_EQ(bad, 0);
+
+      const MetricTotals host = host_xent(y, labels, c.batch, out);
+      EXPECT_EQ(got.seen, c.batch);
+      EXPECT_EQ(got.correct, host.correct);
+      EXPECT_NEAR(got.loss_sum, host.loss_sum, 1e-5 * c.batch + 1e-6 * std::fabs(host.loss_sum));
     }
   }
+}
+
+TEST(StepKernel, EvaluatesAsTheHostDoesInTf32Fast) {
+  GPU_TEST_OR_SKIP();
+  expect_evaluates_as_the_host("tf32_fast");
+}
+TEST(StepKernel, EvaluatesAsTheHostDoesInTf32x3Fast) {
+  GPU_TEST_OR_SKIP();
+  expect_evaluates_as_the_host("tf32x3_fast");
+}
+TEST(StepKernel, EvaluatesAsTheHostDoesInAuto) {
+  GPU_TEST_OR_SKIP();
+  expect_evaluates_as_the_host("auto");
 }
 
 TEST(StepKernel, GivesTheSameBitsOnEveryGrid) {
@@ -307,39 +318,48 @@ TEST(StepKernel, RecordsEachUnitsPhasesInOrder) {
   EXPECT_EQ(tiles, 16 + 16 + 2);  // 128×128 tiles of 256×1024, 256×1024 and 256×10
 }
 
-TEST(StepKernel, TrainerEvaluatesThroughItAsLaunchByLaunch) {
-  GPU_TEST_OR_SKIP();
-  for (const std::string& variant : kVariants) {
-    if (const char* why = gemm::unavailable_reason(gemm::find_variant(variant)))
-      GTEST_SKIP() << why;
-    for (bool mse : {false, true}) {
-      SCOPED_TRACE(variant + (mse ? " mean squared error" : " cross-entropy"));
-      const std::vector<int> widths = {50, 96, 64, 6};
-      const int rows = 600, max_batch = 128;  // 4 full batches and one of 88
-      std::mt19937_64 rng(9);
-      const Tensor x =
-          Tensor::from_host(Device::CUDA, rows, widths[0], random_values(rng, rows * widths[0]));
-      const LabelTensor labels(Device::CUDA, random_labels(rng, rows, widths.back()));
-      const Tensor targets = Tensor::from_host(Device::CUDA, rows, widths.back(),
-                                               random_values(rng, rows * widths.back()));
-      MetricTotals totals[2];
-      for (int with_kernel = 0; with_kernel < 2; ++with_kernel) {
-        Context ctx(Device::CUDA, variant, 21);  // the same parameters both times
-        Net net(ctx, widths, mlp_relus(widths.size()));
-        engine::TrainerOptions o;
-        o.max_batch = max_batch;
-        o.step_kernel = with_kernel == 1;
-        if (mse) o.loss = engine::TrainerOptions::Loss::MeanSquaredError;
-        engine::Trainer trainer(ctx, net.seq, o);
-        EXPECT_EQ(trainer.step_kernel_active(), with_kernel == 1) << trainer.step_kernel_note();
-        totals[with_kernel] = mse ? trainer.evaluate(x, targets) : trainer.evaluate(x, labels);
-      }
-      EXPECT_EQ(totals[1].seen, rows);
-      const double rel = 10 * tolerance_of(variant);
-      EXPECT_NEAR(totals[1].loss_sum, totals[0].loss_sum, rel * std::fabs(totals[0].loss_sum));
-      EXPECT_LE(std::abs(totals[1].correct - totals[0].correct), 2);
+void expect_trainer_evaluates_through_it(const std::string& variant) {
+  if (const char* why = gemm::unavailable_reason(gemm::find_variant(variant))) GTEST_SKIP() << why;
+  for (bool mse : {false, true}) {
+    SCOPED_TRACE(variant + (mse ? " mean squared error" : " cross-entropy"));
+    const std::vector<int> widths = {50, 96, 64, 6};
+    const int rows = 600, max_batch = 128;  // 4 full batches and one of 88
+    std::mt19937_64 rng(9);
+    const Tensor x =
+        Tensor::from_host(Device::CUDA, rows, widths[0], random_values(rng, rows * widths[0]));
+    const LabelTensor labels(Device::CUDA, random_labels(rng, rows, widths.back()));
+    const Tensor targets = Tensor::from_host(Device::CUDA, rows, widths.back(),
+                                             random_values(rng, rows * widths.back()));
+    MetricTotals totals[2];
+    for (int with_kernel = 0; with_kernel < 2; ++with_kernel) {
+      Context ctx(Device::CUDA, variant, 21);  // the same parameters both times
+      Net net(ctx, widths, mlp_relus(widths.size()));
+      engine::TrainerOptions o;
+      o.max_batch = max_batch;
+      o.step_kernel = with_kernel == 1;
+      if (mse) o.loss = engine::TrainerOptions::Loss::MeanSquaredError;
+      engine::Trainer trainer(ctx, net.seq, o);
+      EXPECT_EQ(trainer.step_kernel_active(), with_kernel == 1) << trainer.step_kernel_note();
+      totals[with_kernel] = mse ? trainer.evaluate(x, targets) : trainer.evaluate(x, labels);
     }
+    EXPECT_EQ(totals[1].seen, rows);
+    const double rel = 10 * tolerance_of(variant);
+    EXPECT_NEAR(totals[1].loss_sum, totals[0].loss_sum, rel * std::fabs(totals[0].loss_sum));
+    EXPECT_LE(std::abs(totals[1].correct - totals[0].correct), 2);
   }
+}
+
+TEST(StepKernel, TrainerEvaluatesThroughItInTf32Fast) {
+  GPU_TEST_OR_SKIP();
+  expect_trainer_evaluates_through_it("tf32_fast");
+}
+TEST(StepKernel, TrainerEvaluatesThroughItInTf32x3Fast) {
+  GPU_TEST_OR_SKIP();
+  expect_trainer_evaluates_through_it("tf32x3_fast");
+}
+TEST(StepKernel, TrainerEvaluatesThroughItInAuto) {
+  GPU_TEST_OR_SKIP();
+  expect_trainer_evaluates_through_it("auto");
 }
 
 // Three training steps through the kernel against three of the trainer's graph steps, from the
@@ -493,6 +513,30 @@ TEST(StepKernel, ReportsAWaitPastItsLimitAndRecovers) {
     m.kernel.set_wait_timeout(10.0);
     EXPECT_EQ(m.evaluated_rows(), 256);
   }
+}
+
+// GEMM_MLP_STEP_WAIT_S sets the default wait limit (sanitize.sh raises it); a bad value is
+// refused by name. The variable is put back as it was (sanitize.sh sets it for this program).
+TEST(StepKernel, RefusesABadWaitLimitFromTheEnvironment) {
+  GPU_TEST_OR_SKIP();
+  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
+    GTEST_SKIP() << why;
+  const char* was = std::getenv("GEMM_MLP_STEP_WAIT_S");
+  const std::string before = was != nullptr ? was : "";
+  Context ctx(Device::CUDA, "tf32_fast", 1);
+  Net net(ctx, {8, 16, 4}, mlp_relus(3));
+  for (const char* bad : {"ten", "0", "-1", "5s", ""}) {
+    SCOPED_TRACE(std::string("GEMM_MLP_STEP_WAIT_S='") + bad + "'");
+    setenv("GEMM_MLP_STEP_WAIT_S", bad, 1);
+    EXPECT_THROW_WITH(StepKernel(ctx, net.seq, 8, true), gemm_mlp::Error,
+                      "GEMM_MLP_STEP_WAIT_S must be a number of seconds");
+  }
+  setenv("GEMM_MLP_STEP_WAIT_S", "2.5", 1);
+  EXPECT_NO_THROW(StepKernel(ctx, net.seq, 8, true));
+  if (was != nullptr)
+    setenv("GEMM_MLP_STEP_WAIT_S", before.c_str(), 1);
+  else
+    unsetenv("GEMM_MLP_STEP_WAIT_S");
 }
 
 TEST(StepKernel, SaysWhereItDoesNotServe) {
