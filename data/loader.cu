@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/cuda_check.h"
+#include "base/gather_rows.cuh"
 #include "data/idx.h"
 #include "data/loader.h"
 
@@ -38,33 +39,26 @@ void build_permutation(uint64_t seed, int epoch, int32_t* perm, int n) {
   }
 }
 
-// x[r][f] = images[perm[first + r]][f] and y[r] = labels[perm[first + r]], for r < size.
-// images is (count, features), labels and perm are (count), x is (size, features), y is (size).
-// Grid: x covers the features (blockDim.x threads each), y strides over the rows.
-__device__ void gather(const float* __restrict__ images, const int32_t* __restrict__ labels,
-                       const int32_t* __restrict__ perm, int first, int size, int features,
-                       float* __restrict__ x, int32_t* __restrict__ y) {
-  const int f = blockIdx.x * blockDim.x + threadIdx.x;
-  for (int r = blockIdx.y; r < size; r += gridDim.y) {
-    const size_t src = static_cast<size_t>(perm[first + r]);
-    if (f < features) x[static_cast<size_t>(r) * features + f] = images[src * features + f];
-    if (f == 0) y[r] = labels[src];
-  }
+// Batch `batch` of the epoch into x (its rows × features) and y, a row per warp: blocks of
+// kGatherThreads threads, enough of them for every row of a full batch (base/gather_rows.cuh).
+constexpr int kGatherThreads = 256;
+__global__ void gather_batch(const gemm_mlp::BatchSource s, int batch, float* __restrict__ x,
+                             int32_t* __restrict__ y) {
+  gemm_mlp::gather_rows(s, batch, 0, s.batch_size, x, y, blockIdx.x * kGatherThreads + threadIdx.x,
+                        gridDim.x * kGatherThreads);
 }
 
-__global__ void gather_rows(const float* __restrict__ images, const int32_t* __restrict__ labels,
-                            const int32_t* __restrict__ perm, int first, int size, int features,
-                            float* __restrict__ x, int32_t* __restrict__ y) {
-  gather(images, labels, perm, first, size, features, x, y);
+// The same for batch *step (mod the epoch's batches), read on the device.
+__global__ void gather_batch_at(const gemm_mlp::BatchSource s, const int64_t* __restrict__ step,
+                                float* __restrict__ x, int32_t* __restrict__ y) {
+  gemm_mlp::gather_rows(s, *step, 0, s.batch_size, x, y, blockIdx.x * kGatherThreads + threadIdx.x,
+                        gridDim.x * kGatherThreads);
 }
 
-// The same for batch (*step mod batches) of size min(batch_size, count − first).
-__global__ void gather_rows_at(const float* __restrict__ images, const int32_t* __restrict__ labels,
-                               const int32_t* __restrict__ perm, const int64_t* __restrict__ step,
-                               int batches, int batch_size, int count, int features,
-                               float* __restrict__ x, int32_t* __restrict__ y) {
-  const int first = static_cast<int>(*step % batches) * batch_size;
-  gather(images, labels, perm, first, min(batch_size, count - first), features, x, y);
+// The blocks of a gather of up to `rows` rows: a warp a row.
+dim3 gather_grid(int rows) {
+  constexpr int kRowsPerBlock = kGatherThreads / 32;
+  return dim3(static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock));
 }
 
 }  // namespace
@@ -220,10 +214,7 @@ BatchLoader::Batch BatchLoader::batch(int i) {
     }
     return {m.h_x.data(), m.h_y.data(), size};
   }
-  const int threads = 256;
-  const dim3 grid((m.features + threads - 1) / threads, std::min(size, 65535));
-  gather_rows<<<grid, threads, 0, m.stream>>>(m.d_images, m.d_labels, m.d_perm, first, size,
-                                              m.features, m.d_x, m.d_y);
+  gather_batch<<<gather_grid(size), kGatherThreads, 0, m.stream>>>(source(), i, m.d_x, m.d_y);
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaEventRecord(m.gather_done, m.stream));
   m.gather_pending = true;
@@ -240,11 +231,7 @@ BatchLoader::Batch BatchLoader::batch_at(const int64_t* step, cudaStream_t strea
   if (step == nullptr) throw Error("BatchLoader: batch_at() of a null step counter");
   if (m.device == Device::CPU) return batch(static_cast<int>(*step % num_batches()));
   const int rows = buffer().size;
-  const int threads = 256;
-  const dim3 grid((m.features + threads - 1) / threads, std::min(rows, 65535));
-  gather_rows_at<<<grid, threads, 0, stream>>>(m.d_images, m.d_labels, m.d_perm, step,
-                                               num_batches(), m.batch_size, m.count, m.features,
-                                               m.d_x, m.d_y);
+  gather_batch_at<<<gather_grid(rows), kGatherThreads, 0, stream>>>(source(), step, m.d_x, m.d_y);
   CUDA_CHECK_LAUNCH();
   return {m.d_x, m.d_y, rows};
 }
@@ -254,6 +241,21 @@ BatchLoader::Batch BatchLoader::buffer() const {
   const int rows = std::min(m.batch_size, m.count);
   if (m.device == Device::CPU) return {m.h_x.data(), m.h_y.data(), rows};
   return {m.d_x, m.d_y, rows};
+}
+
+gemm_mlp::BatchSource BatchLoader::source() const {
+  const Impl& m = *impl_;
+  if (m.device != Device::CUDA)
+    throw Error("BatchLoader: source() describes a loader's device memory; this one is on the CPU");
+  gemm_mlp::BatchSource s;
+  s.images = m.d_images;
+  s.labels = m.d_labels;
+  s.order = m.d_perm;
+  s.count = m.count;
+  s.features = m.features;
+  s.batch_size = m.batch_size;
+  s.batches = num_batches();
+  return s;
 }
 
 const float* BatchLoader::all_images() const {

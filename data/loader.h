@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "base/batch_source.h"
 #include "base/cuda_check.h"
 #include "data/mnist.h"
 
@@ -65,6 +66,11 @@ class BatchLoader {
   Batch batch_at(const int64_t* step, cudaStream_t stream);
   // The batch buffer that batch() and batch_at() fill, sized for a full batch.
   Batch buffer() const;
+
+  // What batch() and batch_at() read on the device: the data set, the current epoch's order (as
+  // begin_epoch() uploaded it, in stream order) and the batch size; for a gather of one's own
+  // (the step kernel's, engine::Trainer::set_batch_source). Device::CUDA only; throws otherwise.
+  gemm_mlp::BatchSource source() const;
 
   // Samples skipped per epoch: count % batch_size with drop_last, else 0.
   int dropped_per_epoch() const;

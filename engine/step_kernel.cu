@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -137,14 +138,15 @@ struct DevicePlan {
   gemm::DeviceBuffer<int> signals;
 };
 
-// The plan's units for K slices of forward_splits and clusters of cluster_size blocks: a Loss
-// unit is a row for every warp of the cluster.
+// The plan's units for K slices of forward_splits and clusters of cluster_size blocks: a Loss or
+// a Gather unit is a row for every warp of the cluster.
 step_plan::UnitSizes unit_sizes(int forward_splits, int cluster_size) {
   step_plan::UnitSizes sizes;
   sizes.tile_m = Tile<Arithmetic::Tf32>::kM;
   sizes.tile_n = Tile<Arithmetic::Tf32>::kN;
   sizes.k_granule = Tile<Arithmetic::Tf32>::kK;
   sizes.loss_rows = Tile<Arithmetic::Tf32>::kThreads / cuda::kWarp * cluster_size;
+  sizes.gather_rows = sizes.loss_rows;
   sizes.forward_splits = forward_splits;
   return sizes;
 }
@@ -167,7 +169,9 @@ struct StepKernel::Impl {
   bool cross_entropy = true;
   std::vector<Tensor> activations;  // Y_l: max_batch × d_{l+1}
   Tensor outputs;                   // the last evaluation's view of the last one
-  std::map<std::pair<int, step_plan::Scope>, DevicePlan> plans;  // by batch size and scope
+  // By batch size, scope and steps.
+  using PlanKey = std::tuple<int, step_plan::Scope, int>;
+  std::map<PlanKey, DevicePlan> plans;
   std::vector<Tensor> gradients;  // G_l: max_batch × d_{l+1}, for train()
   int forward_splits = 1;
   int cluster_size = 1;  // set by the constructor
@@ -184,11 +188,18 @@ struct StepKernel::Impl {
   gemm::DeviceBuffer<StepKernel::UnitTime> timeline;  // grown to the largest plan recorded
   int last_units = 0;                                 // the last launch's, where it recorded them
 
-  const DevicePlan& plan_for(int batch, step_plan::Scope scope, cudaStream_t stream) {
-    auto it = plans.find({batch, scope});
+  // The plan of `steps` steps of `batch` rows, built and uploaded the first time; where it has
+  // more counters than the buffer holds, the buffer grows (after the launches that use it).
+  const DevicePlan& plan_for(int batch, step_plan::Scope scope, int steps, cudaStream_t stream) {
+    auto it = plans.find({batch, scope, steps});
     if (it != plans.end()) return it->second;
     DevicePlan d;
-    d.plan = step_plan::make_plan({widths, batch}, unit_sizes(forward_splits, cluster_size), scope);
+    d.plan = step_plan::make_plan({widths, batch}, unit_sizes(forward_splits, cluster_size), scope,
+                                  steps);
+    if (d.plan.counters.size() > counters.size()) {
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      counters = gemm::DeviceBuffer<int>(d.plan.counters.size());
+    }
     d.units = gemm::DeviceBuffer<Unit>(d.plan.units, stream);
     const step_plan::Schedule schedule = schedule_of(d.plan);
     d.groups = gemm::DeviceBuffer<step_plan::Group>(schedule.groups, stream);
@@ -196,11 +207,13 @@ struct StepKernel::Impl {
     d.clusters = static_cast<int>(schedule.first.size()) - 1;
     d.waits = gemm::DeviceBuffer<Wait>(d.plan.waits, stream);
     d.signals = gemm::DeviceBuffer<int>(d.plan.signals, stream);
-    return plans.emplace(std::make_pair(batch, scope), std::move(d)).first->second;
+    return plans.emplace(PlanKey{batch, scope, steps}, std::move(d)).first->second;
   }
 
+  // optimizer: a training launch of `steps` steps (else an evaluation), and with `next` its
+  // gathers.
   void launch(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics,
-              Optimizer* optimizer);
+              Optimizer* optimizer, const NextBatch* next = nullptr, int steps = 1);
   void fill_training(LaunchArgs& a, const std::vector<Tensor>& inputs, int batch,
                      Optimizer& optimizer);
 
@@ -210,10 +223,9 @@ struct StepKernel::Impl {
   void prepare(cudaStream_t stream) {
     CUDA_CHECK(cudaStreamSynchronize(stream));
     plans.clear();
-    const size_t most =
-        std::max(plan_for(max_batch, step_plan::Scope::Evaluate, stream).plan.counters.size(),
-                 plan_for(max_batch, step_plan::Scope::Step, stream).plan.counters.size());
-    counters = gemm::DeviceBuffer<int>(most);
+    counters = gemm::DeviceBuffer<int>();
+    plan_for(max_batch, step_plan::Scope::Evaluate, 1, stream);
+    plan_for(max_batch, step_plan::Scope::Step, 1, stream);
     const int loss_rows = unit_sizes(forward_splits, cluster_size).loss_rows;
     slots = gemm::DeviceBuffer<LossPartial>((max_batch + loss_rows - 1) / loss_rows);
     partial_offsets.clear();
@@ -297,12 +309,33 @@ void StepKernel::evaluate(Context& ctx, const Tensor& x, const void* targets, Me
 }
 
 void StepKernel::train(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics,
-                       Optimizer& optimizer) {
-  impl_->launch(ctx, x, targets, metrics, &optimizer);
+                       Optimizer& optimizer, const NextBatch* next, int steps) {
+  const Impl& k = *impl_;
+  if (steps < 1) throw Error("step kernel: a launch of " + std::to_string(steps) + " steps");
+  if (steps > 1 && next == nullptr)
+    throw Error("step kernel: a launch of " + std::to_string(steps) +
+                " steps gathers its batches, and has no source (NextBatch)");
+  if (next != nullptr) {
+    const gemm_mlp::BatchSource& s = next->source;
+    if (const std::string why = gemm_mlp::batch_source_problem(s); !why.empty())
+      throw Error("step kernel: " + why);
+    if (!k.cross_entropy)
+      throw Error("step kernel: a gather brings labels, and this kernel's loss is the squared "
+                  "error on float targets");
+    if (s.features != x.cols() || s.full_batch() > k.max_batch)
+      throw Error("step kernel: a source of batches of " + std::to_string(s.full_batch()) +
+                  " rows of " + std::to_string(s.features) + " for x of " + x.shape() +
+                  " in a kernel of batches up to " + std::to_string(k.max_batch));
+    if (steps > 1 && x.rows() != s.full_batch())
+      throw Error("step kernel: a launch of " + std::to_string(steps) +
+                  " steps runs full batches of " + std::to_string(s.full_batch()) +
+                  " rows, and x is " + x.shape());
+  }
+  impl_->launch(ctx, x, targets, metrics, &optimizer, next, steps);
 }
 
 void StepKernel::Impl::launch(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics,
-                              Optimizer* optimizer) {
+                              Optimizer* optimizer, const NextBatch* next, int steps) {
   const int batch = x.rows();
   if (batch < 1 || batch > max_batch || x.cols() != widths.front())
     throw Error("step kernel: x is " + x.shape() + ", prepared for 1.." +
@@ -310,8 +343,8 @@ void StepKernel::Impl::launch(Context& ctx, const Tensor& x, const void* targets
   if (targets == nullptr) throw Error("step kernel: no labels or targets");
   const bool training = optimizer != nullptr;
   const cudaStream_t stream = ctx.stream();
-  const DevicePlan& d =
-      plan_for(batch, training ? step_plan::Scope::Step : step_plan::Scope::Evaluate, stream);
+  const DevicePlan& d = plan_for(
+      batch, training ? step_plan::Scope::Step : step_plan::Scope::Evaluate, steps, stream);
 
   LaunchArgs a{};
   std::vector<Tensor> inputs;  // X_l: the batch, then each Y_l
@@ -354,6 +387,13 @@ void StepKernel::Impl::launch(Context& ctx, const Tensor& x, const void* targets
   a.batch = batch;
   a.outputs_width = widths.back();
   a.loss_rows = unit_sizes(forward_splits, cluster_size).loss_rows;
+  a.steps = steps;
+  if (next != nullptr) {
+    a.source = next->source;
+    a.batch_x = const_cast<float*>(x.data());
+    a.batch_labels = const_cast<int32_t*>(static_cast<const int32_t*>(targets));
+    a.gather_steps = next->after_last ? steps : steps - 1;
+  }
   outputs = std::move(inputs.back());
   last_units = record_timeline ? static_cast<int>(d.plan.units.size()) : 0;
 
@@ -411,10 +451,10 @@ void StepKernel::check(Context& ctx) {
   if (f.failed == 0) return;
   k.failure->zero(ctx);
   const auto it = k.plans.find(
-      {f.batch, f.training != 0 ? step_plan::Scope::Step : step_plan::Scope::Evaluate});
+      {f.batch, f.training != 0 ? step_plan::Scope::Step : step_plan::Scope::Evaluate, f.steps});
   if (it == k.plans.end())
-    throw Error("step kernel: a wait gave up in a batch of " + std::to_string(f.batch) +
-                " rows, which has no plan");
+    throw Error("step kernel: a wait gave up in a plan of " + std::to_string(f.steps) +
+                " steps of " + std::to_string(f.batch) + " rows, which was not built");
   throw Error(step_plan::describe(it->second.plan, {f.unit, f.wait, f.reached}));
 }
 

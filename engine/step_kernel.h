@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "base/batch_source.h"
 #include "engine/context.h"
 #include "engine/loss.h"
 #include "engine/module.h"
@@ -63,14 +64,31 @@ class StepKernel {
   // builds and uploads its plan (which waits for the device once).
   void evaluate(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics);
 
-  // One training step on x against `targets` (as evaluate() takes them), one launch: the forward
-  // pass, the loss and its gradient (the metrics added as the loss kernels add them, the step
-  // counted on the optimizer's counter), the backward GEMMs and bias gradients into the
-  // parameters' gradients, and optimizer's update of every parameter, as its rule says
-  // (UpdateRule). The batch is the caller's (no gather). optimizer must hold the network's
-  // parameters. Unsplit tiles only (forward splits 1); clusters share their K.
+  // Where a training launch's Gather units gather the next batch from (train()): the batch that
+  // the step count names once the step is counted (the optimizer's device counter, so batch s of
+  // the epoch for step s), from `source` into train()'s x and labels, which must be the buffer that
+  // the source's batches fill (source.full_batch() rows; data::BatchLoader::buffer()).
+  // after_last: whether the launch's last step gathers the batch after it too (not where the next
+  // step is in a new epoch, whose order is not uploaded yet).
+  struct NextBatch {
+    gemm_mlp::BatchSource source;
+    bool after_last = true;
+  };
+
+  // `steps` training steps on x against `targets` (as evaluate() takes them), one launch; each
+  // step: the forward pass, the loss and its gradient (the metrics added as the loss kernels add
+  // them, the step counted on the optimizer's counter), the backward GEMMs and bias gradients
+  // into the parameters' gradients, optimizer's update of every parameter, as its rule says
+  // (UpdateRule), and, with `next`, the next batch's gather into x and the labels. Without
+  // `next` the batch is the caller's, and a launch is one step. optimizer must hold the network's
+  // parameters. Unsplit tiles only (forward splits 1); clusters share their K. Throws
+  // gemm_mlp::Error for steps < 1, several steps without `next`, `next` with the squared error
+  // (its targets are no labels), a source whose rows are not x's, or several steps on a batch
+  // that is not a full one. The caller keeps a launch's steps after the first on full batches
+  // within one epoch (its order), as engine::Trainer::steps does. The first launch of each count
+  // of steps builds its plan (and waits for the device once where it needs more counters).
   void train(Context& ctx, const Tensor& x, const void* targets, Metrics& metrics,
-             Optimizer& optimizer);
+             Optimizer& optimizer, const NextBatch* next = nullptr, int steps = 1);
 
   // Waits for the context's stream; throws gemm_mlp::Error naming the unit, its counter, the
   // target and the count reached when a launch since the last check gave up on a wait.

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cuda/atomic>
 
+#include "base/batch_source.h"
+#include "base/gather_rows.cuh"
 #include "engine/backend.h"
 #include "engine/loss_rows.cuh"
 #include "engine/optim.h"
@@ -38,11 +40,11 @@ namespace cg = cooperative_groups;
 constexpr int kMaxLayers = StepKernel::kMaxLayers;
 constexpr int kMaxClusterBlocks = StepKernel::kMaxClusterBlocks;
 
-// Where a launch gave up: the first wait past its time limit (failed = 1), in a batch of `batch`
-// rows. Sticky until check() reads it.
+// Where a launch gave up: the first wait past its time limit (failed = 1), in a plan of `steps`
+// steps of `batch` rows. Sticky until check() reads it.
 struct WaitFailure {
   int failed;
-  int unit, wait, reached, batch;
+  int unit, wait, reached, batch, steps;
   int training;  // in a training step's plan, else an evaluation's
 };
 
@@ -87,6 +89,13 @@ struct LaunchArgs {
   UpdateRule rule;
   int64_t* step_count;  // the Metrics unit adds 1; the updates read it
   float loss_scale;     // the loss gradient's scale: 1/B, or 2/(B·outputs) for the squared error
+  int steps;            // the plan's
+  // The next batches' gather: the Gather units of the launch's first gather_steps steps (0: none)
+  // copy the batch the step count names from `source` into X_0 and the labels.
+  gemm_mlp::BatchSource source;
+  float* batch_x;
+  int32_t* batch_labels;
+  int gather_steps;
 };
 // CUDA 12.1 and newer take up to 32,764 bytes of kernel parameters (compute capability 7.0+).
 static_assert(sizeof(LaunchArgs) <= 32764, "a kernel's parameters are at most 32,764 bytes");
@@ -160,7 +169,8 @@ __device__ bool await_unit(const LaunchArgs& a, const Unit& unit, int u) {
       if (now_ns() - start > a.timeout_ns) {
         if (atomicCAS(&a.failure->failed, 0, 1) == 0) {
           a.failure->unit = u, a.failure->wait = w, a.failure->reached = seen;
-          a.failure->batch = a.batch, a.failure->training = a.training ? 1 : 0;
+          a.failure->batch = a.batch, a.failure->steps = a.steps;
+          a.failure->training = a.training ? 1 : 0;
         }
         return false;
       }
@@ -243,11 +253,11 @@ __device__ void run_loss(const LaunchArgs& a, const Unit& unit, Rank r) {
       cuda::squared_error_row(a.outputs, a.targets, gradient, i, a.outputs_width, scale, lane, loss,
                               bad);
     else if (cached)
-      cuda::softmax_xent_row<true>(a.outputs, a.labels[i], gradient, i, a.outputs_width, scale,
-                                   lane, loss, correct, bad);
+      cuda::softmax_xent_row<true>(a.outputs, __ldcg(a.labels + i), gradient, i, a.outputs_width,
+                                   scale, lane, loss, correct, bad);
     else
-      cuda::softmax_xent_row<false>(a.outputs, a.labels[i], gradient, i, a.outputs_width, scale,
-                                    lane, loss, correct, bad);
+      cuda::softmax_xent_row<false>(a.outputs, __ldcg(a.labels + i), gradient, i, a.outputs_width,
+                                    scale, lane, loss, correct, bad);
   }
   if (a.labels == nullptr)  // the squared error counts bad targets in every lane
     for (int offset = cuda::kWarp / 2; offset > 0; offset /= 2)
@@ -407,6 +417,20 @@ __device__ void run_update(const LaunchArgs& a, const Unit& unit, Rank r) {
   run(p.w, p.grad_w, p.w_state0, p.w_state1, static_cast<int64_t>(rows.first) * in,
       static_cast<int64_t>(rows.first + rows.count) * in);
   run(p.b, p.grad_b, p.b_state0, p.b_state1, rows.first, rows.first + rows.count);
+  gemm::step_tile::fence_proxy_async_global();  // before a later step's TMA reads the weights
+}
+
+// Every thread, in a step whose gather the launch runs: rows [row0, row0 + rows) of the batch that
+// the step count names (the next step's: this one is counted) from the source into X_0 and the
+// labels, in a cluster each block its share (base/gather_rows.cuh).
+template <int kThreads>
+__device__ void run_gather(const LaunchArgs& a, const Unit& unit, Rank r) {
+  static_assert(kThreads % cuda::kWarp == 0, "gather_rows takes whole warps, a row each");
+  if (unit.step >= a.gather_steps) return;
+  const Share rows = share(unit.row0, unit.rows, r);
+  gemm_mlp::gather_rows(a.source, __ldcg(a.step_count), rows.first, rows.count, a.batch_x,
+                        a.batch_labels, threadIdx.x, kThreads);
+  gemm::step_tile::fence_proxy_async_global();  // before the next step's TMA reads the rows
 }
 
 // Every thread: a GEMM unit's tile of layout L (a Whole unit or a K slice; backward GEMMs are
@@ -493,7 +517,9 @@ __global__ void __launch_bounds__(Tile<A>::kThreads, 1)
       run_bias_grad<Tile<A>::kConsumerThreads>(a, unit, ur);
     } else if (unit.kind == Kind::Update) {
       run_update<kThreads>(a, unit, ur);
-    }  // Gather: the batch is the caller's (StepKernel::train)
+    } else if (unit.kind == Kind::Gather) {
+      run_gather<kThreads>(a, unit, ur);
+    }
     unit_barrier(r);
     if (threadIdx.x == 0 && mine && ur.rank == 0) {
       if (time != nullptr) {

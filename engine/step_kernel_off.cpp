@@ -20,7 +20,8 @@ StepKernel::~StepKernel() = default;
 void StepKernel::evaluate(Context&, const Tensor&, const void*, Metrics&) {
   throw Error(kNoKernels);
 }
-void StepKernel::train(Context&, const Tensor&, const void*, Metrics&, Optimizer&) {
+void StepKernel::train(Context&, const Tensor&, const void*, Metrics&, Optimizer&, const NextBatch*,
+                       int) {
   throw Error(kNoKernels);
 }
 void StepKernel::check(Context&) { throw Error(kNoKernels); }

@@ -259,12 +259,13 @@ StepCounters add_step(Builder& b, const StepShape& shape, const UnitSizes& sizes
     }
   }
 
-  // The next batch's gather overwrites the batch and its labels.
+  // The next batch's gather overwrites the batch and its labels; the step count, once Metrics has
+  // counted this step, names the batch.
   made.gather_rows = b.family(prefix + "Gather rows", batch, sizes.gather_rows);
   for (int i = 0; i < batch; i += sizes.gather_rows) {
     b.unit(Kind::Gather, 0, i, std::min(sizes.gather_rows, batch - i), 0, d[0]);
     b.wait(dw0_all.first);
-    b.wait(g_rows[layers - 1], 0, batch);
+    b.wait(made.metrics);
     b.signal(made.gather_rows, i / sizes.gather_rows);
   }
   return made;

@@ -17,7 +17,8 @@
 //   BiasGrad   l, slice p of db_l (the column sums of G_l): waits for the same columns;
 //   Update     l, slice p (rows of W_l and of b_l): waits for its gradients, for every read of
 //              those rows (Forward l in those columns, all of InputGrad l) and for Metrics;
-//   Gather     the next batch's rows: waits for every read of the batch (WeightGrad 0, Loss).
+//   Gather     the next batch's rows: waits for every read of the batch (WeightGrad 0, and the
+//              Loss units' reads of the labels, through Metrics) and for the step count.
 // An evaluation (Scope::Evaluate) is the Forward units, the Loss units without the gradient, and
 // Metrics: the forward pass and the metrics of one batch.
 // A GEMM tile may be split along K, for grids of few tiles (M = 256: 16 forward tiles of 128×128

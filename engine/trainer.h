@@ -52,6 +52,7 @@
 #include <string>
 #include <vector>
 
+#include "base/batch_source.h"
 #include "engine/context.h"
 #include "engine/loss.h"
 #include "engine/module.h"
@@ -121,6 +122,23 @@ class Trainer {
             Gather gather = Gather::ThisStep);
   void step(const Tensor& x, const Tensor& targets, const Fill& fill = nullptr,
             Gather gather = Gather::ThisStep);
+
+  // `count` steps (≥ 1) on the batches that fill gathers into x and labels, the last one's next
+  // batch gathered as `gather` says: as many step() calls, each but the last gathering the next
+  // batch at its end (Gather::ThisAndNext); or, on the step kernel with a batch source
+  // (set_batch_source), one launch (StepKernel::train) whose Gather units gather them. A count
+  // above 1 needs a fill, and on the step kernel a launch's steps after the first on full batches
+  // of one epoch (else a gemm_mlp::Error naming the batch): a partial batch, or the next epoch's
+  // order, is for a launch of its own.
+  void steps(const Tensor& x, const LabelTensor& labels, const Fill& fill, int count,
+             Gather gather = Gather::ThisStep);
+
+  // Where the step kernel trains (step_kernel_active()), the next batch is gathered inside its
+  // launch, from `source`, rather than by the fill after it: the fill's batches, which must be
+  // the ones `source` describes, into the x and labels that step() and steps() are given (a
+  // data::BatchLoader's source() and buffer()). Cross-entropy only; throws gemm_mlp::Error with
+  // the squared error or a source that describes no data set.
+  void set_batch_source(const gemm_mlp::BatchSource& source);
 
   // The loss (and, for cross-entropy, accuracy) of the steps since the last call; waits for the
   // device once. Throws NonFiniteLoss (the metrics start over all the same) when that loss is NaN
@@ -204,6 +222,7 @@ class Trainer {
   std::string graph_note_;
   std::unique_ptr<StepKernel> step_kernel_;  // with options.step_kernel, where it serves
   std::string step_kernel_note_;
+  gemm_mlp::BatchSource batch_source_;  // set_batch_source()'s; images null until then
   // The buffers the last step gathered the next batch into (null: it did not).
   const float* prefilled_x_ = nullptr;
   const void* prefilled_targets_ = nullptr;

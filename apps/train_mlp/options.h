@@ -35,7 +35,8 @@ struct Options {
   bool serial_step = false;
   bool no_dependent_launch = false;
   bool branched_no_graph = false;
-  bool step_kernel = false;  // --step-kernel: evaluate through the step kernel
+  bool step_kernel = false;  // --step-kernel: train and evaluate through the step kernel
+  int steps_per_launch = 1;  // --steps-per-launch: training steps in one launch of it
   std::string step_graph;    // --step-graph: the captured step's topology, as JSON
   std::string schedule = "cosine";
   std::string history;

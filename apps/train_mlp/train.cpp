@@ -118,6 +118,8 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
                                            variant.name);
     ctx.set_gemm_timing(false);
   }
+  // The step kernel gathers the next batch inside its launch, from the loader's device data.
+  if (trainer.step_kernel_active()) trainer.set_batch_source(train_data.source());
   std::optional<StepGraphRecorder> step_graph;  // the real trainer's capture, not the profiler's
   if (!o.step_graph.empty()) step_graph.emplace(ctx);
 
@@ -146,7 +148,7 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
       int done;
       {
         Progress progress(trainer, variant.name, epoch, batches, o.log_interval, first);
-        done = run_epoch(trainer, train_data, x, y, &progress, first);
+        done = run_epoch(trainer, train_data, x, y, &progress, first, o.steps_per_launch);
       }
       const engine::EpochTimes times = ctx.end_epoch();
       if (done < batches)  // stopped by a signal, between two steps

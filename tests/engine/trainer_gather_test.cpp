@@ -1,6 +1,8 @@
 // The trainer fed by a data loader's gather (Trainer::Fill): a step that gathers the next step's
 // batch at its end (Gather::ThisAndNext) trains exactly as one that gathers its own batch first,
-// on the CPU and in every way the GPU runs a step.
+// on the CPU and in every way the GPU runs a step; and on the step kernel, a launch that gathers
+// the next batch inside it (Trainer::set_batch_source), of one step or several (Trainer::steps),
+// exactly as launches whose batches the loader gathers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,15 +41,26 @@ data::Dataset random_dataset() {
 enum class Way { OneStream, BranchedOneByOne, SerialGraph, BranchedGraph };
 
 struct Trained {
-  std::vector<double> losses;  // per step
+  std::vector<double> losses;  // per step; on the step kernel, per epoch
   std::vector<float> weights;  // every parameter at the end
 };
 
-// kEpochs epochs as train_mlp runs them: with `ahead`, every step but the epoch's last gathers
-// the next one's batch. Without drop_last each epoch ends with a partial batch of 4 rows; with it,
-// with a full one, so the graph of steps that gather only their own batch runs too.
-Trained train(Device device, Way way, bool ahead, bool drop_last) {
-  Context ctx(device, 3);
+// On the step kernel (tf32_fast): whether its launches gather the next batch inside them (the
+// loader's source), and up to how many steps of full batches a launch runs (Trainer::steps).
+struct OnStepKernel {
+  bool inside = false;
+  int per_launch = 1;
+};
+
+// kEpochs epochs as train_mlp runs them: with `ahead`, every step (or launch) but the epoch's last
+// gathers the next one's batch. Without drop_last each epoch ends with a partial batch of 4 rows;
+// with it, with a full one, so the graph of steps that gather only their own batch runs too. On
+// the step kernel the losses are taken once an epoch: the same sums in the same order however
+// many steps a launch runs.
+Trained train(Device device, Way way, bool ahead, bool drop_last,
+              const OnStepKernel* kernel = nullptr) {
+  const char* variant = kernel != nullptr ? "tf32_fast" : device == Device::CUDA ? "auto" : "cpu";
+  Context ctx(device, variant, 3);
   engine::Sequential net;
   net.add<engine::Linear>(ctx, kFeatures, 48);
   net.add<engine::ReLU>();
@@ -60,8 +73,11 @@ Trained train(Device device, Way way, bool ahead, bool drop_last) {
   o.cuda_graph = way == Way::SerialGraph || way == Way::BranchedGraph;
   o.parallel_step = way != Way::OneStream && way != Way::SerialGraph;
   o.branch_launch_by_launch = way == Way::BranchedOneByOne;
+  o.step_kernel = kernel != nullptr;
   engine::Trainer trainer(ctx, net, o);
+  EXPECT_EQ(trainer.step_kernel_active(), kernel != nullptr) << trainer.step_kernel_note();
   data::BatchLoader loader(random_dataset(), kBatch, 9, device, drop_last, ctx.stream());
+  if (kernel != nullptr && kernel->inside) trainer.set_batch_source(loader.source());
   const data::BatchLoader::Batch buffer = loader.buffer();
   const Tensor x = Tensor::view(device, buffer.x, kBatch, kFeatures);
   const engine::LabelTensor y = engine::LabelTensor::view(device, buffer.y, kBatch);
@@ -71,15 +87,23 @@ Trained train(Device device, Way way, bool ahead, bool drop_last) {
   Trained run;
   for (int epoch = 0; epoch < kEpochs; ++epoch) {
     loader.begin_epoch(epoch);
-    const int batches = loader.num_batches();
-    for (int i = 0; i < batches; ++i) {
+    const int batches = loader.num_batches(), full = kCount / kBatch;
+    for (int i = 0; i < batches;) {
       const int size = std::min(kBatch, kCount - i * kBatch);
-      const Gather plan = ahead && i + 1 < batches ? Gather::ThisAndNext : Gather::ThisStep;
-      trainer.step(x.first_rows(size), y.first(size), gather, plan);
-      run.losses.push_back(trainer.take_metrics().loss_sum);
+      const int count =
+          size == kBatch && kernel != nullptr ? std::min(kernel->per_launch, full - i) : 1;
+      const Gather plan = ahead && i + count < batches ? Gather::ThisAndNext : Gather::ThisStep;
+      if (count > 1)
+        trainer.steps(x, y, gather, count, plan);
+      else
+        trainer.step(x.first_rows(size), y.first(size), gather, plan);
+      i += count;
+      if (kernel == nullptr) run.losses.push_back(trainer.take_metrics().loss_sum);
     }
+    if (kernel != nullptr) run.losses.push_back(trainer.take_metrics().loss_sum);
   }
-  EXPECT_EQ(trainer.graph_active(), o.cuda_graph && device == Device::CUDA) << trainer.graph_note();
+  EXPECT_EQ(trainer.graph_active(), o.cuda_graph && device == Device::CUDA && kernel == nullptr)
+      << trainer.graph_note();
   for (engine::Parameter* p : net.parameters()) {
     const std::vector<float> values = p->value.download(ctx.stream());
     run.weights.insert(run.weights.end(), values.begin(), values.end());
@@ -113,6 +137,132 @@ TEST(TrainerGather, NextBatchAheadMatchesEachStepsOwnOnTheGpu) {
         expect_same(own, train(Device::CUDA, way, ahead, drop_last));
       }
   }
+}
+
+// The step kernel's launches: the next batch gathered inside them, one step a launch and several,
+// trains to the same bits as launches whose batches the loader gathers before and after them.
+void expect_the_step_kernel_gathers_as_the_loader(bool drop_last) {
+  GPU_TEST_OR_SKIP();
+  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
+    GTEST_SKIP() << why;
+  const OnStepKernel loader_gathers{false, 1};
+  const Trained own = train(Device::CUDA, Way::OneStream, false, drop_last, &loader_gathers);
+  ASSERT_EQ(own.losses.size(), static_cast<size_t>(kEpochs));
+  for (const OnStepKernel k : {OnStepKernel{false, 1}, OnStepKernel{true, 1}, OnStepKernel{true, 2},
+                               OnStepKernel{true, 3}}) {
+    SCOPED_TRACE(std::string(k.inside ? "gathered inside" : "gathered by the loader") + ", " +
+                 std::to_string(k.per_launch) + " steps a launch");
+    expect_same(own, train(Device::CUDA, Way::OneStream, true, drop_last, &k));
+  }
+}
+TEST(TrainerGather, TheStepKernelGathersTheNextBatchInsideItsLaunch) {
+  expect_the_step_kernel_gathers_as_the_loader(false);
+}
+TEST(TrainerGather, TheStepKernelGathersTheNextBatchInsideItsLaunchDroppingTheRest) {
+  expect_the_step_kernel_gathers_as_the_loader(true);
+}
+
+// A launch of several steps runs full batches of one epoch: one that would reach the partial
+// batch, or the next epoch, is refused by name before anything is queued.
+TEST(TrainerGather, TheStepKernelRefusesALaunchPastTheEpochsFullBatches) {
+  GPU_TEST_OR_SKIP();
+  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
+    GTEST_SKIP() << why;
+  Context ctx(Device::CUDA, "tf32_fast", 3);
+  engine::Sequential net;
+  net.add<engine::Linear>(ctx, kFeatures, kClasses);
+  engine::TrainerOptions o;
+  o.max_batch = kBatch;
+  o.step_kernel = true;
+  engine::Trainer trainer(ctx, net, o);
+  ASSERT_TRUE(trainer.step_kernel_active()) << trainer.step_kernel_note();
+  data::BatchLoader loader(random_dataset(), kBatch, 9, Device::CUDA, false, ctx.stream());
+  trainer.set_batch_source(loader.source());
+  loader.begin_epoch(0);
+  const Tensor x = Tensor::view(Device::CUDA, loader.buffer().x, kBatch, kFeatures);
+  const engine::LabelTensor y = engine::LabelTensor::view(Device::CUDA, loader.buffer().y, kBatch);
+  const auto gather = [&loader](cudaStream_t stream, const int64_t* step) {
+    loader.batch_at(step, stream);
+  };
+  // Batches 0..2 are full, batch 3 has 4 rows.
+  EXPECT_THROW_WITH(trainer.steps(x, y, gather, 4), gemm_mlp::Error, "reaches batch 3 of 4 rows");
+  trainer.steps(x, y, gather, 3, Gather::ThisAndNext);
+  trainer.step(x.first_rows(4), y.first(4), gather);
+  EXPECT_EQ(trainer.steps(), 4);
+  EXPECT_THROW_WITH(trainer.steps(x, y, gather, 5), gemm_mlp::Error, "crosses the epoch's end");
+  EXPECT_EQ(trainer.take_metrics().seen, kCount);
+}
+
+TEST(TrainerGather, StepsAreStepCallsOnTheCpu) {
+  // Without the step kernel, steps() is as many step() calls, each gathering the next batch.
+  for (bool drop_last : {false, true}) {
+    SCOPED_TRACE(drop_last ? "drop_last" : "partial last batch");
+    const Trained own = train(Device::CPU, Way::OneStream, false, drop_last);
+    Context ctx(Device::CPU, 3);
+    engine::Sequential net;
+    net.add<engine::Linear>(ctx, kFeatures, 48);
+    net.add<engine::ReLU>();
+    net.add<engine::Linear>(ctx, 48, 32);
+    net.add<engine::ReLU>();
+    net.add<engine::Linear>(ctx, 32, kClasses);
+    engine::TrainerOptions o;
+    o.max_batch = kBatch;
+    o.sgd = {0.1f, 0.9f, 5e-4f, 10};
+    engine::Trainer trainer(ctx, net, o);
+    data::BatchLoader loader(random_dataset(), kBatch, 9, Device::CPU, drop_last);
+    const Tensor x = Tensor::view(Device::CPU, loader.buffer().x, kBatch, kFeatures);
+    const engine::LabelTensor y = engine::LabelTensor::view(Device::CPU, loader.buffer().y, kBatch);
+    const auto gather = [&loader](cudaStream_t stream, const int64_t* step) {
+      loader.batch_at(step, stream);
+    };
+    for (int epoch = 0; epoch < kEpochs; ++epoch) {
+      loader.begin_epoch(epoch);
+      trainer.steps(x, y, gather, 3, Gather::ThisStep);  // the full batches
+      if (!drop_last) trainer.step(x.first_rows(kCount % kBatch), y.first(kCount % kBatch), gather);
+    }
+    EXPECT_EQ(trainer.steps(), static_cast<int64_t>(own.losses.size()));
+    std::vector<float> weights;
+    for (engine::Parameter* p : net.parameters()) {
+      const std::vector<float> values = p->value.download(ctx.stream());
+      weights.insert(weights.end(), values.begin(), values.end());
+    }
+    EXPECT_EQ(weights, own.weights);
+  }
+}
+
+TEST(TrainerGather, StepsRefuseACountBelowOneAndSeveralWithoutAFill) {
+  Context ctx(Device::CPU, 1);
+  engine::Linear layer(ctx, 4, 3);
+  engine::TrainerOptions o;
+  o.max_batch = 2;
+  engine::Trainer trainer(ctx, layer, o);
+  const Tensor x = Tensor::from_host(Device::CPU, 2, 4, {1, 2, 3, 4, 5, 6, 7, 8});
+  const engine::LabelTensor y(Device::CPU, std::vector<int32_t>{0, 2});
+  EXPECT_THROW_WITH(trainer.steps(x, y, nullptr, 0), gemm_mlp::Error, "steps() of 0 steps");
+  EXPECT_THROW_WITH(trainer.steps(x, y, nullptr, 2), gemm_mlp::Error, "needs a fill");
+  EXPECT_EQ(trainer.steps(), 0);
+  trainer.steps(x, y, nullptr, 1);  // one step on the caller's batch
+  EXPECT_EQ(trainer.steps(), 1);
+}
+
+TEST(TrainerGather, ABatchSourceIsCheckedAndIsForLabels) {
+  Context ctx(Device::CPU, 1);
+  engine::Linear layer(ctx, 4, 3);
+  engine::TrainerOptions o;
+  o.max_batch = 2;
+  engine::Trainer trainer(ctx, layer, o);
+  EXPECT_THROW_WITH(trainer.set_batch_source({}), gemm_mlp::Error, "needs its images");
+  const float images[8] = {};
+  const int32_t labels[2] = {}, order[2] = {0, 1};
+  gemm_mlp::BatchSource s{images, labels, order, 2, 4, 2, 2};
+  EXPECT_THROW_WITH(trainer.set_batch_source(s), gemm_mlp::Error, "has no batch 1 of 2");
+  s.batches = 0;
+  EXPECT_THROW_WITH(trainer.set_batch_source(s), gemm_mlp::Error, "must all be >= 1");
+  s.batches = 1;
+  trainer.set_batch_source(s);
+  o.loss = engine::TrainerOptions::Loss::MeanSquaredError;
+  engine::Trainer regression(ctx, layer, o);
+  EXPECT_THROW_WITH(regression.set_batch_source(s), gemm_mlp::Error, "set_batch_source is for");
 }
 
 TEST(TrainerGather, GatheringAheadNeedsAFill) {
