@@ -3,8 +3,8 @@
 //
 //   step_bench [--models 784-1024-1024-10:256,...] [--variants tf32_fast,tf32x3_fast]
 //              [--splits 1] [--clusters 1,2,4,8] [--rows 10000] [--reps 30] [--warmup 3]
-//              [--grid 0] [--tile-per-block 1] [--by-cost 1] [--train] [--steps 20] [--csv FILE]
-//              [--timeline FILE]
+//              [--grid 0] [--tile-per-block 1] [--by-cost 1] [--train] [--steps 20]
+//              [--gather] [--steps-per-launch 1,4,16] [--csv FILE] [--timeline FILE]
 //
 // For each model (widths:batch), variant, count of K slices per forward tile, cluster size,
 // whether large GEMMs run a tile a block and whether groups go to clusters by the unit costs or
@@ -22,6 +22,11 @@
 //   timed on the host's clock from the first step queued to the metrics read (one wait), and
 //   divided by `steps`. Forward splits other than 1 are refused (the training step's tiles are
 //   unsplit).
+// - With --train --gather, the steps train on the rows' batches as train_mlp does, each side with
+//   a data loader of its own (the same seed: the same batches; the rest of the rows dropped, so
+//   every batch is full): the graph step gathering the next batch at its end (the loader's
+//   kernel), the step kernel inside its launch (Trainer::set_batch_source), up to each
+//   --steps-per-launch count of steps a launch (Trainer::steps; scope train_gather_xN).
 // The two sides alternate, after warm-up; the summary is the median. Then one launch of a full
 // batch (an evaluation, or a training step) records its units' timeline: the grid, the span from
 // the first unit's start to the last one's end, and the blocks' busy fraction (the units' time
@@ -35,6 +40,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -43,6 +49,7 @@
 #include <vector>
 
 #include "apps/bench_common/timing.h"
+#include "data/loader.h"
 #include "engine/engine.h"
 #include "engine/step_plan.h"
 #include "models/mlp.h"
@@ -87,6 +94,36 @@ struct Model {
       : ctx(engine::Device::CUDA, variant, 42),
         net(ctx, m.widths.front(), {m.widths.begin() + 1, m.widths.end() - 1}, m.widths.back()),
         trainer(ctx, net, trainer_options(m.batch, step_kernel)) {}
+};
+
+// A side's training on the rows' batches (--gather): its loader, and where in its epochs it is.
+struct Batches {
+  data::BatchLoader loader;
+  engine::Tensor x;
+  engine::LabelTensor y;
+  int epoch = 0, next = 0;  // the epoch begun, and its next batch
+  Batches(const data::Dataset& set, int batch, cudaStream_t stream)
+      : loader(set, batch, 5, engine::Device::CUDA, true, stream),
+        x(engine::Tensor::view(engine::Device::CUDA, loader.buffer().x, batch, set.features())),
+        y(engine::LabelTensor::view(engine::Device::CUDA, loader.buffer().y, batch)) {
+    loader.begin_epoch(epoch);
+  }
+  // `steps` steps, up to per_launch a call of trainer.steps() within an epoch, each launch's last
+  // step gathering the next batch where it is in the same epoch.
+  void train(engine::Trainer& trainer, int steps, int per_launch) {
+    const engine::Trainer::Fill fill = [this](cudaStream_t stream, const int64_t* step) {
+      loader.batch_at(step, stream);
+    };
+    for (int done = 0; done < steps;) {
+      if (next == loader.num_batches()) loader.begin_epoch(++epoch), next = 0;
+      const int count = std::min({per_launch, steps - done, loader.num_batches() - next});
+      next += count;
+      done += count;
+      trainer.steps(x, y, fill, count,
+                    next < loader.num_batches() ? engine::Trainer::Gather::ThisAndNext
+                                                : engine::Trainer::Gather::ThisStep);
+    }
+  }
 };
 
 template <class F>
@@ -179,7 +216,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> variants = {"tf32_fast", "tf32x3_fast"};
   std::vector<int> splits = {1}, clusters = {1, 2, 4, 8}, per_block = {1}, by_cost = {1};
   int rows = 10000, reps = 30, warmup = 3, grid_limit = 0, steps = 20;
-  bool train = false;
+  bool train = false, gather = false;
+  std::vector<int> steps_per_launch = {1};
   std::string csv_path, timeline_path;
   app.add_option("--models", model_specs, "models as WIDTHS:BATCH")->delimiter(',');
   app.add_option("--variants", variants, "variants the step kernel serves")->delimiter(',');
@@ -207,6 +245,13 @@ int main(int argc, char** argv) {
   app.add_flag("--train", train, "time training steps (graph step against the step kernel)");
   app.add_option("--steps", steps, "with --train: steps per timed run")
       ->check(CLI::Range(1, 10000));
+  app.add_flag("--gather", gather,
+               "with --train: train on the rows' batches, each step gathering the next one (the "
+               "step kernel inside its launch)");
+  app.add_option("--steps-per-launch", steps_per_launch,
+                 "with --gather: the step kernel's steps per launch, each timed")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 10000));
   app.add_option("--csv", csv_path, "also write the table here");
   app.add_option("--timeline", timeline_path, "write every recorded unit's times here (CSV)");
   CLI11_PARSE(app, argc, argv);
@@ -215,7 +260,12 @@ int main(int argc, char** argv) {
     if (!gemm::cuda_device_available()) throw gemm_mlp::Error("step_bench needs a GPU");
     if (train && std::any_of(splits.begin(), splits.end(), [](int s) { return s != 1; }))
       throw gemm_mlp::Error("step_bench: --train takes --splits 1 only (unsplit training tiles)");
-    const char* scope = train ? "train" : "evaluate";
+    if (gather && !train) throw gemm_mlp::Error("step_bench: --gather is for --train");
+    if (!gather && steps_per_launch != std::vector<int>{1})
+      throw gemm_mlp::Error(
+          "step_bench: --steps-per-launch needs --gather (the batches a launch "
+          "gathers)");
+    const std::string base_scope = train ? (gather ? "train_gather" : "train") : "evaluate";
     std::vector<ModelCase> models;
     for (const std::string& s : model_specs) models.push_back(parse_model(s));
     std::ostringstream table, timeline;
@@ -228,7 +278,7 @@ int main(int argc, char** argv) {
         << "scope,model,batch,variant,forward_splits,cluster,tile_per_block,by_cost,rows_or_steps,"
            "today_ms,step_kernel_ms,ratio,default_cluster,grid,units,span_us,busy_fraction,"
            "loss_today,loss_step_kernel\n";
-    std::printf("%s: %s against the step kernel\n", scope,
+    std::printf("%s: %s against the step kernel\n", base_scope.c_str(),
                 train ? "the graph step (per step)" : "launch by launch (per evaluation)");
     std::printf("%-22s %-12s %6s %7s %5s %4s %10s %10s %7s %5s %6s %9s %6s\n", "model:batch",
                 "variant", "splits", "cluster", "tpb", "cost", "today", "kernel", "ratio", "grid",
@@ -254,70 +304,100 @@ int main(int argc, char** argv) {
         const int batch = std::min(rows, m.batch);
         const engine::Tensor xb =
             engine::Tensor::view(engine::Device::CUDA, x.data(), batch, m.widths.front());
+        // --gather: the rows as a data set, each side's batches from a loader of its own.
+        data::Dataset set;
+        set.count = rows, set.rows = 1, set.cols = m.widths.front(), set.classes = m.widths.back();
+        set.images = xh, set.labels = yh;
+        std::unique_ptr<Batches> batches_today, batches_kernel;
+        if (gather) {
+          if (rows < m.batch)
+            throw gemm_mlp::Error("step_bench: --gather needs --rows >= the batch (" +
+                                  std::to_string(m.batch) + ")");
+          batches_today = std::make_unique<Batches>(set, m.batch, today.ctx.stream());
+          batches_kernel = std::make_unique<Batches>(set, m.batch, on_kernel.ctx.stream());
+          on_kernel.trainer.set_batch_source(batches_kernel->loader.source());
+        }
+        int per_launch = 1;  // the step kernel's, with --gather
+        // `count` training steps of either side.
+        const auto train_steps = [&](engine::Trainer& trainer, int count) {
+          if (!gather) {
+            for (int i = 0; i < count; ++i) trainer.step(xb, labels);
+          } else if (&trainer == &today.trainer) {
+            batches_today->train(trainer, count, 1);
+          } else {
+            batches_kernel->train(trainer, count, per_launch);
+          }
+        };
         // One timed run of either side: an evaluation of every row, or `steps` training steps.
         const auto run = [&](engine::Trainer& trainer) {
           return [&] {
             if (!train) return trainer.evaluate(x, labels);
-            for (int i = 0; i < steps; ++i) trainer.step(xb, labels);
+            train_steps(trainer, steps);
             return trainer.take_metrics();
           };
         };
         const auto run_today = run(today.trainer), run_kernel = run(on_kernel.trainer);
 
         for (const auto& [split, cluster] : pairs(splits, clusters))
-          for (const auto& [tile_per_block, cost] : pairs(per_block, by_cost)) {
-            kernel->set_forward_splits(on_kernel.ctx, split);
-            kernel->set_cluster_size(on_kernel.ctx, cluster);
-            kernel->set_tile_per_block(on_kernel.ctx, tile_per_block != 0);
-            kernel->set_schedule_by_cost(on_kernel.ctx, cost != 0);
-            double loss_a = 0, loss_b = 0;
-            for (int i = 0; i < warmup; ++i) {
-              time_ms(run_today, &loss_a);
-              time_ms(run_kernel, &loss_b);
-            }
-            std::vector<double> ms_a, ms_b;
-            for (int i = 0; i < reps; ++i) {
-              ms_a.push_back(time_ms(run_today, &loss_a));
-              ms_b.push_back(time_ms(run_kernel, &loss_b));
-            }
-            const double per = train ? steps : 1;
-            const double a = bench::summarize(ms_a).median_ms / per,
-                         b = bench::summarize(ms_b).median_ms / per;
+          for (const auto& [tile_per_block, cost] : pairs(per_block, by_cost))
+            for (const int launch_steps : gather ? steps_per_launch : std::vector<int>{1}) {
+              per_launch = launch_steps;
+              const std::string scope =
+                  gather ? base_scope + "_x" + std::to_string(launch_steps) : base_scope;
+              kernel->set_forward_splits(on_kernel.ctx, split);
+              kernel->set_cluster_size(on_kernel.ctx, cluster);
+              kernel->set_tile_per_block(on_kernel.ctx, tile_per_block != 0);
+              kernel->set_schedule_by_cost(on_kernel.ctx, cost != 0);
+              double loss_a = 0, loss_b = 0;
+              for (int i = 0; i < warmup; ++i) {
+                time_ms(run_today, &loss_a);
+                time_ms(run_kernel, &loss_b);
+              }
+              std::vector<double> ms_a, ms_b;
+              for (int i = 0; i < reps; ++i) {
+                ms_a.push_back(time_ms(run_today, &loss_a));
+                ms_b.push_back(time_ms(run_kernel, &loss_b));
+              }
+              const double per = train ? steps : 1;
+              const double a = bench::summarize(ms_a).median_ms / per,
+                           b = bench::summarize(ms_b).median_ms / per;
 
-            // One full batch's timeline: an evaluation, or a training step (the graph step takes
-            // one too, so that both sides have trained as many steps when their losses print).
-            kernel->record_timeline(true);
-            if (train) {
-              on_kernel.trainer.step(xb, labels);
-              on_kernel.trainer.take_metrics();
-              today.trainer.step(xb, labels);
-              today.trainer.take_metrics();
-            } else {
-              engine::Metrics metrics(on_kernel.ctx);
-              kernel->evaluate(on_kernel.ctx, xb, labels.data(), metrics);
-            }
-            kernel->check(on_kernel.ctx);
-            const std::vector<engine::StepKernel::UnitTime> t = kernel->timeline(on_kernel.ctx);
-            kernel->record_timeline(false);
-            const int grid = kernel->grid_blocks(batch);
-            const std::string model = m.text.substr(0, m.text.find(':'));
-            std::ostringstream prefix;
-            prefix << scope << ',' << model << ',' << m.batch << ',' << variant << ',' << split
-                   << ',' << cluster << ',' << tile_per_block << ',' << cost << ',';
-            const TimelineSummary sum = summarize(t, grid, prefix.str(), timeline);
+              // One full batch's timeline: an evaluation, or a training step (the graph step takes
+              // one too, so that both sides have trained as many steps when their losses print).
+              kernel->record_timeline(true);
+              if (train) {
+                train_steps(on_kernel.trainer, per_launch);
+                on_kernel.trainer.take_metrics();
+                train_steps(today.trainer, per_launch);
+                today.trainer.take_metrics();
+              } else {
+                engine::Metrics metrics(on_kernel.ctx);
+                kernel->evaluate(on_kernel.ctx, xb, labels.data(), metrics);
+              }
+              kernel->check(on_kernel.ctx);
+              const std::vector<engine::StepKernel::UnitTime> t = kernel->timeline(on_kernel.ctx);
+              kernel->record_timeline(false);
+              const int grid = kernel->grid_blocks(batch);
+              const std::string model = m.text.substr(0, m.text.find(':'));
+              std::ostringstream prefix;
+              prefix << scope << ',' << model << ',' << m.batch << ',' << variant << ',' << split
+                     << ',' << cluster << ',' << tile_per_block << ',' << cost << ',';
+              const TimelineSummary sum = summarize(t, grid, prefix.str(), timeline);
 
-            std::printf(
-                "%-22s %-12s %6d %6d%s %5d %4d %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   "
-                "(mean loss %.6f | %.6f)\n",
-                m.text.c_str(), variant.c_str(), split, cluster,
-                cluster == default_cluster ? "*" : " ", tile_per_block, cost, a, b, b / a, grid,
-                t.size(), sum.span_us, sum.busy_fraction, loss_a, loss_b);
-            table << prefix.str() << (train ? steps : rows) << ',' << a << ',' << b << ',' << b / a
-                  << ',' << default_cluster << ',' << grid << ',' << t.size() << ',' << sum.span_us
-                  << ',' << sum.busy_fraction << ',' << loss_a << ',' << loss_b << '\n';
-            std::printf("   units:%s\n", sum.per_kind.c_str());
-            std::fflush(stdout);
-          }
+              if (gather) std::printf("%s: ", scope.c_str());
+              std::printf(
+                  "%-22s %-12s %6d %6d%s %5d %4d %8.3fms %8.3fms %7.3f %5d %6zu %9.1f %6.3f   "
+                  "(mean loss %.6f | %.6f)\n",
+                  m.text.c_str(), variant.c_str(), split, cluster,
+                  cluster == default_cluster ? "*" : " ", tile_per_block, cost, a, b, b / a, grid,
+                  t.size(), sum.span_us, sum.busy_fraction, loss_a, loss_b);
+              table << prefix.str() << (train ? steps : rows) << ',' << a << ',' << b << ','
+                    << b / a << ',' << default_cluster << ',' << grid << ',' << t.size() << ','
+                    << sum.span_us << ',' << sum.busy_fraction << ',' << loss_a << ',' << loss_b
+                    << '\n';
+              std::printf("   units:%s\n", sum.per_kind.c_str());
+              std::fflush(stdout);
+            }
       }
     }
     if (!timeline_path.empty()) {

@@ -73,7 +73,7 @@
 #                 (default: all nine), e.g. to split the check across several shorter commands that
 #                 share BUILD_DIR
 #   SANITIZE_VARIANTS  the sanitize step's variants (word-split; default: every device variant,
-#                 step_kernel and step_tile), e.g. "step_kernel step_tile"
+#                 step_kernel, step_gather and step_tile), e.g. "step_kernel step_tile"
 #   CTEST_ARGS    extra ctest arguments (word-split), e.g. "-R Gemm"
 #   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"; the
 #                 table's --from-json step takes none

@@ -6,12 +6,14 @@
 #
 # Each (variant, tool) pair runs gemm_sanitizer_cases VARIANT (tests/kernels/sanitizer_cases.cpp:
 # 72 cases of odd shapes, every layout and epilogue, each checked against the oracle) under the
-# tool, several pairs at a time. Two pseudo-variants (in the default list) run tests instead, none
-# skipped, their cases being the tests passed: step_kernel, the step kernel's tests
+# tool, several pairs at a time. Three pseudo-variants (in the default list) run tests instead,
+# none skipped, their cases being the tests passed: step_kernel, the step kernel's tests
 # (engine_gpu_test --gtest_filter='StepKernel.*', as 5 GoogleTest shards a tool, each a pair of
 # its own: whole, its racecheck ran 430 s beside the other pairs; its waits' limit raised to
-# 300 s, GEMM_MLP_STEP_WAIT_S, for a unit slowed a hundredfold), and step_tile, its tiles in
-# three layouts (test_step_tile). Writes to <out-dir>:
+# 300 s, GEMM_MLP_STEP_WAIT_S, for a unit slowed a hundredfold), step_gather, the trainer's
+# tests of the step kernel's gathers and launches of several steps (engine_loader_test
+# --gtest_filter='TrainerGather.TheStepKernel*', 3 shards), and step_tile, its tiles in three
+# layouts (test_step_tile). Writes to <out-dir>:
 #   sanitizers.csv               variant,tool,cases,errors (errors: the tool's errors, or for
 #                                racecheck its hazards, errors and warnings together; a run whose
 #                                results were wrong or that printed no summary counts as an error;
@@ -31,8 +33,9 @@ shift 2
 cases_bin=$build/tests/kernels/gemm_sanitizer_cases
 pattern_bin=$build/tests/kernels/racecheck_named_barrier
 engine_bin=$build/tests/engine/engine_gpu_test
+loader_bin=$build/tests/engine/engine_loader_test
 tile_bin=$build/tests/kernels/test_step_tile
-for b in "$cases_bin" "$pattern_bin" "$engine_bin" "$tile_bin"; do
+for b in "$cases_bin" "$pattern_bin" "$engine_bin" "$loader_bin" "$tile_bin"; do
   [ -x "$b" ] || { echo "sanitize.sh: $b was not built" >&2; exit 1; }
 done
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -40,7 +43,7 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 variants=("$@")
 if [ ${#variants[@]} -eq 0 ]; then
   mapfile -t variants < <("$cases_bin" --list)
-  variants+=(step_kernel step_tile)
+  variants+=(step_kernel step_gather step_tile)
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -67,6 +70,7 @@ run_pair() {
   local -a program=("$cases_bin" "$variant")
   case $variant in
     step_kernel) program=("$engine_bin" --gtest_filter='StepKernel.*') ;;
+    step_gather) program=("$loader_bin" --gtest_filter='TrainerGather.TheStepKernel*') ;;
     step_tile) program=("$tile_bin") ;;
   esac
   # timeout runs the pair in a process group of its own (its pid), named in a file for the trap.
@@ -75,7 +79,7 @@ run_pair() {
   echo $! >"$name.pid"
   wait $! || rc=$?
   rm -f "$name.pid"  # its id may be another process's by the time the trap runs
-  if [ "$variant" = step_kernel ] || [ "$variant" = step_tile ]; then
+  if [[ $variant == step_* ]]; then
     cases=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
     grep -q '^\[  SKIPPED \]' "$log" && rc=1
   else
@@ -95,9 +99,15 @@ run_pair() {
   echo "${cases:-0} $errors" >"$name.row"
 }
 # A variant's GoogleTest shards, each a pair: the step kernel's tests take the longest.
-shards_of() { if [ "$1" = step_kernel ]; then echo 5; else echo 1; fi; }
+shards_of() {
+  case $1 in
+    step_kernel) echo 5 ;;
+    step_gather) echo 3 ;;
+    *) echo 1 ;;
+  esac
+}
 export -f run_pair shards_of
-export sanitizer cases_bin engine_bin tile_bin work
+export sanitizer cases_bin engine_bin loader_bin tile_bin work
 
 tools=(memcheck racecheck synccheck initcheck)
 jobs=$(( $(nproc) > 2 ? $(nproc) / 2 : 1 ))

@@ -1191,4 +1191,46 @@ TEST(TrainMlp, StepKernelWhereItCannotServeSaysWhyAndEvaluatesAsBefore) {
   EXPECT_EQ(scores(with.output).substr(0, 60), scores(without.output).substr(0, 60));
 }
 
+// --steps-per-launch sets the step kernel's launches: without --step-kernel, or below 1, it is an
+// error before any work.
+TEST(TrainMlp, StepsPerLaunchIsChecked) {
+  const std::string dir = write_tiny_dataset(4, 8);
+  const std::string train = tiny_train(dir) + " --epochs 1";
+  EXPECT_FAILS_WITH(train + " --steps-per-launch 4",
+                    "--steps-per-launch sets how many steps one launch of the step kernel runs; "
+                    "give --step-kernel too");
+  EXPECT_FAILS_WITH(train + " --step-kernel --steps-per-launch 0",
+                    "--steps-per-launch must be an integer >= 1, got '0'");
+  const Result ok = run(train + " --step-kernel --steps-per-launch 3");  // the CPU: a note
+  EXPECT_EQ(ok.status, 0) << ok.output;
+}
+
+// On the GPU, through the step kernel: launches of several steps, each gathering its batches
+// inside it, train to the same scores as a launch a step (37 rows in batches of 4: launches of up
+// to 3 steps of the 9 full batches, and the partial batch alone; a line every 4 steps ends
+// launches too), and a stopped run's resume command keeps the setting.
+TEST(TrainMlp, StepKernelLaunchesOfSeveralStepsTrainAsOneStepALaunch) {
+  GPU_TEST_OR_SKIP();
+  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
+    GTEST_SKIP() << why;
+  const std::string train = kTrain + " --device cuda --gemm tf32_fast --step-kernel --hidden 8 " +
+                            "--batch 4 --epochs 2 --log-interval 4 --data-dir " +
+                            write_tiny_dataset(4, 37);
+  const Result one = run(train);
+  ASSERT_EQ(one.status, 0) << one.output;
+  EXPECT_EQ(one.output.find("note:"), std::string::npos) << one.output;
+  const Result several = run(train + " --steps-per-launch 3");
+  ASSERT_EQ(several.status, 0) << several.output;
+  // The step lines and the epochs' lines but their times (after their last double space).
+  const auto scores = [](const std::string& out) {
+    std::string kept;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind("[tf32_fast] epoch", 0) == 0) kept += line.substr(0, line.rfind("  ")) + "\n";
+    return kept;
+  };
+  EXPECT_NE(scores(one.output).find("epoch 2 step 8/10"), std::string::npos) << one.output;
+  EXPECT_EQ(scores(one.output), scores(several.output));
+}
+
 }  // namespace

@@ -45,6 +45,13 @@ run --models 784-100-10:64,784-30-20-10:32 --variants tf32_fast,auto ||
 [[ $(wc -l <"$work/calls") -eq 8 ]] || fail "want 8 train_mlp runs (2 models × 2 variants × 2): $(cat "$work/calls")"
 grep -qx -- "--gemm auto --hidden 30,20 --batch 32 --epochs 3 --seed 1 --data-dir $work --results .*/auto.json --step-kernel" \
   "$work/calls" || fail "train_mlp's command line with the kernel: $(cat "$work/calls")"
+# --steps-per-launch goes to the kernel's runs only.
+run --models 784-100-10:64 --variants tf32_fast --steps-per-launch 8 ||
+  fail "--steps-per-launch 8 gave a non-zero exit: $(cat "$work/out")"
+grep -q -- "--step-kernel --steps-per-launch 8$" "$work/calls" &&
+  [[ $(grep -c -- "--steps-per-launch" "$work/calls") -eq 1 ]] ||
+  fail "--steps-per-launch 8 in the kernel's command line only: $(cat "$work/calls")"
+run --models 784-100-10:64,784-30-20-10:32 --variants tf32_fast,auto
 head -1 "$work/step.csv" | grep -qx "model,batch,variant,graph_s_per_epoch,kernel_s_per_epoch,ratio,graph_test_acc,kernel_test_acc,acc_points,note" ||
   fail "CSV header: $(head -1 "$work/step.csv")"
 python3 - "$work/step.csv" <<'PY' || fail "CSV rows: $(cat "$work/step.csv")"
@@ -87,6 +94,7 @@ expect_usage() {  # <needle> <args...>
 expect_usage "model '784-x-10:64' is not W-W-...-W:BATCH" --models 784-x-10:64
 expect_usage "model '784-10:64': at least one hidden layer" --models 784-10:64
 expect_usage "--epochs must be >= 1, got 0" --epochs 0
+expect_usage "--steps-per-launch must be >= 1, got 0" --steps-per-launch 0
 expect_usage "is not an executable" --train-mlp "$work/none"
 
 finish step_train_test
