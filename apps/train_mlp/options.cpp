@@ -125,7 +125,7 @@ CLI::Option* add_flags(CLI::App& app, Options& o, NumberTexts& texts) {
   app.add_option("--steps-per-launch", texts.steps_per_launch,
                  "With --step-kernel, up to N training steps in one launch, each gathering the "
                  "next batch inside it (a launch ends at an epoch's last full batch and at each "
-                 "--log-interval line; default 1)")
+                 "--log-interval line; default 16)")
       ->type_name("UINT");
   app.add_flag("--serial-step", o.serial_step,
                "Queue each training step's kernels one after another on one stream, instead of "
