@@ -140,8 +140,7 @@ void Trainer::steps(const Tensor& x, const LabelTensor& labels, const Fill& fill
   if (count < 1) throw Error("trainer: steps() of " + std::to_string(count) + " steps");
   if (count > 1 && !fill)
     throw Error("trainer: " + std::to_string(count) +
-                " steps gather their batches: steps() "
-                "needs a fill");
+                " steps gather their batches: steps() needs a fill");
   if (count == 1 || !step_kernel_ || batch_source_.images == nullptr) {
     for (int i = 0; i < count; ++i)
       step(x, labels, fill, i + 1 < count ? Gather::ThisAndNext : gather);
