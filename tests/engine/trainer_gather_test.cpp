@@ -45,21 +45,24 @@ struct Trained {
   std::vector<float> weights;  // every parameter at the end
 };
 
-// On the step kernel (tf32_fast): whether its launches gather the next batch inside them (the
-// loader's source), and up to how many steps of full batches a launch runs (Trainer::steps).
-struct OnStepKernel {
+// Steps given to Trainer::steps, up to per_launch full batches at a time; on the step kernel
+// (tf32_fast) where step_kernel, whose launches gather the next batch inside them (the loader's
+// source) where inside.
+struct Launches {
+  bool step_kernel = false;
   bool inside = false;
   int per_launch = 1;
 };
 
 // kEpochs epochs as train_mlp runs them: with `ahead`, every step (or launch) but the epoch's last
 // gathers the next one's batch. Without drop_last each epoch ends with a partial batch of 4 rows;
-// with it, with a full one, so the graph of steps that gather only their own batch runs too. On
-// the step kernel the losses are taken once an epoch: the same sums in the same order however
-// many steps a launch runs.
+// with it, with a full one, so the graph of steps that gather only their own batch runs too. With
+// `launches` the losses are taken once an epoch: the same sums in the same order however many
+// steps a launch runs.
 Trained train(Device device, Way way, bool ahead, bool drop_last,
-              const OnStepKernel* kernel = nullptr) {
-  const char* variant = kernel != nullptr ? "tf32_fast" : device == Device::CUDA ? "auto" : "cpu";
+              const Launches* launches = nullptr) {
+  const bool on_kernel = launches != nullptr && launches->step_kernel;
+  const char* variant = on_kernel ? "tf32_fast" : device == Device::CUDA ? "auto" : "cpu";
   Context ctx(device, variant, 3);
   engine::Sequential net;
   net.add<engine::Linear>(ctx, kFeatures, 48);
@@ -73,11 +76,11 @@ Trained train(Device device, Way way, bool ahead, bool drop_last,
   o.cuda_graph = way == Way::SerialGraph || way == Way::BranchedGraph;
   o.parallel_step = way != Way::OneStream && way != Way::SerialGraph;
   o.branch_launch_by_launch = way == Way::BranchedOneByOne;
-  o.step_kernel = kernel != nullptr;
+  o.step_kernel = on_kernel;
   engine::Trainer trainer(ctx, net, o);
-  EXPECT_EQ(trainer.step_kernel_active(), kernel != nullptr) << trainer.step_kernel_note();
+  EXPECT_EQ(trainer.step_kernel_active(), on_kernel) << trainer.step_kernel_note();
   data::BatchLoader loader(random_dataset(), kBatch, 9, device, drop_last, ctx.stream());
-  if (kernel != nullptr && kernel->inside) trainer.set_batch_source(loader.source());
+  if (on_kernel && launches->inside) trainer.set_batch_source(loader.source());
   const data::BatchLoader::Batch buffer = loader.buffer();
   const Tensor x = Tensor::view(device, buffer.x, kBatch, kFeatures);
   const engine::LabelTensor y = engine::LabelTensor::view(device, buffer.y, kBatch);
@@ -91,18 +94,18 @@ Trained train(Device device, Way way, bool ahead, bool drop_last,
     for (int i = 0; i < batches;) {
       const int size = std::min(kBatch, kCount - i * kBatch);
       const int count =
-          size == kBatch && kernel != nullptr ? std::min(kernel->per_launch, full - i) : 1;
+          size == kBatch && launches != nullptr ? std::min(launches->per_launch, full - i) : 1;
       const Gather plan = ahead && i + count < batches ? Gather::ThisAndNext : Gather::ThisStep;
       if (count > 1)
         trainer.steps(x, y, gather, count, plan);
       else
         trainer.step(x.first_rows(size), y.first(size), gather, plan);
       i += count;
-      if (kernel == nullptr) run.losses.push_back(trainer.take_metrics().loss_sum);
+      if (launches == nullptr) run.losses.push_back(trainer.take_metrics().loss_sum);
     }
-    if (kernel != nullptr) run.losses.push_back(trainer.take_metrics().loss_sum);
+    if (launches != nullptr) run.losses.push_back(trainer.take_metrics().loss_sum);
   }
-  EXPECT_EQ(trainer.graph_active(), o.cuda_graph && device == Device::CUDA && kernel == nullptr)
+  EXPECT_EQ(trainer.graph_active(), o.cuda_graph && device == Device::CUDA && !on_kernel)
       << trainer.graph_note();
   for (engine::Parameter* p : net.parameters()) {
     const std::vector<float> values = p->value.download(ctx.stream());
@@ -145,11 +148,11 @@ void expect_the_step_kernel_gathers_as_the_loader(bool drop_last) {
   GPU_TEST_OR_SKIP();
   if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
     GTEST_SKIP() << why;
-  const OnStepKernel loader_gathers{false, 1};
+  const Launches loader_gathers{true, false, 1};
   const Trained own = train(Device::CUDA, Way::OneStream, false, drop_last, &loader_gathers);
   ASSERT_EQ(own.losses.size(), static_cast<size_t>(kEpochs));
-  for (const OnStepKernel k : {OnStepKernel{false, 1}, OnStepKernel{true, 1}, OnStepKernel{true, 2},
-                               OnStepKernel{true, 3}}) {
+  for (const Launches k : {Launches{true, false, 1}, Launches{true, true, 1},
+                           Launches{true, true, 2}, Launches{true, true, 3}}) {
     SCOPED_TRACE(std::string(k.inside ? "gathered inside" : "gathered by the loader") + ", " +
                  std::to_string(k.per_launch) + " steps a launch");
     expect_same(own, train(Device::CUDA, Way::OneStream, true, drop_last, &k));
@@ -193,87 +196,60 @@ TEST(TrainerGather, TheStepKernelRefusesALaunchPastTheEpochsFullBatches) {
   EXPECT_EQ(trainer.take_metrics().seen, kCount);
 }
 
+// Without the step kernel, steps() is as many step() calls, each gathering the next batch.
 TEST(TrainerGather, StepsAreStepCallsOnTheCpu) {
-  // Without the step kernel, steps() is as many step() calls, each gathering the next batch.
   for (bool drop_last : {false, true}) {
     SCOPED_TRACE(drop_last ? "drop_last" : "partial last batch");
-    const Trained own = train(Device::CPU, Way::OneStream, false, drop_last);
-    Context ctx(Device::CPU, 3);
-    engine::Sequential net;
-    net.add<engine::Linear>(ctx, kFeatures, 48);
-    net.add<engine::ReLU>();
-    net.add<engine::Linear>(ctx, 48, 32);
-    net.add<engine::ReLU>();
-    net.add<engine::Linear>(ctx, 32, kClasses);
-    engine::TrainerOptions o;
-    o.max_batch = kBatch;
-    o.sgd = {0.1f, 0.9f, 5e-4f, 10};
-    engine::Trainer trainer(ctx, net, o);
-    data::BatchLoader loader(random_dataset(), kBatch, 9, Device::CPU, drop_last);
-    const Tensor x = Tensor::view(Device::CPU, loader.buffer().x, kBatch, kFeatures);
-    const engine::LabelTensor y = engine::LabelTensor::view(Device::CPU, loader.buffer().y, kBatch);
-    const auto gather = [&loader](cudaStream_t stream, const int64_t* step) {
-      loader.batch_at(step, stream);
-    };
-    for (int epoch = 0; epoch < kEpochs; ++epoch) {
-      loader.begin_epoch(epoch);
-      trainer.steps(x, y, gather, 3, Gather::ThisStep);  // the full batches
-      if (!drop_last) trainer.step(x.first_rows(kCount % kBatch), y.first(kCount % kBatch), gather);
-    }
-    EXPECT_EQ(trainer.steps(), static_cast<int64_t>(own.losses.size()));
-    std::vector<float> weights;
-    for (engine::Parameter* p : net.parameters()) {
-      const std::vector<float> values = p->value.download(ctx.stream());
-      weights.insert(weights.end(), values.begin(), values.end());
-    }
-    EXPECT_EQ(weights, own.weights);
+    const Launches one{false, false, 1}, three{false, false, 3};
+    expect_same(train(Device::CPU, Way::OneStream, true, drop_last, &one),
+                train(Device::CPU, Way::OneStream, true, drop_last, &three));
   }
 }
 
-TEST(TrainerGather, StepsRefuseACountBelowOneAndSeveralWithoutAFill) {
-  Context ctx(Device::CPU, 1);
-  engine::Linear layer(ctx, 4, 3);
-  engine::TrainerOptions o;
-  o.max_batch = 2;
-  engine::Trainer trainer(ctx, layer, o);
+// A trainer of one layer (4 inputs, 3 classes) on the CPU, and a batch of two rows for it.
+struct SmallTrainer {
+  Context ctx{Device::CPU, 1};
+  engine::Linear layer{ctx, 4, 3};
+  engine::Trainer trainer{ctx, layer, options()};
   const Tensor x = Tensor::from_host(Device::CPU, 2, 4, {1, 2, 3, 4, 5, 6, 7, 8});
-  const engine::LabelTensor y(Device::CPU, std::vector<int32_t>{0, 2});
-  EXPECT_THROW_WITH(trainer.steps(x, y, nullptr, 0), gemm_mlp::Error, "steps() of 0 steps");
-  EXPECT_THROW_WITH(trainer.steps(x, y, nullptr, 2), gemm_mlp::Error, "needs a fill");
-  EXPECT_EQ(trainer.steps(), 0);
-  trainer.steps(x, y, nullptr, 1);  // one step on the caller's batch
-  EXPECT_EQ(trainer.steps(), 1);
+  const engine::LabelTensor y{Device::CPU, std::vector<int32_t>{0, 2}};
+  static engine::TrainerOptions options(
+      engine::TrainerOptions::Loss loss = engine::TrainerOptions::Loss::CrossEntropy) {
+    engine::TrainerOptions o;
+    o.max_batch = 2;
+    o.loss = loss;
+    return o;
+  }
+};
+
+TEST(TrainerGather, StepsRefuseACountBelowOneAndSeveralWithoutAFill) {
+  SmallTrainer t;
+  EXPECT_THROW_WITH(t.trainer.steps(t.x, t.y, nullptr, 0), gemm_mlp::Error, "steps() of 0 steps");
+  EXPECT_THROW_WITH(t.trainer.steps(t.x, t.y, nullptr, 2), gemm_mlp::Error, "needs a fill");
+  EXPECT_EQ(t.trainer.steps(), 0);
+  t.trainer.steps(t.x, t.y, nullptr, 1);  // one step on the caller's batch
+  EXPECT_EQ(t.trainer.steps(), 1);
 }
 
 TEST(TrainerGather, ABatchSourceIsCheckedAndIsForLabels) {
-  Context ctx(Device::CPU, 1);
-  engine::Linear layer(ctx, 4, 3);
-  engine::TrainerOptions o;
-  o.max_batch = 2;
-  engine::Trainer trainer(ctx, layer, o);
-  EXPECT_THROW_WITH(trainer.set_batch_source({}), gemm_mlp::Error, "needs its images");
+  SmallTrainer t;
+  EXPECT_THROW_WITH(t.trainer.set_batch_source({}), gemm_mlp::Error, "needs its images");
   const float images[8] = {};
   const int32_t labels[2] = {}, order[2] = {0, 1};
   gemm_mlp::BatchSource s{images, labels, order, 2, 4, 2, 2};
-  EXPECT_THROW_WITH(trainer.set_batch_source(s), gemm_mlp::Error, "has no batch 1 of 2");
+  EXPECT_THROW_WITH(t.trainer.set_batch_source(s), gemm_mlp::Error, "has no batch 1 of 2");
   s.batches = 0;
-  EXPECT_THROW_WITH(trainer.set_batch_source(s), gemm_mlp::Error, "must all be >= 1");
+  EXPECT_THROW_WITH(t.trainer.set_batch_source(s), gemm_mlp::Error, "must all be >= 1");
   s.batches = 1;
-  trainer.set_batch_source(s);
-  o.loss = engine::TrainerOptions::Loss::MeanSquaredError;
-  engine::Trainer regression(ctx, layer, o);
+  t.trainer.set_batch_source(s);
+  engine::Trainer regression(t.ctx, t.layer,
+                             SmallTrainer::options(engine::TrainerOptions::Loss::MeanSquaredError));
   EXPECT_THROW_WITH(regression.set_batch_source(s), gemm_mlp::Error, "set_batch_source is for");
 }
 
 TEST(TrainerGather, GatheringAheadNeedsAFill) {
-  Context ctx(Device::CPU, 1);
-  engine::Linear layer(ctx, 4, 3);
-  engine::TrainerOptions o;
-  o.max_batch = 2;
-  engine::Trainer trainer(ctx, layer, o);
-  const Tensor x = Tensor::from_host(Device::CPU, 2, 4, {1, 2, 3, 4, 5, 6, 7, 8});
-  const engine::LabelTensor y(Device::CPU, std::vector<int32_t>{0, 2});
-  EXPECT_THROW_WITH(trainer.step(x, y, nullptr, Gather::ThisAndNext), gemm_mlp::Error,
+  SmallTrainer t;
+  EXPECT_THROW_WITH(t.trainer.step(t.x, t.y, nullptr, Gather::ThisAndNext), gemm_mlp::Error,
                     "Gather::ThisAndNext without a fill");
 }
 
