@@ -8,11 +8,12 @@
 # 72 cases of odd shapes, every layout and epilogue, each checked against the oracle) under the
 # tool, several pairs at a time. Three pseudo-variants (in the default list) run tests instead,
 # none skipped, their cases being the tests passed: step_kernel, the step kernel's tests
-# (engine_gpu_test --gtest_filter='StepKernel.*', as 5 GoogleTest shards a tool, each a pair of
+# (engine_gpu_test --gtest_filter='StepKernel.*', as 6 GoogleTest shards a tool, each a pair of
 # its own: whole, its racecheck ran 430 s beside the other pairs; its waits' limit raised to
 # 300 s, GEMM_MLP_STEP_WAIT_S, for a unit slowed a hundredfold), step_gather, the trainer's
 # tests of the step kernel's gathers and launches of several steps (engine_loader_test
-# --gtest_filter='TrainerGather.TheStepKernel*', 3 shards), and step_tile, its tiles in three
+# --gtest_filter='TrainerGather.TheStepKernel*', a shard a test: racecheck ran two of them,
+# then of five trainings each, past a pair's 400 s), and step_tile, its tiles in three
 # layouts (test_step_tile). Writes to <out-dir>:
 #   sanitizers.csv               variant,tool,cases,errors (errors: the tool's errors, or for
 #                                racecheck its hazards, errors and warnings together; a run whose
@@ -101,8 +102,8 @@ run_pair() {
 # A variant's GoogleTest shards, each a pair: the step kernel's tests take the longest.
 shards_of() {
   case $1 in
-    step_kernel) echo 5 ;;
-    step_gather) echo 3 ;;
+    step_kernel) echo 6 ;;
+    step_gather) echo 5 ;;
     *) echo 1 ;;
   esac
 }

@@ -142,27 +142,29 @@ TEST(TrainerGather, NextBatchAheadMatchesEachStepsOwnOnTheGpu) {
   }
 }
 
-// The step kernel's launches: the next batch gathered inside them, one step a launch and several,
-// trains to the same bits as launches whose batches the loader gathers before and after them.
-void expect_the_step_kernel_gathers_as_the_loader(bool drop_last) {
+// The step kernel's launches of per_launch steps, the next batch gathered inside them, train to
+// the same bits as launches of a step whose batches the loader gathers before and after them. A
+// test a case: each is two trainings, which racecheck stretches to minutes (sanitize.sh).
+void expect_the_step_kernel_gathers_as_the_loader(bool drop_last, int per_launch) {
   GPU_TEST_OR_SKIP();
   if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
     GTEST_SKIP() << why;
-  const Launches loader_gathers{true, false, 1};
+  const Launches loader_gathers{true, false, 1}, inside{true, true, per_launch};
   const Trained own = train(Device::CUDA, Way::OneStream, false, drop_last, &loader_gathers);
   ASSERT_EQ(own.losses.size(), static_cast<size_t>(kEpochs));
-  for (const Launches k : {Launches{true, false, 1}, Launches{true, true, 1},
-                           Launches{true, true, 2}, Launches{true, true, 3}}) {
-    SCOPED_TRACE(std::string(k.inside ? "gathered inside" : "gathered by the loader") + ", " +
-                 std::to_string(k.per_launch) + " steps a launch");
-    expect_same(own, train(Device::CUDA, Way::OneStream, true, drop_last, &k));
-  }
+  expect_same(own, train(Device::CUDA, Way::OneStream, true, drop_last, &inside));
 }
 TEST(TrainerGather, TheStepKernelGathersTheNextBatchInsideItsLaunch) {
-  expect_the_step_kernel_gathers_as_the_loader(false);
+  expect_the_step_kernel_gathers_as_the_loader(false, 1);
+}
+TEST(TrainerGather, TheStepKernelGathersInsideLaunchesOfThreeSteps) {
+  expect_the_step_kernel_gathers_as_the_loader(false, 3);
 }
 TEST(TrainerGather, TheStepKernelGathersTheNextBatchInsideItsLaunchDroppingTheRest) {
-  expect_the_step_kernel_gathers_as_the_loader(true);
+  expect_the_step_kernel_gathers_as_the_loader(true, 1);
+}
+TEST(TrainerGather, TheStepKernelGathersInsideLaunchesOfTwoStepsDroppingTheRest) {
+  expect_the_step_kernel_gathers_as_the_loader(true, 2);
 }
 
 // A launch of several steps runs full batches of one epoch: one that would reach the partial
