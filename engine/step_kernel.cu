@@ -320,8 +320,9 @@ void StepKernel::train(Context& ctx, const Tensor& x, const void* targets, Metri
     if (const std::string why = gemm_mlp::batch_source_problem(s); !why.empty())
       throw Error("step kernel: " + why);
     if (!k.cross_entropy)
-      throw Error("step kernel: a gather brings labels, and this kernel's loss is the squared "
-                  "error on float targets");
+      throw Error(
+          "step kernel: a gather brings labels, and this kernel's loss is the squared "
+          "error on float targets");
     if (s.features != x.cols() || s.full_batch() > k.max_batch)
       throw Error("step kernel: a source of batches of " + std::to_string(s.full_batch()) +
                   " rows of " + std::to_string(s.features) + " for x of " + x.shape() +
@@ -513,10 +514,14 @@ void StepKernel::set_cluster_size(Context& ctx, int blocks) {
 
 int StepKernel::cluster_size() const { return impl_->cluster_size; }
 
-int StepKernel::grid_blocks(int batch) const {
+int StepKernel::grid_blocks(int batch, int training_steps) const {
   const Impl& k = *impl_;
-  const step_plan::Plan plan = step_plan::make_plan(
-      {k.widths, batch}, unit_sizes(k.forward_splits, k.cluster_size), step_plan::Scope::Evaluate);
+  if (training_steps < 0)
+    throw Error("step kernel: grid_blocks of " + std::to_string(training_steps) + " steps");
+  const step_plan::Plan plan =
+      step_plan::make_plan({k.widths, batch}, unit_sizes(k.forward_splits, k.cluster_size),
+                           training_steps > 0 ? step_plan::Scope::Step : step_plan::Scope::Evaluate,
+                           std::max(1, training_steps));
   return (static_cast<int>(k.schedule_of(plan).first.size()) - 1) * k.cluster_size;
 }
 

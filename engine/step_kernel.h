@@ -122,7 +122,9 @@ class StepKernel {
   // Waits for the device; rebuilds the plans.
   void set_schedule_by_cost(Context& ctx, bool on);
   int cluster_size() const;
-  int grid_blocks(int batch) const;  // the blocks a batch of that size launches on
+  // The blocks a launch of a batch of that size runs on: an evaluation's (training_steps 0), or a
+  // training launch's of that many steps (its plan has more groups of units, so more clusters).
+  int grid_blocks(int batch, int training_steps = 0) const;
 
   // When each unit of a launch ran (the GPU's global timer, ns; its wait excluded) and where (its
   // cluster's rank-0 block: that block's multiprocessor, and the cluster's index): for each

@@ -33,7 +33,7 @@ void StepKernel::set_cluster_size(Context&, int) { throw Error(kNoKernels); }
 void StepKernel::set_tile_per_block(Context&, bool) { throw Error(kNoKernels); }
 void StepKernel::set_schedule_by_cost(Context&, bool) { throw Error(kNoKernels); }
 int StepKernel::cluster_size() const { throw Error(kNoKernels); }
-int StepKernel::grid_blocks(int) const { throw Error(kNoKernels); }
+int StepKernel::grid_blocks(int, int) const { throw Error(kNoKernels); }
 void StepKernel::record_timeline(bool) { throw Error(kNoKernels); }
 std::vector<StepKernel::UnitTime> StepKernel::timeline(Context&) const { throw Error(kNoKernels); }
 

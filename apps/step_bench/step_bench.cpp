@@ -377,7 +377,7 @@ int main(int argc, char** argv) {
               kernel->check(on_kernel.ctx);
               const std::vector<engine::StepKernel::UnitTime> t = kernel->timeline(on_kernel.ctx);
               kernel->record_timeline(false);
-              const int grid = kernel->grid_blocks(batch);
+              const int grid = kernel->grid_blocks(batch, train ? per_launch : 0);
               const std::string model = m.text.substr(0, m.text.find(':'));
               std::ostringstream prefix;
               prefix << scope << ',' << model << ',' << m.batch << ',' << variant << ',' << split

@@ -294,6 +294,9 @@ TEST(StepKernel, ByDefaultRunsTheWidestLayersTilesInOneWaveOfClusters) {
   EXPECT_GE(cluster, 2) << "16 clusters of 2 fit on any GPU with wgmma";
   EXPECT_EQ(m.kernel.grid_blocks(256) % cluster, 0);
   EXPECT_GE(m.kernel.grid_blocks(256) / cluster, 16) << "clusters of " << cluster;
+  // A training launch has more groups of units than an evaluation: at least as many clusters.
+  EXPECT_GE(m.kernel.grid_blocks(256, 1), m.kernel.grid_blocks(256));
+  EXPECT_EQ(m.kernel.grid_blocks(256, 4) % cluster, 0);
   EXPECT_EQ(m.evaluated_rows(), 256);
 }
 
