@@ -75,9 +75,9 @@ struct TrainerOptions {
   // With parallel_step, steps launched one by one branch too: slower on the host, but the kernels
   // run in the graph's order (scripts/check/critical_path.py profiles them so).
   bool branch_launch_by_launch = false;
-  // CUDA only: evaluate() runs each batch as one launch of the step kernel (step_kernel.h) where
-  // it serves this network and variant; where it does not, step_kernel_note() says why and
-  // evaluate() runs launch by launch.
+  // CUDA only: step() runs each training step, steps() a run of them (with a batch source), and
+  // evaluate() each batch as one launch of the step kernel (step_kernel.h) where it serves this
+  // network and variant; where it does not, step_kernel_note() says why and they run as without.
   bool step_kernel = false;
 };
 
@@ -171,10 +171,10 @@ class Trainer {
     return use_graph_ && (static_cast<bool>(graphs_[0].exec) || static_cast<bool>(graphs_[1].exec));
   }
   const std::string& graph_note() const { return graph_note_; }
-  // Whether evaluate() runs on the step kernel, and if options.step_kernel asked for it but it
-  // does not, why not ("" otherwise).
+  // Whether training and evaluate() run on the step kernel, and if options.step_kernel asked for
+  // it but they do not, why not ("" otherwise).
   bool step_kernel_active() const { return static_cast<bool>(step_kernel_); }
-  // The step kernel evaluate() runs on (null where it does not), for measuring and tuning it.
+  // The step kernel they run on (null where they do not), for measuring and tuning it.
   StepKernel* step_kernel() { return step_kernel_.get(); }
   const std::string& step_kernel_note() const { return step_kernel_note_; }
 
