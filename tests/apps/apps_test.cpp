@@ -798,6 +798,15 @@ TEST(TrainMlp, StopBySignalSavesAndResumesExactlyOnTheGpu) {
   stop_by_signal_and_resume(" --device cuda --gemm vec", false);
 }
 
+// The same through the step kernel, whose launches gather the next batch inside them: a stop
+// between two launches saves, and the resumed run (--step-kernel kept) ends with the same bits.
+TEST(TrainMlp, StopBySignalSavesAndResumesExactlyThroughTheStepKernel) {
+  GPU_TEST_OR_SKIP();
+  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
+    GTEST_SKIP() << why;
+  stop_by_signal_and_resume(" --device cuda --gemm tf32_fast --step-kernel", false);
+}
+
 // kill -9 at moments spread over a run whose time goes mostly to saving (one step an epoch): each
 // time, the checkpoint left is a pair that resumes, and the run carries on to the end with one
 // history.
