@@ -102,11 +102,15 @@ void Trainer::enqueue(const Tensor& x, const Targets& targets, const Fill* first
   optimizer_->apply(ctx_);
 }
 
-void Trainer::step(const Tensor& x, const LabelTensor& labels, const Fill& fill, Gather gather) {
-  require_loss(TrainerOptions::Loss::CrossEntropy, "step(x, labels)");
+void Trainer::require_labels(const LabelTensor& labels, const Tensor& x) {
   if (labels.size() < x.rows())
     throw Error("trainer: " + std::to_string(labels.size()) + " labels for a batch of " +
                 std::to_string(x.rows()));
+}
+
+void Trainer::step(const Tensor& x, const LabelTensor& labels, const Fill& fill, Gather gather) {
+  require_loss(TrainerOptions::Loss::CrossEntropy, "step(x, labels)");
+  require_labels(labels, x);
   Targets targets;
   targets.labels = &labels;
   run_step(x, targets, fill, gather);
@@ -147,9 +151,7 @@ void Trainer::steps(const Tensor& x, const LabelTensor& labels, const Fill& fill
     return;
   }
   require_loss(TrainerOptions::Loss::CrossEntropy, "steps(x, labels)");
-  if (labels.size() < x.rows())
-    throw Error("trainer: " + std::to_string(labels.size()) + " labels for a batch of " +
-                std::to_string(x.rows()));
+  require_labels(labels, x);
   // One launch: its steps after the first gather inside it, batches of x's size in this epoch.
   const gemm_mlp::BatchSource& s = batch_source_;
   const int64_t first_batch = steps_ % s.batches;

@@ -187,6 +187,8 @@ class Trainer {
   };
 
   void require_loss(TrainerOptions::Loss wanted, const char* call) const;
+  // At least a label a row of x.
+  static void require_labels(const LabelTensor& labels, const Tensor& x);
   void run_step(const Tensor& x, const Targets& targets, const Fill& fill, Gather gather);
   // first: the fill queued before the step (null: none); next: the one queued at its end, for the
   // next step (null: none). branched: the step's independent parts on side streams

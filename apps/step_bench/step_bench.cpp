@@ -318,25 +318,28 @@ int main(int argc, char** argv) {
           on_kernel.trainer.set_batch_source(batches_kernel->loader.source());
         }
         int per_launch = 1;  // the step kernel's, with --gather
-        // `count` training steps of either side.
-        const auto train_steps = [&](engine::Trainer& trainer, int count) {
-          if (!gather) {
+        // `count` training steps of a side: on the first batch, or with --gather on its loader's
+        // batches, up to `launch` steps a call of Trainer::steps.
+        const auto train_steps = [&](engine::Trainer& trainer, Batches* batches, int count,
+                                     int launch) {
+          if (batches == nullptr) {
             for (int i = 0; i < count; ++i) trainer.step(xb, labels);
-          } else if (&trainer == &today.trainer) {
-            batches_today->train(trainer, count, 1);
           } else {
-            batches_kernel->train(trainer, count, per_launch);
+            batches->train(trainer, count, launch);
           }
         };
-        // One timed run of either side: an evaluation of every row, or `steps` training steps.
-        const auto run = [&](engine::Trainer& trainer) {
-          return [&] {
+        // One timed run of either side: an evaluation of every row, or `steps` training steps,
+        // `launch` (read at each run) a launch.
+        const auto run = [&](engine::Trainer& trainer, Batches* batches, const int& launch) {
+          return [&, batches] {
             if (!train) return trainer.evaluate(x, labels);
-            train_steps(trainer, steps);
+            train_steps(trainer, batches, steps, launch);
             return trainer.take_metrics();
           };
         };
-        const auto run_today = run(today.trainer), run_kernel = run(on_kernel.trainer);
+        const int one_a_launch = 1;  // the graph step's
+        const auto run_today = run(today.trainer, batches_today.get(), one_a_launch),
+                   run_kernel = run(on_kernel.trainer, batches_kernel.get(), per_launch);
 
         for (const auto& [split, cluster] : pairs(splits, clusters))
           for (const auto& [tile_per_block, cost] : pairs(per_block, by_cost))
@@ -366,9 +369,9 @@ int main(int argc, char** argv) {
               // one too, so that both sides have trained as many steps when their losses print).
               kernel->record_timeline(true);
               if (train) {
-                train_steps(on_kernel.trainer, per_launch);
+                train_steps(on_kernel.trainer, batches_kernel.get(), per_launch, per_launch);
                 on_kernel.trainer.take_metrics();
-                train_steps(today.trainer, per_launch);
+                train_steps(today.trainer, batches_today.get(), per_launch, 1);
                 today.trainer.take_metrics();
               } else {
                 engine::Metrics metrics(on_kernel.ctx);
