@@ -21,6 +21,7 @@
 #                                a sharded variant's row sums its shards)
 #   sanitizers.log               every run's output, the first 20 reports of each
 #   racecheck_named_barrier.txt  racecheck on the barrier patterns of racecheck_named_barrier.cu
+# SANITIZE_TOOLS (word-split) runs only those tools, e.g. "racecheck" after a change to tests alone.
 # Exit status 0 when every row has 0 errors and the control pattern's race was reported.
 set -euo pipefail
 if [ $# -lt 2 ]; then
@@ -111,6 +112,15 @@ export -f run_pair shards_of
 export sanitizer cases_bin engine_bin loader_bin tile_bin work
 
 tools=(memcheck racecheck synccheck initcheck)
+if [ -n "${SANITIZE_TOOLS:-}" ]; then
+  read -r -a tools <<<"$SANITIZE_TOOLS"
+  for t in "${tools[@]}"; do
+    case $t in
+      memcheck | racecheck | synccheck | initcheck) ;;
+      *) echo "sanitize.sh: unknown tool '$t' in SANITIZE_TOOLS" >&2; exit 2 ;;
+    esac
+  done
+fi
 jobs=$(( $(nproc) > 2 ? $(nproc) / 2 : 1 ))
 start=$SECONDS
 # In the background, waited for: a trap runs only once the foreground command is done.
