@@ -12,9 +12,8 @@
 # its own: whole, its racecheck ran 430 s beside the other pairs; its waits' limit raised to
 # 300 s, GEMM_MLP_STEP_WAIT_S, for a unit slowed a hundredfold), step_gather, the trainer's
 # tests of the step kernel's gathers and launches of several steps (engine_loader_test
-# --gtest_filter='TrainerGather.TheStepKernel*', a shard a test: racecheck ran two of them,
-# then of five trainings each, past a pair's 400 s), and step_tile, its tiles in three
-# layouts (test_step_tile). Writes to <out-dir>:
+# --gtest_filter='TrainerGather.TheStepKernel*', a shard a test, each under racecheck 4-5
+# minutes), and step_tile, its tiles in three layouts (test_step_tile). Writes to <out-dir>:
 #   sanitizers.csv               variant,tool,cases,errors (errors: the tool's errors, or for
 #                                racecheck its hazards, errors and warnings together; a run whose
 #                                results were wrong or that printed no summary counts as an error;
@@ -22,6 +21,8 @@
 #   sanitizers.log               every run's output, the first 20 reports of each
 #   racecheck_named_barrier.txt  racecheck on the barrier patterns of racecheck_named_barrier.cu
 # SANITIZE_TOOLS (word-split) runs only those tools, e.g. "racecheck" after a change to tests alone.
+# SANITIZE_PAIR_LIMIT_S bounds each pair (default 900 s: racecheck ran a single training test of
+# the trainer's step-kernel gathers 270-320 s with 4 other pairs beside it, and past 400 s with 7).
 # Exit status 0 when every row has 0 errors and the control pattern's race was reported.
 set -euo pipefail
 if [ $# -lt 2 ]; then
@@ -76,7 +77,7 @@ run_pair() {
     step_tile) program=("$tile_bin") ;;
   esac
   # timeout runs the pair in a process group of its own (its pid), named in a file for the trap.
-  GEMM_MLP_REQUIRE_GPU=1 GEMM_MLP_STEP_WAIT_S=300 GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard timeout 400 \
+  GEMM_MLP_REQUIRE_GPU=1 GEMM_MLP_STEP_WAIT_S=300 GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard timeout "$pair_limit" \
     "$sanitizer" --tool "$tool" --print-limit 20 "${program[@]}" >"$log" 2>&1 &
   echo $! >"$name.pid"
   wait $! || rc=$?
@@ -109,7 +110,9 @@ shards_of() {
   esac
 }
 export -f run_pair shards_of
-export sanitizer cases_bin engine_bin loader_bin tile_bin work
+pair_limit=${SANITIZE_PAIR_LIMIT_S:-900}
+[[ $pair_limit =~ ^[1-9][0-9]*$ ]] || { echo "sanitize.sh: SANITIZE_PAIR_LIMIT_S must be a positive number of seconds" >&2; exit 2; }
+export sanitizer cases_bin engine_bin loader_bin tile_bin work pair_limit
 
 tools=(memcheck racecheck synccheck initcheck)
 if [ -n "${SANITIZE_TOOLS:-}" ]; then
