@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "apps/bench_common/timing.h"
+#include "apps/common/model_spec.h"
 #include "data/loader.h"
 #include "engine/engine.h"
 #include "engine/step_plan.h"
@@ -56,25 +57,10 @@
 
 namespace {
 
-struct ModelCase {
-  std::vector<int> widths;
-  int batch = 0;
-  std::string text;
-};
-
-// "784-1024-1024-10:256" → widths and batch.
+// A model of at least one hidden layer: "784-1024-1024-10:256".
+using ModelCase = apps::ModelSpec;
 ModelCase parse_model(const std::string& spec) {
-  const size_t colon = spec.find(':');
-  if (colon == std::string::npos) throw CLI::ValidationError("--models", spec + ": no ':BATCH'");
-  ModelCase m;
-  m.text = spec;
-  std::stringstream widths(spec.substr(0, colon));
-  for (std::string w; std::getline(widths, w, '-');) m.widths.push_back(std::stoi(w));
-  m.batch = std::stoi(spec.substr(colon + 1));
-  if (m.widths.size() < 3 || m.batch < 1 ||
-      std::any_of(m.widths.begin(), m.widths.end(), [](int w) { return w < 1; }))
-    throw CLI::ValidationError("--models", spec + ": widths IN-H...-OUT (>= 1) and a batch >= 1");
-  return m;
+  return apps::parse_model_spec("--models", spec, 3);
 }
 
 engine::TrainerOptions trainer_options(int batch, bool step_kernel) {

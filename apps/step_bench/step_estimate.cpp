@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "apps/common/csv.h"
+#include "apps/common/model_spec.h"
 #include "apps/common/number_flags.h"
 #include "apps/common/parse_number.h"
 #include "engine/step_plan.h"
@@ -29,23 +30,6 @@
 namespace {
 
 namespace sp = engine::step_plan;
-
-// "784-1024-1024-10:256" → the step's shape.
-sp::StepShape parse_model(const std::string& spec) {
-  const std::string expected = "WIDTH-WIDTH-...:BATCH, at least two widths, each >= 1";
-  const size_t colon = spec.find(':');
-  if (colon == std::string::npos || colon == 0 || spec[colon - 1] == '-' || spec[0] == '-')
-    apps::bad_value("--models", spec, expected);
-  sp::StepShape shape;
-  std::stringstream widths(spec.substr(0, colon));
-  for (std::string w; std::getline(widths, w, '-');) {
-    if (w.empty()) apps::bad_value("--models", spec, expected);
-    shape.widths.push_back(apps::parse_int("--models", w, 1));
-  }
-  if (shape.widths.size() < 2) apps::bad_value("--models", spec, expected);
-  shape.batch = apps::parse_int("--models", spec.substr(colon + 1), 1);
-  return shape;
-}
 
 // "tn=0.5,fixed=2.5" → today's costs with those parts replaced.
 sp::UnitCost parse_cost(const std::string& text, sp::UnitCost cost) {
@@ -113,7 +97,10 @@ int main(int argc, char** argv) {
     if (models.empty() || models.back() == ',')
       apps::bad_value("--models", models, "WIDTH-...-WIDTH:BATCH, comma-separated");
     std::stringstream in(models);
-    for (std::string m; std::getline(in, m, ',');) shapes.emplace_back(m, parse_model(m));
+    for (std::string m; std::getline(in, m, ',');) {
+      const apps::ModelSpec spec = apps::parse_model_spec("--models", m, 2);
+      shapes.emplace_back(m, sp::StepShape{spec.widths, spec.batch});
+    }
     std::ofstream csv;
     if (!csv_path.empty()) {
       csv.open(csv_path);
