@@ -115,6 +115,48 @@ using gemm_mlp::cuda_device_available;
 // Programmatic dependent launch, on by default: set_dependent_launch(bool) and
 // dependent_launch() (base/dependent_launch.h, included above).
 
+// In-kernel phase timestamps of the production kernels (kernels/phase_times.cuh), for
+// gemm_bench --phases: compiled in only with -DGEMM_MLP_PHASE_TIMES=ON, so that the kernels of an
+// ordinary build are untouched. Each instrumented kernel's thread 0 of every block writes the
+// %globaltimer (ns) at each phase it passes into a row of the log per (kernel, call, block).
+namespace phase_times {
+enum class Kernel { Pipeline, RegisterA, KMajorCopy, MmaSync, SplitKReduce, kCount };
+// Start: the first instruction; Awaited: the kernel before it on the stream has finished
+// (dependent launch); SetUp: barriers initialised (before or after Awaited); FirstStage: the first
+// K tile has landed in shared memory; KLoop: the last product has completed; Staged: the output
+// tile is in shared memory; Stored: the tile (summed across the cluster's K slices, where split) is
+// in C.
+enum class Phase { Start, Awaited, SetUp, FirstStage, KLoop, Staged, Stored, kCount };
+constexpr int kKernels = int(Kernel::kCount), kPhases = int(Phase::kCount);
+constexpr int kMaxCalls = 32, kMaxBlocks = 1024;
+struct Log {
+  unsigned calls[kKernels][kMaxBlocks];                             // launches seen per block index
+  unsigned long long ns[kKernels][kMaxCalls][kMaxBlocks][kPhases];  // 0: not reached
+};
+// Whether this build records phases.
+bool compiled_in();
+// Clears the log (allocated on first use) and points every instrumented kernel at it; throws
+// gemm::Error where the build has no phase timestamps. Then run the calls; read with collect().
+void start();
+// One row per (kernel, call, block) that was stamped; waits for the device.
+struct Row {
+  Kernel kernel;
+  int call, block;
+  unsigned long long ns[kPhases];
+};
+std::vector<Row> collect();
+// Stops recording (the kernels' pointer cleared).
+void stop();
+const char* kernel_name(Kernel k);
+const char* phase_name(Phase p);
+}  // namespace phase_times
+
+namespace detail {
+// Called by each instrumented translation unit (phase_times.cuh) with a function that points its
+// copy of the log's symbol at a log.
+void register_phase_log(void (*set)(phase_times::Log*));
+}  // namespace detail
+
 // "NN", "NT", "TN" or "TT".
 std::string layout_name(Op op_a, Op op_b);
 

@@ -9,6 +9,10 @@
 //     event and the launch, so host launch overhead does not leak into the timing.
 //   - Warm-up runs first (time_once, results dropped), then the timed runs.
 //   - The summary: median, minimum and 90th percentile of the timed runs.
+// Warm (time_warm), as a training step runs its GEMMs: `calls` back-to-back launches captured in
+// one CUDA graph (dependent launches keep their programmatic edges), replayed with the operands
+// warm in L2 and no flush, C not poisoned between calls; each replay timed by events, the time per
+// call its time over `calls`.
 // cuBLAS is timed the same way beside the kernels, in the same process, by every caller.
 #pragma once
 
@@ -28,6 +32,9 @@ namespace bench {
 // gemm_bench's defaults (--warmup, --reps), which the tune programs use too.
 constexpr int kDefaultWarmup = 5;
 constexpr int kDefaultRuns = 30;
+// gemm_bench's warm defaults (--warm-calls, --warm-replays): 20 calls a graph, 15 timed replays.
+constexpr int kDefaultWarmCalls = 20;
+constexpr int kDefaultWarmReplays = 15;
 
 struct Timing {
   int runs = 0;
@@ -80,6 +87,52 @@ class Timer {
     for (int i = 0; i < runs; ++i) ms.push_back(time_once(launch, prepare));
     return summarize(std::move(ms));
   }
+
+  // `launch` called `calls` times back to back inside one captured CUDA graph; two untimed
+  // replays, then `replays` timed ones. The timing is per call: a replay's time over `calls`.
+  // Every call must be capturable (no allocation, no synchronisation): run it once uncaptured
+  // first, so that its workspaces exist.
+  Timing time_warm(const Step& launch, int calls, int replays) {
+    WarmGraph graph(stream_, launch, calls);
+    for (int i = 0; i < 2; ++i) CUDA_CHECK(cudaGraphLaunch(graph.exec, stream_));
+    std::vector<double> ms;
+    for (int i = 0; i < replays; ++i) {
+      CUDA_CHECK(cudaEventRecord(start_.event, stream_));
+      CUDA_CHECK(cudaGraphLaunch(graph.exec, stream_));
+      CUDA_CHECK(cudaEventRecord(stop_.event, stream_));
+      CUDA_CHECK(cudaEventSynchronize(stop_.event));
+      float replay_ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&replay_ms, start_.event, stop_.event));
+      ms.push_back(double(replay_ms) / calls);
+    }
+    return summarize(std::move(ms));
+  }
+
+  // `calls` launches captured from `stream` and instantiated; a capture that a launch broke is
+  // ended before the error propagates, so the stream stays usable.
+  struct WarmGraph {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    WarmGraph(cudaStream_t stream, const Step& launch, int calls) {
+      CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+      try {
+        for (int i = 0; i < calls; ++i) launch();
+      } catch (...) {
+        cudaStreamEndCapture(stream, &graph);
+        if (graph) cudaGraphDestroy(graph);
+        cudaGetLastError();
+        throw;
+      }
+      CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+      CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    }
+    ~WarmGraph() {
+      if (exec) cudaGraphExecDestroy(exec);
+      if (graph) cudaGraphDestroy(graph);
+    }
+    WarmGraph(const WarmGraph&) = delete;
+    WarmGraph& operator=(const WarmGraph&) = delete;
+  };
 
  private:
   struct Event {

@@ -79,6 +79,22 @@ bool DeviceCase::validate(const gemm::Variant& v, const gemm::Problem& p, Result
   return false;
 }
 
+std::vector<gemm::phase_times::Row> DeviceCase::record_phases(const gemm::Variant& v, int calls) {
+  const gemm::Problem p = tight_problem(shape_, a_.data(), b_.data(), c_.data());
+  Result r;
+  if (!validate(v, p, r)) throw gemm::Error(v.name + std::string(" is wrong here: ") + r.note);
+  const Timer::WarmGraph graph(
+      timer_.stream(), [&] { v.launch(p, timer_.stream()); }, calls);
+  CUDA_CHECK(cudaGraphLaunch(graph.exec, timer_.stream()));  // warm: nothing recorded
+  CUDA_CHECK(cudaStreamSynchronize(timer_.stream()));
+  gemm::phase_times::start();
+  CUDA_CHECK(cudaGraphLaunch(graph.exec, timer_.stream()));
+  CUDA_CHECK(cudaStreamSynchronize(timer_.stream()));
+  std::vector<gemm::phase_times::Row> rows = gemm::phase_times::collect();
+  gemm::phase_times::stop();
+  return rows;
+}
+
 void DeviceCase::time_runs(const gemm::Variant& v, const gemm::Problem& p, Result& r) {
   const Timer::Step launch = [&] { v.launch(p, timer_.stream()); };
   const Timer::Step poison = [&] { poison_c(); };
@@ -113,6 +129,21 @@ void DeviceCase::time_runs(const gemm::Variant& v, const gemm::Problem& p, Resul
   for (int i = 0; i < reps; ++i) ms.push_back(timer_.time_once(launch, poison));
   r.timing = summarize(std::move(ms));
   r.tflops = shape_.flop() / (r.timing.median_ms * 1e-3) / 1e12;
+  time_warm(launch, est_s, r);
+}
+
+void DeviceCase::time_warm(const Timer::Step& launch, double est_s, Result& r) {
+  if (settings_.warm_calls == 0) return;
+  // The flushed estimate bounds a warm call's time; a slow case captures fewer calls.
+  const int replays = settings_.warm_replays;
+  const double per_call_budget = settings_.max_seconds / (replays + 2);
+  const int calls = std::max(1, std::min(settings_.warm_calls, int(per_call_budget / est_s)));
+  if (calls < settings_.warm_calls) {
+    r.note += std::string(r.note.empty() ? "" : "; ") + "warm: " + std::to_string(calls) +
+              " calls a graph (--max-seconds-per-case)";
+  }
+  r.warm = timer_.time_warm(launch, calls, replays);
+  r.warm_tflops = shape_.flop() / (r.warm.median_ms * 1e-3) / 1e12;
 }
 
 }  // namespace bench

@@ -8,11 +8,15 @@
 //   gemm_bench --from-json a.json,b.json --auto-table kernels/auto_table.inc
 //                                                the `auto` table from earlier runs' --json files
 //                                                (one GPU's), timing nothing
+//   gemm_bench --phases --csv phases.csv         where each kernel's time goes (phases.h; a build
+//                                                with -DGEMM_MLP_PHASE_TIMES=ON)
 //
 // Per shape (device_case.h): the variant is validated against cuBLAS fp32 on the same inputs,
 // then timed (timing.h: CUDA events per run, L2 flushed and C poisoned before each, median of
-// --reps). cuBLAS fp32 is always timed on the same shape, and cuBLAS TF32 beside any TF32
-// variant. A failing variant is reported FAILED and makes the exit status 1.
+// --reps), and timed warm as a training step runs it (--warm-calls back-to-back calls in one CUDA
+// graph, the operands warm in L2, median of --warm-replays replays, per call). cuBLAS fp32 is
+// always timed on the same shape, and cuBLAS TF32 beside any TF32 variant. A failing variant is
+// reported FAILED and makes the exit status 1.
 //
 // --max-seconds-per-case caps the timed reps of a slow case (naive at 8192³): it then runs fewer
 // reps, at least 3, and says so in the table and files. --skip-slow skips such a case instead.
@@ -26,13 +30,15 @@
 // first case runs (base/memory_limit.h).
 //
 // The files: shapes (--shapes), device_info (the GPU), device_case (validate and time one shape),
-// host_bench (--variants cpu), report (table, CSV, JSON), auto_table (--auto-table), options (the
-// command line), run (the variants, their order and the run), this one (main).
+// host_bench (--variants cpu), report (table, CSV, JSON), auto_table (--auto-table), phases
+// (--phases), options (the command line), run (the variants, their order and the run), this one
+// (main).
 #include <cstdio>
 #include <exception>
 #include <optional>
 
 #include "apps/gemm_bench/options.h"
+#include "apps/gemm_bench/phases.h"
 #include "apps/gemm_bench/run.h"
 
 int main(int argc, char** argv) {
@@ -43,6 +49,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
+    if (o.phases) return bench::run_phases(o);
     return o.from_json.empty() ? bench::run_bench(o) : bench::run_from_json(o);
   } catch (const bench::UsageError& e) {
     std::fprintf(stderr, "gemm_bench: error: %s\n", e.what());

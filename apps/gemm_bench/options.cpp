@@ -40,6 +40,15 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "(at least 3), marked 'capped'")
       ->transform(apps::finite_number(0, 86400, true))
       ->capture_default_str();
+  app.add_option("--warm-calls", set.warm_calls,
+                 "Also time each case warm, as a training step runs it: this many back-to-back "
+                 "calls in one CUDA graph, operands warm in L2, 0 .. 1000 (0: flushed timing only)")
+      ->transform(apps::decimal_integer(0, 1000))
+      ->capture_default_str();
+  app.add_option("--warm-replays", set.warm_replays,
+                 "Timed replays of the warm graph per case (median, per call), 3 .. 10000")
+      ->transform(apps::decimal_integer(3, 10000))
+      ->capture_default_str();
   app.add_flag("--skip-slow", set.skip_slow,
                "Skip a case that would exceed --max-seconds-per-case instead of capping its reps");
   app.add_option("--csv", o.csv, "Write the results as CSV to this file");
@@ -60,6 +69,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                                        "variants only)")
                             ->transform(apps::decimal_integer(0, 1023))
                             ->capture_default_str();
+  app.add_flag("--phases", o.phases,
+               "Where each kernel's time goes, from in-kernel timestamps (a build configured with "
+               "-DGEMM_MLP_PHASE_TIMES=ON): --warm-calls calls in one graph, the table per "
+               "kernel (default variants tf32_fast,tf32x3_fast; default shapes the default "
+               "model's GEMMs); --csv writes it");
   app.add_flag("--list", o.list, "List the variants (name, memory, precision, summary) and exit");
 
   if (const std::optional<std::string> why = apps::switch_given_a_value(app, argc, argv)) {
@@ -83,8 +97,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   o.csv_given = app.count("--csv") > 0;
   o.json_given = app.count("--json") > 0;
   o.auto_table_given = app.count("--auto-table") > 0;
-  for (const char* flag : {"--variants", "--shapes", "--csv", "--json", "--device", "--reps",
-                           "--warmup", "--max-seconds-per-case", "--skip-slow", "--seed"})
+  for (const char* flag :
+       {"--variants", "--shapes", "--csv", "--json", "--device", "--reps", "--warmup",
+        "--max-seconds-per-case", "--skip-slow", "--seed", "--warm-calls", "--warm-replays"})
     if (app.count(flag) > 0) o.timing_flags_given.push_back(flag);
   return std::nullopt;
 }

@@ -19,6 +19,7 @@ struct Options {
   std::vector<std::string> from_json;
   std::vector<std::string> timing_flags_given;  // flags that --from-json, timing nothing, refuses
   bool list = false;
+  bool phases = false;  // --phases (phases.h)
 };
 
 // Fills `o` from the command line. Returns the exit status when the program is to stop here

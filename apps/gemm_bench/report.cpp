@@ -60,6 +60,11 @@ std::vector<Field> fields(const Result& r) {
           {"tflops", fixed_text(r.tflops, 4, "null"), Kind::Real},
           {"pct_cublas", fixed_text(r.pct_cublas, 2, "null"), Kind::Real},
           {"pct_cublas_tf32", fixed_text(r.pct_cublas_tf32, 2, "null"), Kind::Real},
+          {"warm_us_median", fixed_text(1e3 * r.warm.median_ms, 3, "null"), Kind::Real},
+          {"warm_us_min", fixed_text(1e3 * r.warm.min_ms, 3, "null"), Kind::Real},
+          {"warm_tflops", fixed_text(r.warm_tflops, 4, "null"), Kind::Real},
+          {"warm_pct_cublas", fixed_text(r.warm_pct_cublas, 2, "null"), Kind::Real},
+          {"warm_pct_cublas_tf32", fixed_text(r.warm_pct_cublas_tf32, 2, "null"), Kind::Real},
           {"max_err_ratio", scientific_text(r.max_err_ratio), Kind::Real},
           {"note", r.note, Kind::Text}};
 }
@@ -118,18 +123,20 @@ std::string fixed_text(double x, int decimals, const char* missing) {
 }
 
 void print_table_header() {
-  std::printf("%-16s %-6s %-12s %10s %9s %9s %9s  %s\n", "shape", "layout", "variant", "ms",
-              "TFLOP/s", "%cuBLAS", "%cuTF32", "status");
+  std::printf("%-16s %-6s %-12s %10s %9s %9s %9s %9s %8s %8s  %s\n", "shape", "layout", "variant",
+              "ms", "TFLOP/s", "%cuBLAS", "%cuTF32", "warm us", "%cuBLAS", "%cuTF32", "status");
 }
 
 void print_table_row(const Result& r) {
   std::string status = status_name(r.status);
   if (!r.note.empty()) status += ": " + r.note;
-  std::printf("%-16s %-6s %-12s %10s %9s %9s %9s  %s\n", r.shape.text().c_str(),
+  std::printf("%-16s %-6s %-12s %10s %9s %9s %9s %9s %8s %8s  %s\n", r.shape.text().c_str(),
               r.shape.layout().c_str(), r.variant.c_str(),
               fixed_text(r.timing.median_ms, 4).c_str(), fixed_text(r.tflops, 2).c_str(),
               fixed_text(r.pct_cublas, 1).c_str(), fixed_text(r.pct_cublas_tf32, 1).c_str(),
-              status.c_str());
+              fixed_text(1e3 * r.warm.median_ms, 2).c_str(),
+              fixed_text(r.warm_pct_cublas, 1).c_str(),
+              fixed_text(r.warm_pct_cublas_tf32, 1).c_str(), status.c_str());
 }
 
 void print_host_table_header() {
@@ -181,6 +188,9 @@ void write_json(const std::string& path, const DeviceInfo& d, const Method& meth
                     Field{"", fixed_text(s.max_seconds, 3, "null"), Field::Kind::Real}.json()},
                    {"l2_flush_bytes", method.l2_flush_bytes},
                    {"timing", method.timing},
+                   {"warm_timing", method.warm ? kWarmTiming : "none"},
+                   {"warm_calls", method.warm ? s.warm_calls : 0},
+                   {"warm_replays", method.warm ? s.warm_replays : 0},
                    {"alpha", 1},
                    {"beta", 0}};
   Json rows = Json::array();

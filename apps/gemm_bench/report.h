@@ -25,6 +25,8 @@ void print_host_table_row(const Result& r);
 
 // How a run is timed, as the JSON's method.timing says it.
 constexpr const char* kDeviceTiming = "CUDA events per run, median of reps";
+constexpr const char* kWarmTiming =
+    "back-to-back calls in one CUDA graph, operands warm in L2, median of replays, per call";
 constexpr const char* kHostTiming = "steady clock around each run, median of reps";
 
 // The method as the JSON records it.
@@ -32,6 +34,7 @@ struct Method {
   const Settings& settings;
   std::size_t l2_flush_bytes;  // 0 on the host: no flush
   const char* timing;
+  bool warm = false;  // timed warm too (device runs with --warm-calls above 0)
 };
 
 // Before a run: throws UsageError when `path` (given to `option`, e.g. "--json") is a directory,

@@ -47,6 +47,10 @@ struct Result {
   std::string note;  // why it failed, was capped or skipped
   Timing timing;     // timing.runs: the reps actually timed
   double tflops = NAN, pct_cublas = NAN, pct_cublas_tf32 = NAN;
+  // Warm in L2, back to back in one graph (timing.h, time_warm): per call; warm.runs is 0 where
+  // not timed warm (--warm-calls 0, or a case skipped or failed).
+  Timing warm;
+  double warm_tflops = NAN, warm_pct_cublas = NAN, warm_pct_cublas_tf32 = NAN;
   double max_err_ratio = NAN;  // worst |c − ref| / bound; ≤ 1 passes
 };
 
@@ -58,6 +62,8 @@ struct Settings {
   int warmup = kDefaultWarmup;
   double max_seconds = 20.0;  // per shape and variant
   bool skip_slow = false;
+  int warm_calls = kDefaultWarmCalls;  // 0: no warm timing
+  int warm_replays = kDefaultWarmReplays;
   std::uint64_t seed = 1234;
 };
 

@@ -85,14 +85,21 @@ std::vector<Result> table_order(std::map<std::string, Result>& by_name) {
   const auto median = [&](const char* name) {
     return by_name.count(name) ? by_name[name].timing.median_ms : NAN;
   };
+  const auto warm = [&](const char* name) {
+    return by_name.count(name) ? by_name[name].warm.median_ms : NAN;
+  };
   const double base = median("cublas"), base_tf32 = median("cublas_tf32");
+  const double warm_base = warm("cublas"), warm_base_tf32 = warm("cublas_tf32");
   std::vector<Result> out;
   for (const gemm::Variant& v : gemm::variants()) {
     if (!by_name.count(v.name)) continue;
     Result& r = by_name[v.name];
     r.pct_cublas = 100.0 * base / r.timing.median_ms;
-    if (r.precision == gemm::Precision::TF32)
+    r.warm_pct_cublas = 100.0 * warm_base / r.warm.median_ms;
+    if (r.precision == gemm::Precision::TF32) {
       r.pct_cublas_tf32 = 100.0 * base_tf32 / r.timing.median_ms;
+      r.warm_pct_cublas_tf32 = 100.0 * warm_base_tf32 / r.warm.median_ms;
+    }
     out.push_back(r);
   }
   return out;
@@ -229,8 +236,14 @@ int run_bench(const Options& o) {
   std::printf(
       "method: validate vs cuBLAS fp32, %d warm-up + %d timed runs (CUDA events), median;"
       " L2 flushed (%.0f MiB written) and C poisoned before every run; alpha=1, beta=0;"
-      " cap %.0f s per case\n\n",
+      " cap %.0f s per case\n",
       set.warmup, set.reps, timer.flush_bytes() / 1048576.0, set.max_seconds);
+  if (set.warm_calls > 0)
+    std::printf(
+        "warm: %d back-to-back calls in one CUDA graph, operands warm in L2, median of %d "
+        "replays, us per call\n",
+        set.warm_calls, set.warm_replays);
+  std::printf("\n");
   const std::vector<const gemm::Variant*> order = timing_order(chosen, !o.variants.empty());
 
   const std::vector<Result> all = measure_shapes(shapes, order, set, timer);
@@ -238,7 +251,8 @@ int run_bench(const Options& o) {
 
   if (!o.csv.empty()) bench::write_csv(o.csv, info, all);
   if (!o.json.empty())
-    bench::write_json(o.json, info, {set, timer.flush_bytes(), bench::kDeviceTiming}, all);
+    bench::write_json(o.json, info,
+                      {set, timer.flush_bytes(), bench::kDeviceTiming, set.warm_calls > 0}, all);
   bool table_incomplete = false;
   if (!o.auto_table.empty())
     table_incomplete = !write_auto_table_file(o.auto_table, info.name, all);

@@ -6,6 +6,7 @@
 #include "base/launch.cuh"
 #include "kernels/common.cuh"
 #include "kernels/fast/k_major_copies.h"
+#include "kernels/phase_times.cuh"
 
 namespace gemm::detail {
 namespace {
@@ -19,7 +20,9 @@ constexpr int kTransposeTile = 64, kTransposeThreads = 256;
 constexpr int kTransposeQuads = kTransposeTile / 4;  // float4s along a tile's row
 __global__ void __launch_bounds__(kTransposeThreads)
     transpose_to_k_major(Operand<false> a, Operand<false> b, float* a_k, float* b_k, int ld_k) {
+  GEMM_PHASE_BEGIN(KMajorCopy);
   await_prior_kernels();
+  GEMM_PHASE(Awaited);
   const Operand<false>& op = blockIdx.z == 0 ? a : b;
   float* dst = blockIdx.z == 0 ? a_k : b_k;
   const int x0 = blockIdx.x * kTransposeTile, k0 = blockIdx.y * kTransposeTile;
@@ -43,6 +46,7 @@ __global__ void __launch_bounds__(kTransposeThreads)
       for (int j = 0; j < 4 && k + j < op.extent_k; ++j) out[j] = tile[q + j][r];
     }
   }
+  GEMM_PHASE(Stored);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "kernels/fast/split_tf32.cuh"
 #include "kernels/launchers.h"
 #include "kernels/mma_sync.cuh"
+#include "kernels/phase_times.cuh"
 
 namespace gemm::detail {
 
@@ -41,7 +42,9 @@ __global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
   using Stage = MmaStage<Cfg, KMajorA, KMajorB>;
   using TileA = typename Stage::TileA;
   using TileB = typename Stage::TileB;
+  GEMM_PHASE_BEGIN(MmaSync);
   await_prior_kernels();
+  GEMM_PHASE(Awaited);
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ __align__(16) float smem[];  // kStages × (A's tile, B's tile)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -80,6 +83,7 @@ __global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
             for (int j = 0; j < Shape::kFragsN; ++j) Arithmetic::mma(acc[i][j], af[i], bf[j]);
         }
       });
+  GEMM_PHASE(KLoop);
 
   if constexpr (Cfg::kStagedOutput || kClusterSplit) {
     // The lane's accumulators (store_accumulator's elements) into a kBlockM × kBlockN tile over
@@ -115,6 +119,7 @@ __global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
         store_accumulator(c, m0 + warp_row + i * kMmaM + group,
                           n0 + warp_col + j * kMmaN + 2 * quad, acc[i][j]);
   }
+  GEMM_PHASE(Stored);
 }
 
 // One config on p (M×N×K), K split as `plan` says.

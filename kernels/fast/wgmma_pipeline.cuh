@@ -26,6 +26,7 @@
 
 #include "kernels/fast/cluster_split_k.cuh"
 #include "kernels/launchers.h"
+#include "kernels/phase_times.cuh"
 #include "kernels/split_k.cuh"
 #include "kernels/tma.cuh"
 #include "kernels/wgmma.cuh"
@@ -308,6 +309,7 @@ __device__ __forceinline__ void ws_consume_tile(const WsPipelineSmem<Cfg, KMajor
     const int g = issued + kt;
     const int stage = g % Layout::kStages;
     mbarrier_wait(&s.full[stage], (g / Layout::kStages) & 1);
+    if (kt == 0) GEMM_PHASE(FirstStage);
     float* lo = s.derived + (g % 2) * Cfg::kPartFloats;  // tile g's derived part, if any
     if constexpr (Cfg::kPrepared) {
       // Its ring slot was last read by both consumers' batches of tile g − 2: every consumer
@@ -329,9 +331,11 @@ __device__ __forceinline__ void ws_consume_tile(const WsPipelineSmem<Cfg, KMajor
     if (kt > 0) mbarrier_arrive(&s.empty[(g - 1) % Layout::kStages]);
   }
   wgmma_wait<0>();
+  GEMM_PHASE(KLoop);
   // Once every consumer is done reading the stages, the output tile is staged over them.
   consumer_barrier(128 * Cfg::kConsumers);
   ws_stage_output<Cfg>(s, acc, tid);
+  GEMM_PHASE(Staged);
 }
 
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
@@ -342,7 +346,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                           const __grid_constant__ CUtensorMap map_a,
                           const __grid_constant__ CUtensorMap map_b, bool tma_a, bool tma_b) {
   using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  GEMM_PHASE_BEGIN(Pipeline);
   await_prior_kernels();
+  GEMM_PHASE(Awaited);
   const int k_begin = blockIdx.z * k_per_split;
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ float smem_raw[];
@@ -353,6 +359,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   if (tid == 0) s.init_barriers();
   __syncthreads();  // the last block-wide barrier: from here the two roles run apart
+  GEMM_PHASE(SetUp);
 
   if (warpgroup == Cfg::kConsumers) {
     const ProducerOperand<Cfg::kBm, KMajorA> pa{tma_a ? &map_a : nullptr, m0, k_begin};
@@ -363,6 +370,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
   store_consumers_tile<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, 128 * Cfg::kConsumers, kClusterSplit>(
       c, s.smem, m0, n0, tid);
+  GEMM_PHASE(Stored);
 }
 
 // A tensor map for TMA copies of an MN-major operand in boxes of 32 x by 32 k, each k's 128-byte

@@ -32,6 +32,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int tiles_n = (c.n + Cfg::kBn - 1) / Cfg::kBn;
   const int tiles = (c.m + Cfg::kBm - 1) / Cfg::kBm * tiles_n;
   const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
+  GEMM_PHASE_NONE();  // ws_consume_tile's stamps: not recorded here
 
   if (tid == 0) {
     s.init_barriers();

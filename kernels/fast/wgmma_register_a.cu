@@ -98,7 +98,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_register_a_kernel(Operand<true> a, Operand<false> b, Epilogue c, int k_per_split,
                             const __grid_constant__ CUtensorMap map_a,
                             const __grid_constant__ CUtensorMap map_b) {
+  GEMM_PHASE_BEGIN(RegisterA);
   await_prior_kernels();
+  GEMM_PHASE(Awaited);
   const int k_begin = blockIdx.z * k_per_split;
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ float smem_raw[];
@@ -120,6 +122,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     fence_mbarrier_init();
   }
   __syncthreads();
+  GEMM_PHASE(SetUp);
 
   if (warpgroup == Cfg::kConsumers) {
     // Producer: one thread waits for the consumers to empty a stage and refills it by TMA.
@@ -160,6 +163,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int stage = kt % Cfg::kStages;
       mbarrier_wait(&full[stage], (kt / Cfg::kStages) & 1);
+      if (kt == 0) GEMM_PHASE(FirstStage);
       [[maybe_unused]] float* a_lo = derived + (kt % 2) * Cfg::kATileFloats;  // where kPrepared
       if constexpr (Cfg::kPrepared) {
         // Its ring slot was last read by both consumers' wgmma of tile kt − 2, which every
@@ -205,6 +209,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
     wgmma_wait<0>();
     fence_operands(acc);
+    GEMM_PHASE(KLoop);
     // Once every consumer is done reading the stages, the output tile is staged over them in C's
     // layout: acc[4j + 2h + e] is row r = 16·warp + 8h + g, column 8j + 2t + e of Cᵀ.
     consumer_barrier(128 * Cfg::kConsumers);
@@ -216,10 +221,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         for (int e = 0; e < 2; ++e)
           column[(8 * j + 2 * t + e) * Cfg::kOutputLd] = acc[4 * j + 2 * h + e];
     }
+    GEMM_PHASE(Staged);
   }
 
   store_consumers_tile<Cfg::kBm, Cfg::kBn, Cfg::kOutputLd, 128 * Cfg::kConsumers, kClusterSplit>(
       c, smem, m0, n0, tid);
+  GEMM_PHASE(Stored);
 }
 
 using Tile = RsShape<RsTile>;  // both arithmetics: the same block tile, the same plan

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The training step's own GEMM regime (docs/RESULTS.md, "The step's GEMMs, warm"): the production
+# variants beside cuBLAS at the three models' GEMMs, timed flushed and warm (gemm_bench: 20
+# back-to-back calls in one CUDA graph, operands warm in L2), then where each kernel's time goes
+# (gemm_bench --phases, from a second build with in-kernel timestamps).
+#
+#   scripts/check/small_m.sh <out-dir>
+#
+# Writes <out-dir>/small_m.csv and small_m.json (the timings) and phases.csv (the phases), and
+# prints both tables. Builds gemm_bench in BUILD_DIR (default build-gpu) and BUILD_DIR-phases
+# (-DGEMM_MLP_PHASE_TIMES=ON); CMAKE_ARGS and CUDA_ARCHS (default 90) as gpu_check.sh takes them.
+# SKIP_BUILD=1 uses the builds as they are. Needs a GPU.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if [ $# -ne 1 ]; then
+  echo "usage: scripts/check/small_m.sh <out-dir>" >&2
+  exit 2
+fi
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+build=${BUILD_DIR:-build-gpu}
+# shellcheck disable=SC2206
+extra=(${CMAKE_ARGS:-})
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  for dir in "$build" "$build-phases"; do
+    phases=OFF
+    [ "$dir" = "$build-phases" ] && phases=ON
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DGEMM_MLP_GPU_KERNELS=ON \
+      -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DGEMM_MLP_PHASE_TIMES=$phases \
+      -DGEMM_MLP_BUILD_TESTS=OFF "${extra[@]}" >"$out/small_m_build.log" 2>&1 ||
+      { tail -30 "$out/small_m_build.log"; exit 1; }
+  done
+  # Both builds at once, each with half the cores.
+  half=$(( ($(nproc) + 1) / 2 ))
+  cmake --build "$build" -j "$half" --target gemm_bench >>"$out/small_m_build.log" 2>&1 &
+  first=$!
+  cmake --build "$build-phases" -j "$half" --target gemm_bench >>"$out/small_m_build.log" 2>&1 ||
+    { tail -30 "$out/small_m_build.log"; exit 1; }
+  wait $first || { tail -30 "$out/small_m_build.log"; exit 1; }
+fi
+
+# The large GEMMs of each model's step: 784-1024-1024-10 at batch 256, 784-512-512-10 at 128,
+# 784-4096-4096-10 at 512 (forward NT, input gradient NN, weight gradient TN).
+shapes=256x1024x784:NT,256x1024x1024:NT,256x1024x1024:NN,1024x1024x256:TN,1024x784x256:TN
+shapes+=,128x512x784:NT,128x512x512:NT,128x512x512:NN,512x512x128:TN,512x784x128:TN
+shapes+=,512x4096x784:NT,512x4096x4096:NT,512x4096x4096:NN,4096x4096x512:TN,4096x784x512:TN
+"$build/apps/gemm_bench/gemm_bench" --variants tf32_fast,tf32x3_fast,auto --shapes "$shapes" \
+  --reps 20 --csv "$out/small_m.csv" --json "$out/small_m.json"
+"$build-phases/apps/gemm_bench/gemm_bench" --phases --variants tf32_fast,tf32x3_fast \
+  --csv "$out/phases.csv"
