@@ -122,11 +122,23 @@ using gemm_mlp::cuda_device_available;
 namespace phase_times {
 enum class Kernel { Pipeline, RegisterA, KMajorCopy, MmaSync, SplitKReduce, kCount };
 // Start: the first instruction; Awaited: the kernel before it on the stream has finished
-// (dependent launch); SetUp: barriers initialised (before or after Awaited); FirstStage: the first
-// K tile has landed in shared memory; KLoop: the last product has completed; Staged: the output
-// tile is in shared memory; Stored: the tile (summed across the cluster's K slices, where split) is
-// in C.
-enum class Phase { Start, Awaited, SetUp, FirstStage, KLoop, Staged, Stored, kCount };
+// (dependent launch); SetUp: barriers initialised (before or after Awaited); FirstStage: the
+// first K tile has landed in shared memory; KLoop: the last product has completed; Staged: the
+// output tile is in shared memory; SlicesReady: every K slice of the cluster has staged its
+// partial (split-K in a cluster); Stored: the block's part of the tile is in C (summed across the
+// slices, where split); End: the last instruction (after the cluster's closing barrier).
+enum class Phase {
+  Start,
+  Awaited,
+  SetUp,
+  FirstStage,
+  KLoop,
+  Staged,
+  SlicesReady,
+  Stored,
+  End,
+  kCount
+};
 constexpr int kKernels = int(Kernel::kCount), kPhases = int(Phase::kCount);
 constexpr int kMaxCalls = 32, kMaxBlocks = 1024;
 struct Log {

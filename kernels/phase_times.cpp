@@ -86,8 +86,8 @@ const char* kernel_name(Kernel k) {
 }
 
 const char* phase_name(Phase p) {
-  static const char* names[] = {"start",  "awaited", "set-up", "first stage",
-                                "K loop", "staged",  "stored"};
+  static const char* names[] = {"start",  "awaited",      "set-up", "first stage", "K loop",
+                                "staged", "slices ready", "stored", "end"};
   return int(p) >= 0 && int(p) < kPhases ? names[int(p)] : "?";
 }
 

@@ -25,6 +25,7 @@ __global__ void split_k_reduce_kernel(const float* partials, int splits, Epilogu
   for (int z = 0; z < splits; ++z) sum += p[z * slice];
   c.store(row, col, sum);
   GEMM_PHASE(Stored);
+  GEMM_PHASE_END();
 }
 
 struct Workspace {

@@ -37,10 +37,12 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Column c of the table: 0 gap, 1..6 the phases Awaited..Stored, 7 block, 8 span.
-constexpr int kColumns = 9;
-constexpr const char* kColumnNames[kColumns] = {
-    "gap", "wait", "set-up", "first stage", "K loop", "staged", "store", "block", "span"};
+// Column c of the table: 0 gap, 1..kPhases − 1 the phases Awaited..End, then block and span.
+constexpr int kBlockColumn = kPhases, kSpanColumn = kPhases + 1, kColumns = kPhases + 2;
+constexpr const char* kColumnNames[kColumns] = {"gap",    "wait",   "set-up", "first stage",
+                                                "K loop", "staged", "slices", "store",
+                                                "exit",   "block",  "span"};
+static_assert(kPhases == 9, "a column name per phase");
 
 struct KernelPhases {
   Kernel kernel;
@@ -64,7 +66,7 @@ std::vector<KernelPhases> summarize_phases(const std::vector<Row>& rows) {
   };
   auto last_end = [](const std::vector<const Row*>& rs) {
     unsigned long long t = 0;
-    for (const Row* r : rs) t = std::max(t, r->ns[int(Phase::Stored)]);
+    for (const Row* r : rs) t = std::max(t, r->ns[int(Phase::End)]);
     return t;
   };
   // Each call's kernels in the order they started, for the gaps.
@@ -105,10 +107,9 @@ std::vector<KernelPhases> summarize_phases(const std::vector<Row>& rows) {
           s[p].push_back(1e-3 * double(r->ns[p] - previous));
           previous = r->ns[p];
         }
-        if (r->ns[int(Phase::Stored)] != 0)
-          s[7].push_back(1e-3 * double(r->ns[int(Phase::Stored)] - r->ns[int(Phase::Start)]));
+        s[kBlockColumn].push_back(1e-3 * double(r->ns[int(Phase::End)] - r->ns[int(Phase::Start)]));
       }
-      s[8].push_back(1e-3 * double(last_end(rs) - first_start(rs)));
+      s[kSpanColumn].push_back(1e-3 * double(last_end(rs) - first_start(rs)));
     }
   }
   std::vector<KernelPhases> out;

@@ -13,9 +13,11 @@
 //   set-up     → barriers initialised (and TMA maps prefetched)
 //   first stage  → the first K tile has landed
 //   K loop     → the last product done       staged       → the output tile in shared memory
-//   store      → the tile (summed across its cluster's K slices, where split) in C
-//   block      first instruction → stored, per block
-//   span       the kernel's first start → its last block stored, per call
+//   slices     → every K slice of its cluster has staged its partial (split-K in a cluster)
+//   store      → the block's part of the tile in C (summed across the slices, where split)
+//   exit       → the last instruction (after the cluster's closing barrier)
+//   block      first instruction → last, per block
+//   span       the kernel's first start → its last block's end, per call
 // Each phase is timed from the one reached before it, in the order the block reached them (the
 // wgmma kernels set up before they wait); a phase a kernel does not record is folded into the
 // next one it does (the copy's work shows as its store).

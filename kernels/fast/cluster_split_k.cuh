@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "base/launch.cuh"
+#include "kernels/phase_times.cuh"
 #include "kernels/pipeline.cuh"
 #include "kernels/split_k.cuh"
 
@@ -35,6 +36,7 @@ __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const f
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();
+  GEMM_PHASE(SlicesReady);
   const int splits = int(cluster.num_blocks()), z = int(cluster.block_rank());
   constexpr int kRowsPerPass = NT / (BN / 4);
   const int col = (tid % (BN / 4)) * 4;
@@ -50,6 +52,7 @@ __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const f
     }
     c.store4(m0 + r, n0 + col, sum);
   }
+  GEMM_PHASE(Stored);
   cluster.sync();
 #else
   __trap();  // launched only where clusters_supported()

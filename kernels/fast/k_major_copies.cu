@@ -47,6 +47,7 @@ __global__ void __launch_bounds__(kTransposeThreads)
     }
   }
   GEMM_PHASE(Stored);
+  GEMM_PHASE_END();
 }
 
 }  // namespace

@@ -111,6 +111,7 @@ __global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
     else
       store_staged_tile<Cfg::kBlockM, Cfg::kBlockN, kOutputLd, Shape::kThreads>(c, smem, m0, n0,
                                                                                 tid);
+    if constexpr (!kClusterSplit) GEMM_PHASE(Stored);
   } else {
 #pragma unroll
     for (int i = 0; i < Shape::kFragsM; ++i)
@@ -118,8 +119,9 @@ __global__ void __launch_bounds__(MmaShape<Cfg>::kThreads)
       for (int j = 0; j < Shape::kFragsN; ++j)
         store_accumulator(c, m0 + warp_row + i * kMmaM + group,
                           n0 + warp_col + j * kMmaN + 2 * quad, acc[i][j]);
+    GEMM_PHASE(Stored);
   }
-  GEMM_PHASE(Stored);
+  GEMM_PHASE_END();
 }
 
 // One config on p (M×N×K), K split as `plan` says.

@@ -9,7 +9,9 @@
 # Writes <out-dir>/small_m.csv and small_m.json (the timings) and phases.csv (the phases), and
 # prints both tables. Builds gemm_bench in BUILD_DIR (default build-gpu) and BUILD_DIR-phases
 # (-DGEMM_MLP_PHASE_TIMES=ON); CMAKE_ARGS and CUDA_ARCHS (default 90) as gpu_check.sh takes them.
-# SKIP_BUILD=1 uses the builds as they are. Needs a GPU.
+# SKIP_BUILD=1 uses the builds as they are. BASE_SRC=<source tree> (e.g. `git archive BASE | tar
+# -x -C DIR`) also builds that tree the same two ways, and measures it first, in the same run:
+# its results are <out-dir>/small_m_base.csv, small_m_base.json and phases_base.csv. Needs a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ $# -ne 1 ]; then
@@ -21,22 +23,28 @@ out=$(cd "$1" && pwd)
 build=${BUILD_DIR:-build-gpu}
 # shellcheck disable=SC2206
 extra=(${CMAKE_ARGS:-})
+log=$out/small_m_build.log
+: >"$log"
+# build_gemm_bench SRC DIR PHASES: configures and builds gemm_bench (in the background).
+build_gemm_bench() {
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DGEMM_MLP_GPU_KERNELS=ON \
+    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DGEMM_MLP_PHASE_TIMES="$3" \
+    -DGEMM_MLP_BUILD_TESTS=OFF "${extra[@]}" >>"$log" 2>&1 &&
+    cmake --build "$2" -j "$jobs" --target gemm_bench >>"$log" 2>&1
+}
+sides=(".:$build")
+[ -n "${BASE_SRC:-}" ] && sides=("$BASE_SRC:$build-base" "${sides[@]}")
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
-  for dir in "$build" "$build-phases"; do
-    phases=OFF
-    [ "$dir" = "$build-phases" ] && phases=ON
-    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DGEMM_MLP_GPU_KERNELS=ON \
-      -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DGEMM_MLP_PHASE_TIMES=$phases \
-      -DGEMM_MLP_BUILD_TESTS=OFF "${extra[@]}" >"$out/small_m_build.log" 2>&1 ||
-      { tail -30 "$out/small_m_build.log"; exit 1; }
+  # Every build at once, the cores shared.
+  jobs=$(( ($(nproc) + 2 * ${#sides[@]} - 1) / (2 * ${#sides[@]}) ))
+  pids=()
+  for side in "${sides[@]}"; do
+    build_gemm_bench "${side%%:*}" "${side#*:}" OFF &
+    pids+=($!)
+    build_gemm_bench "${side%%:*}" "${side#*:}-phases" ON &
+    pids+=($!)
   done
-  # Both builds at once, each with half the cores.
-  half=$(( ($(nproc) + 1) / 2 ))
-  cmake --build "$build" -j "$half" --target gemm_bench >>"$out/small_m_build.log" 2>&1 &
-  first=$!
-  cmake --build "$build-phases" -j "$half" --target gemm_bench >>"$out/small_m_build.log" 2>&1 ||
-    { tail -30 "$out/small_m_build.log"; exit 1; }
-  wait $first || { tail -30 "$out/small_m_build.log"; exit 1; }
+  for pid in "${pids[@]}"; do wait "$pid" || { tail -40 "$log"; exit 1; }; done
 fi
 
 # The large GEMMs of each model's step: 784-1024-1024-10 at batch 256, 784-512-512-10 at 128,
@@ -44,7 +52,13 @@ fi
 shapes=256x1024x784:NT,256x1024x1024:NT,256x1024x1024:NN,1024x1024x256:TN,1024x784x256:TN
 shapes+=,128x512x784:NT,128x512x512:NT,128x512x512:NN,512x512x128:TN,512x784x128:TN
 shapes+=,512x4096x784:NT,512x4096x4096:NT,512x4096x4096:NN,4096x4096x512:TN,4096x784x512:TN
-"$build/apps/gemm_bench/gemm_bench" --variants tf32_fast,tf32x3_fast,auto --shapes "$shapes" \
-  --reps 20 --csv "$out/small_m.csv" --json "$out/small_m.json"
-"$build-phases/apps/gemm_bench/gemm_bench" --phases --variants tf32_fast,tf32x3_fast \
-  --csv "$out/phases.csv"
+for side in "${sides[@]}"; do
+  dir=${side#*:}
+  suffix=""
+  [ "$dir" = "$build-base" ] && suffix=_base
+  echo "=== ${side%%:*}"
+  "$dir/apps/gemm_bench/gemm_bench" --variants tf32_fast,tf32x3_fast,auto --shapes "$shapes" \
+    --reps 20 --csv "$out/small_m$suffix.csv" --json "$out/small_m$suffix.json"
+  "$dir-phases/apps/gemm_bench/gemm_bench" --phases --variants tf32_fast,tf32x3_fast \
+    --csv "$out/phases$suffix.csv"
+done
