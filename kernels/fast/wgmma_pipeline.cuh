@@ -339,16 +339,8 @@ __device__ __forceinline__ void ws_consume_tile(const WsPipelineSmem<Cfg, KMajor
   GEMM_PHASE(Staged);
 }
 
-// Thread 0: fetch a TMA map (a __grid_constant__ parameter) into the descriptor cache ahead of its
-// first copy.
-__device__ __forceinline__ void prefetch_tile_map(const CUtensorMap* map) {
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
-}
-
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
 // (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
-// The set-up that touches no global memory (the barriers, the maps' prefetch) comes before
-// await_prior_kernels, so that under dependent launch it overlaps the kernel before.
 template <class Cfg, bool KMajorA, bool KMajorB, bool kClusterSplit>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_pipeline_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split,
@@ -356,22 +348,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                           const __grid_constant__ CUtensorMap map_b, bool tma_a, bool tma_b) {
   using Layout = typename Cfg::template For<KMajorA, KMajorB>;
   GEMM_PHASE_BEGIN(Pipeline);
-  extern __shared__ float smem_raw[];
-  const WsPipelineSmem<Cfg, KMajorA, KMajorB> s(smem_raw);
-  const int tid = threadIdx.x, warpgroup = tid / 128;
-  if (tid == 0) {
-    s.init_barriers();
-    if (tma_a) prefetch_tile_map(&map_a);
-    if (tma_b) prefetch_tile_map(&map_b);
-  }
-  GEMM_PHASE(SetUp);
   await_prior_kernels();
   GEMM_PHASE(Awaited);
   const int k_begin = blockIdx.z * k_per_split;
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
+  extern __shared__ float smem_raw[];
+  const WsPipelineSmem<Cfg, KMajorA, KMajorB> s(smem_raw);
+  const int tid = threadIdx.x, warpgroup = tid / 128;
   const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
   const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
-  __syncthreads();  // the barriers initialised; from here the two roles run apart
+
+  if (tid == 0) s.init_barriers();
+  __syncthreads();  // the last block-wide barrier: from here the two roles run apart
+  GEMM_PHASE(SetUp);
 
   if (warpgroup == Cfg::kConsumers) {
     const ProducerOperand<Cfg::kBm, KMajorA> pa{tma_a ? &map_a : nullptr, m0, k_begin};

@@ -99,6 +99,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                             const __grid_constant__ CUtensorMap map_a,
                             const __grid_constant__ CUtensorMap map_b) {
   GEMM_PHASE_BEGIN(RegisterA);
+  await_prior_kernels();
+  GEMM_PHASE(Awaited);
+  const int k_begin = blockIdx.z * k_per_split;
+  enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ float smem_raw[];
   float* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024) / sizeof(float);
   float* derived = smem + Cfg::kStages * Cfg::kStageFloats;  // the ring, where kPrepared
@@ -108,24 +112,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
   auto a_tile = [&](int stage) { return smem + stage * Cfg::kStageFloats; };
   auto b_tile = [&](int stage) { return a_tile(stage) + Cfg::kATileFloats; };
+  const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
 
-  // The set-up that touches no global memory, ahead of the wait (as the pipeline's).
   if (tid == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
       mbarrier_init(&full[s], 1);                       // the producer thread, + TMA bytes
       mbarrier_init(&empty[s], 128 * Cfg::kConsumers);  // every consumer thread
     }
     fence_mbarrier_init();
-    prefetch_tile_map(&map_a);
-    prefetch_tile_map(&map_b);
   }
-  GEMM_PHASE(SetUp);
-  await_prior_kernels();
-  GEMM_PHASE(Awaited);
-  const int k_begin = blockIdx.z * k_per_split;
-  enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
-  const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
   __syncthreads();
+  GEMM_PHASE(SetUp);
 
   if (warpgroup == Cfg::kConsumers) {
     // Producer: one thread waits for the consumers to empty a stage and refills it by TMA.
