@@ -32,6 +32,11 @@ results copied to docs/results/ (docs/results/README.md lists the files). Standa
   step:V   one step's two figures, against the step it builds on, and the commands that measure
            them again
   production  the production variants and cuBLAS, the same two figures
+  warm     scripts/check/small_m.sh (small_m.csv): the three models' step GEMMs, µs a call warm
+           (back to back in one CUDA graph) and flushed, each with cuBLAS's time over ours in the
+           variant's own precision (above 1: faster than cuBLAS)
+  phases   scripts/check/small_m.sh (phases.csv, gemm_bench --phases): where each kernel's time
+           goes at the default model's GEMMs
 The ladder, step:V and production blocks are scripts/gemm_mlp_tools/kernel_tables.py's.
 """
 import argparse
@@ -108,6 +113,56 @@ def step_table(results):
 def read_csv(path):
     with open(path) as f:
         return list(csv.DictReader(f))
+
+
+def warm_table(path):
+    """One row per GEMM: cuBLAS fp32 and TF32 in µs, then each production variant's µs with
+    cuBLAS's time over its own in its precision; warm (back to back in one graph) first, then
+    flushed (L2 flushed before each call) in brackets."""
+    rows = read_csv(path)
+    by = {(r["m"], r["n"], r["k"], r["layout"], r["variant"]): r for r in rows}
+    shapes, variants = [], []
+    for r in rows:
+        key = (r["m"], r["n"], r["k"], r["layout"])
+        if key not in shapes:
+            shapes.append(key)
+        if r["variant"] not in variants and not r["variant"].startswith("cublas"):
+            variants.append(r["variant"])
+    head = ("| GEMM (M×N×K) | cuBLAS fp32 | cuBLAS TF32 | " + " | ".join(
+        "`%s`" % v for v in variants) + " |\n|---|" + "--:|" * (2 + len(variants)) + "\n")
+    out = []
+    for s in shapes:
+        def us(r, warm):
+            return float(r["warm_us_median"]) if warm else 1e3 * float(r["ms_median"])
+        cells = []
+        for v in ("cublas", "cublas_tf32"):
+            r = by.get(s + (v,))
+            cells.append("" if r is None else "%.2f (%.2f)" % (us(r, True), us(r, False)))
+        for v in variants:
+            r = by.get(s + (v,))
+            if r is None:
+                cells.append("")
+                continue
+            base = by[s + ("cublas_tf32" if r["precision"] == "TF32" else "cublas",)]
+            cells.append("%.2f, %.2f× (%.2f, %.2f×)" % (
+                us(r, True), us(base, True) / us(r, True), us(r, False),
+                us(base, False) / us(r, False)))
+        out.append("| %s×%s×%s %s | %s |" % (s + (" | ".join(cells),)))
+    return head + "\n".join(out) + "\n"
+
+
+def phases_table(path):
+    """gemm_bench --phases' CSV as a table: µs per phase, median over blocks and calls."""
+    rows = read_csv(path)
+    cols = [c for c in rows[0] if c.endswith(" us")]
+    head = ("| GEMM | variant | kernel | blocks | " + " | ".join(c[:-3] for c in cols) +
+            " |\n|---|---|---|--:|" + "--:|" * len(cols) + "\n")
+    out = []
+    for r in rows:
+        out.append("| %s×%s×%s %s | `%s` | %s | %s | %s |" % (
+            r["m"], r["n"], r["k"], r["layout"], r["variant"], r["kernel"], r["blocks"],
+            " | ".join(r[c] and "%.2f" % float(r[c]) for c in cols)))
+    return head + "\n".join(out) + "\n"
 
 
 def train_table(path, nograph_path, summary_path):
@@ -304,6 +359,8 @@ def main():
     for _, variant, _, _ in STEPS:
         replace_block(docs, "step:" + variant, step_block(variant, figures, results))
     replace_block(docs, "production", production_table(figures, results))
+    replace_block(docs, "warm", warm_table(os.path.join(args.results, "small_m.csv")))
+    replace_block(docs, "phases", phases_table(os.path.join(args.results, "phases.csv")))
     for path, text in docs.items():
         with open(path, "w") as f:
             f.write(text)
