@@ -25,12 +25,15 @@ build=${BUILD_DIR:-build-gpu}
 extra=(${CMAKE_ARGS:-})
 log=$out/small_m_build.log
 : >"$log"
-# build_gemm_bench SRC DIR PHASES: configures and builds gemm_bench (in the background).
+# build_gemm_bench SRC DIR PHASES: configures DIR where it is not yet (a build folder that exists,
+# gpu_check.sh's, keeps its settings) and builds gemm_bench there.
 build_gemm_bench() {
-  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DGEMM_MLP_GPU_KERNELS=ON \
-    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DGEMM_MLP_PHASE_TIMES="$3" \
-    -DGEMM_MLP_BUILD_TESTS=OFF "${extra[@]}" >>"$log" 2>&1 &&
-    cmake --build "$2" -j "$jobs" --target gemm_bench >>"$log" 2>&1
+  if [ ! -f "$2/CMakeCache.txt" ]; then
+    cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DGEMM_MLP_GPU_KERNELS=ON \
+      -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DGEMM_MLP_PHASE_TIMES="$3" \
+      -DGEMM_MLP_BUILD_TESTS=OFF "${extra[@]}" >>"$log" 2>&1 || return 1
+  fi
+  cmake --build "$2" -j "$jobs" --target gemm_bench >>"$log" 2>&1
 }
 sides=(".:$build")
 [ -n "${BASE_SRC:-}" ] && sides=("$BASE_SRC:$build-base" "${sides[@]}")

@@ -266,7 +266,8 @@ struct BenchRow {
   const char* layout;
   const char* variant;
   const char* status;
-  const char* ms;  // "null" when not timed
+  const char* ms;                 // "null" when not timed
+  const char* warm_us = nullptr;  // the field left out when null (a run before warm timing)
 };
 
 void write_results(const std::string& path, const std::string& device,
@@ -277,8 +278,9 @@ void write_results(const std::string& path, const std::string& device,
     const BenchRow& r = rows[i];
     f << (i ? ", " : "") << "{\"m\": " << r.m << ", \"n\": " << r.n << ", \"k\": " << r.k
       << ", \"layout\": \"" << r.layout << "\", \"variant\": \"" << r.variant
-      << "\", \"precision\": \"FP32\", \"status\": \"" << r.status << "\", \"ms_median\": " << r.ms
-      << "}";
+      << "\", \"precision\": \"FP32\", \"status\": \"" << r.status << "\", \"ms_median\": " << r.ms;
+    if (r.warm_us) f << ", \"warm_us_median\": " << r.warm_us;
+    f << "}";
   }
   f << "]}\n";
 }
@@ -318,6 +320,22 @@ TEST(GemmBench, AutoTableFromJsonTakesTheFastestCorrectFp32KernelPerShape) {
                                  "{\"GPU X\", \"NN\", 64, 64, 64, \"vec\"},\n"
                                  "{\"GPU X\", \"NN\", 4096, 4096, 4096, \"tf32x3_fast\"},\n"
                                  "{\"GPU X\", \"NT\", 256, 1024, 784, \"tf32x3_fast\"},\n");
+}
+
+// Where every candidate of a shape was timed warm, the warm medians decide (256×1024×784: fast,
+// though tf32x3_fast was faster flushed); where one was not (4096³), the flushed ones do.
+TEST(GemmBench, AutoTablePicksByWarmTimesWhereEveryCandidateHasOne) {
+  const std::string a = test_file(".json"), table = test_file(".inc");
+  write_results(a, "GPU X",
+                {{256, 1024, 784, "NT", "fast", "ok", "0.020", "9.0"},
+                 {256, 1024, 784, "NT", "tf32x3_fast", "ok", "0.017", "12.8"},
+                 {4096, 4096, 4096, "NN", "fast", "ok", "3.0", "2000"},
+                 {4096, 4096, 4096, "NN", "tf32x3_fast", "ok", "1.2"}});
+  const Result r = run(kBench + " --from-json " + a + " --auto-table " + table);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(contents(table), kTableHeader + "// From: " + file_name(a) + "\n" +
+                                 "{\"GPU X\", \"NN\", 4096, 4096, 4096, \"tf32x3_fast\"},\n"
+                                 "{\"GPU X\", \"NT\", 256, 1024, 784, \"fast\"},\n");
 }
 
 // Medians within 5% of the fastest are a tie, won by the variant first in the registry's order
