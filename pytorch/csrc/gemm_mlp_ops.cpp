@@ -17,12 +17,23 @@
 // A call enqueues its kernels on PyTorch's current stream and returns without synchronising. Its
 // scratch memory (split-K partial sums, K-major copies) comes from PyTorch's caching allocator, in
 // the current stream's order, so a call can be captured in a CUDA graph (the graph's pool serves
-// it). The fake (meta) implementations and the autograd formulas are registered in Python
-// (gemm_mlp_torch/_ops.py), next to the code that uses them.
+// it).
+//
+// Autograd is here, in C++, as torchvision registers its ops' (an Autograd kernel around a
+// torch::autograd::Function that calls the op below autograd): a call costs no Python beyond the
+// binding. The backward's GEMMs run through the same op, in the layouts of a linear layer
+// Y = X·Wᵀ + b (W is out × in), each operand a view:
+//   forward          Y  = X·Wᵀ    linear(x, weight): W read transposed (NT)
+//   input gradient   dX = dZ·W    matmul(dz, weight)  (NN)
+//   weight gradient  dW = dZᵀ·X   matmul(dz.t(), x)   (TN)
+// with dZ = dY where the ReLU's output is > 0. The fake (meta) implementations, which
+// torch.compile traces with, are registered in Python (gemm_mlp_torch/_ops.py).
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <climits>
@@ -196,6 +207,94 @@ at::Tensor linear_op(const at::Tensor& x, const at::Tensor& weight,
   return run_gemm(op, x, weight.t(), bias, relu, variant);
 }
 
+// --- Autograd ----------------------------------------------------------------------------------
+
+// The ops through the dispatcher: below autograd (under the forward's guard) the kernels above, or
+// the fake implementations while torch.compile traces; with autograd, the functions below.
+at::Tensor call_matmul(const at::Tensor& a, const at::Tensor& b, const std::string& variant) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("gemm_mlp::matmul", "")
+                             .typed<decltype(matmul_op)>();
+  return op.call(a, b, variant);
+}
+
+at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight,
+                       const std::optional<at::Tensor>& bias, bool relu,
+                       const std::string& variant) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("gemm_mlp::linear", "")
+                             .typed<decltype(linear_op)>();
+  return op.call(x, weight, bias, relu, variant);
+}
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// C = A·B; dA = dC·Bᵀ, dB = Aᵀ·dC.
+class MatmulFunction : public torch::autograd::Function<MatmulFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b,
+                            const std::string& variant) {
+    ctx->saved_data["variant"] = variant;
+    ctx->save_for_backward({a, b});
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return call_matmul(a, b, variant);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const std::string variant = ctx->saved_data["variant"].toStringRef();
+    at::Tensor grad_a, grad_b;
+    if (ctx->needs_input_grad(0)) grad_a = call_matmul(grads[0], saved[1].t(), variant);
+    if (ctx->needs_input_grad(1)) grad_b = call_matmul(saved[0].t(), grads[0], variant);
+    return {grad_a, grad_b, at::Tensor()};
+  }
+};
+
+// Y = relu?(X·Wᵀ + b). The bias arrives as a tensor, undefined when absent, which counts as an
+// input (the third) whether or not it is there: needs_input_grad(2) is the bias's.
+class LinearFunction : public torch::autograd::Function<LinearFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                            const at::Tensor& bias, bool relu, const std::string& variant) {
+    ctx->saved_data["variant"] = variant;
+    ctx->saved_data["relu"] = relu;
+    at::Tensor y;
+    {
+      const at::AutoDispatchBelowADInplaceOrView below_autograd;
+      y = call_linear(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt,
+                      relu, variant);
+    }
+    // With ReLU, its output says where the gradient passes (> 0 exactly where its input was).
+    ctx->save_for_backward({x, weight, relu ? y : at::Tensor()});
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const std::string variant = ctx->saved_data["variant"].toStringRef();
+    at::Tensor grad = grads[0];
+    if (ctx->saved_data["relu"].toBool()) grad = at::where(saved[2] > 0, grad, 0.0);
+    at::Tensor grad_x, grad_weight, grad_bias;
+    if (ctx->needs_input_grad(0)) grad_x = call_matmul(grad, saved[1], variant);           // NN
+    if (ctx->needs_input_grad(1)) grad_weight = call_matmul(grad.t(), saved[0], variant);  // TN
+    if (ctx->needs_input_grad(2)) grad_bias = grad.sum(0);
+    return {grad_x, grad_weight, grad_bias, at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor matmul_autograd(const at::Tensor& a, const at::Tensor& b, const std::string& variant) {
+  return MatmulFunction::apply(a, b, variant);
+}
+
+at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight,
+                           const std::optional<at::Tensor>& bias, bool relu,
+                           const std::string& variant) {
+  return LinearFunction::apply(x, weight, bias.value_or(at::Tensor()), relu, variant);
+}
+
+// --- Queries ------------------------------------------------------------------------------------
+
 // One line per device variant, "name<TAB>fp32|tf32<TAB>why it cannot run on the current GPU, or
 // nothing", for gemm_mlp_torch.variants().
 std::string variant_table() {
@@ -228,6 +327,11 @@ TORCH_LIBRARY(gemm_mlp, m) {
 TORCH_LIBRARY_IMPL(gemm_mlp, CUDA, m) {
   m.impl("matmul", &matmul_op);
   m.impl("linear", &linear_op);
+}
+
+TORCH_LIBRARY_IMPL(gemm_mlp, Autograd, m) {
+  m.impl("matmul", &matmul_autograd);
+  m.impl("linear", &linear_autograd);
 }
 
 // CPU tensors reach the same functions, whose first check refuses them by name (rather than the

@@ -1,10 +1,7 @@
-"""The gemm_mlp ops' Python side: the functions users call, the fake (meta) implementations that
-torch.compile traces with, and the autograd formulas, whose GEMMs run through the same op.
-
-A linear layer Y = X·Wᵀ + b (W is out × in) takes three layouts, each a view, none a copy:
-    forward          Y  = X·Wᵀ    linear(x, weight): W read transposed (NT)
-    input gradient   dX = dY·W    matmul(dy, weight)  (NN)
-    weight gradient  dW = dYᵀ·X   matmul(dy.t(), x)   (TN)
+"""The gemm_mlp ops' Python side: the functions users call, and the fake (meta) implementations
+that torch.compile traces with. Autograd is registered with the ops, in C++
+(pytorch/csrc/gemm_mlp_ops.cpp): the backward's GEMMs run through the same op, on transposed
+views (forward NT, input gradient NN, weight gradient TN).
 """
 
 import functools
@@ -94,53 +91,3 @@ def _linear_fake(x, weight, bias=None, relu=False, variant=DEFAULT_VARIANT):
                      lambda: f"{op}: bias is {tuple(bias.shape)}, weight has "
                              f"{weight.shape[0]} rows")
     return x.new_empty((x.shape[0], weight.shape[0]))
-
-
-# --- Autograd ----------------------------------------------------------------------------------
-# The op's inputs arrive with their defaults filled in; the variant of the forward runs the
-# backward's GEMMs too.
-
-def _matmul_setup_context(ctx, inputs, output):
-    a, b = inputs[0], inputs[1]
-    ctx.variant = inputs[2] if len(inputs) > 2 else DEFAULT_VARIANT
-    ctx.save_for_backward(a, b)
-
-
-def _matmul_backward(ctx, grad):
-    a, b = ctx.saved_tensors
-    grad_a = grad_b = None
-    if ctx.needs_input_grad[0]:
-        grad_a = torch.ops.gemm_mlp.matmul(grad, b.t(), ctx.variant)  # dA = dC·Bᵀ
-    if ctx.needs_input_grad[1]:
-        grad_b = torch.ops.gemm_mlp.matmul(a.t(), grad, ctx.variant)  # dB = Aᵀ·dC
-    return grad_a, grad_b, None
-
-
-def _linear_setup_context(ctx, inputs, output):
-    x, weight = inputs[0], inputs[1]
-    bias = inputs[2] if len(inputs) > 2 else None
-    ctx.relu = bool(inputs[3]) if len(inputs) > 3 else False
-    ctx.variant = inputs[4] if len(inputs) > 4 else DEFAULT_VARIANT
-    ctx.has_bias = bias is not None
-    # With ReLU, its output says where the gradient passes (> 0 exactly where its input was).
-    ctx.save_for_backward(x, weight, output if ctx.relu else None)
-
-
-def _linear_backward(ctx, grad):
-    x, weight, y = ctx.saved_tensors
-    if ctx.relu:
-        grad = torch.where(y > 0, grad, 0.0)
-    grad_x = grad_weight = grad_bias = None
-    if ctx.needs_input_grad[0]:
-        grad_x = torch.ops.gemm_mlp.matmul(grad, weight, ctx.variant)  # NN
-    if ctx.needs_input_grad[1]:
-        grad_weight = torch.ops.gemm_mlp.matmul(grad.t(), x, ctx.variant)  # TN
-    if ctx.has_bias and ctx.needs_input_grad[2]:
-        grad_bias = grad.sum(0)
-    return grad_x, grad_weight, grad_bias, None, None
-
-
-torch.library.register_autograd("gemm_mlp::matmul", _matmul_backward,
-                                setup_context=_matmul_setup_context)
-torch.library.register_autograd("gemm_mlp::linear", _linear_backward,
-                                setup_context=_linear_setup_context)
