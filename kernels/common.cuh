@@ -273,7 +273,9 @@ void launch_for_layout(const Problem& p, dim3 grid, dim3 block, cudaStream_t str
 // Scratch memory on `stream`'s device: one grow-only buffer per use, device and stream, so the
 // first call of a shape allocates and later calls do not. Nothing is freed before exit, so a CUDA
 // graph that captured a call keeps valid pointers; capture after one uncaptured call of each
-// shape, since an allocation inside a capture fails.
+// shape, since an allocation inside a capture fails. Where a ScopedWorkspaceAllocator is
+// installed (gemm.h), each request goes to its allocator instead. A launcher asks once per use
+// and call.
 enum class WorkspaceUse { SplitK, Transpose, Cublas };
 float* stream_workspace(WorkspaceUse use, size_t floats, cudaStream_t stream);  // split_k.cu
 

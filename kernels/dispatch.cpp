@@ -179,4 +179,19 @@ void run(const std::string& variant, const Problem& p, cudaStream_t stream) {
   run(find_variant(variant), p, stream);
 }
 
+namespace {
+thread_local WorkspaceAllocator* installed_allocator = nullptr;
+}  // namespace
+
+ScopedWorkspaceAllocator::ScopedWorkspaceAllocator(WorkspaceAllocator& allocator)
+    : previous_(installed_allocator) {
+  installed_allocator = &allocator;
+}
+
+ScopedWorkspaceAllocator::~ScopedWorkspaceAllocator() { installed_allocator = previous_; }
+
+namespace detail {
+WorkspaceAllocator* installed_workspace_allocator() { return installed_allocator; }
+}  // namespace detail
+
 }  // namespace gemm

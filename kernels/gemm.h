@@ -28,6 +28,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,33 @@ const char* unavailable_reason(const Variant& variant);
 // host variants). Device variants return without synchronising; launch errors are thrown.
 void run(const Variant& variant, const Problem& p, cudaStream_t stream = nullptr);
 void run(const std::string& variant, const Problem& p, cudaStream_t stream = nullptr);
+
+// Scratch memory. Some device variants need scratch on the device for a call: split-K's partial
+// sums, K-major copies of MN-major operands, cuBLAS's workspace. By default each use keeps a
+// grow-only buffer per device and stream, allocated with cudaMalloc the first time a size is
+// needed; so a CUDA graph capture, in which cudaMalloc fails, must follow one uncaptured call of
+// each shape. A caller with a stream-ordered allocator (PyTorch's caching allocator, which also
+// serves captures from the graph's pool) installs it instead for the calls its thread makes.
+class WorkspaceAllocator {
+ public:
+  virtual ~WorkspaceAllocator() = default;
+  // `bytes` of device memory on the current device for work enqueued on `stream`. It must stay
+  // valid until the work the call enqueues completes; it is not handed back.
+  virtual void* allocate(std::size_t bytes, cudaStream_t stream) = 0;
+};
+
+// Routes this thread's scratch requests to `allocator` while the scope lives (then back to the
+// one before it, or the default).
+class ScopedWorkspaceAllocator {
+ public:
+  explicit ScopedWorkspaceAllocator(WorkspaceAllocator& allocator);
+  ~ScopedWorkspaceAllocator();
+  ScopedWorkspaceAllocator(const ScopedWorkspaceAllocator&) = delete;
+  ScopedWorkspaceAllocator& operator=(const ScopedWorkspaceAllocator&) = delete;
+
+ private:
+  WorkspaceAllocator* previous_;
+};
 
 // True when a CUDA device can be used (cuda_check.h).
 using gemm_mlp::cuda_device_available;

@@ -49,4 +49,7 @@ void launch_cpu(const Problem& p, cudaStream_t stream);          // cpu.cpp, Ope
 // The variant `auto` would run for p on the current device (see auto.cpp).
 const char* auto_choice(const Problem& p);
 
+// The allocator a ScopedWorkspaceAllocator installed on this thread, or null (dispatch.cpp).
+WorkspaceAllocator* installed_workspace_allocator();
+
 }  // namespace gemm::detail

@@ -8,7 +8,8 @@
         "TOTAL PASSED FAILED SKIPPED", then "failed NAME" per failure, "skipped NAME" per skip
 
 A skip's reason is the message GoogleTest prints under "...: Skipped" (GTEST_SKIP() << reason);
-for a test ctest did not run at all, ctest's own message (e.g. "Disabled").
+for a script test that skips by its exit status (SKIP_RETURN_CODE), the line it prints starting
+"SKIP: "; for a test ctest did not run at all, ctest's own message (e.g. "Disabled").
 """
 import collections
 import re
@@ -17,6 +18,8 @@ import xml.etree.ElementTree as ET
 
 # GoogleTest's "file:line: Skipped" line, then the reason on the lines up to "[  SKIPPED ]".
 GTEST_SKIP = re.compile(r": Skipped\n(.*?)\n?\[  SKIPPED \]", re.S)
+# A script's own line, e.g. "SKIP: PyTorch is not installed for python3".
+SCRIPT_SKIP = re.compile(r"^SKIP: (.+)$", re.M)
 
 
 def outcome(case):
@@ -33,6 +36,9 @@ def skip_reason(case):
     out = case.findtext("system-out") or ""
     match = GTEST_SKIP.search(out)
     if match and match.group(1).strip():
+        return " ".join(match.group(1).split())
+    match = SCRIPT_SKIP.search(out)
+    if match:
         return " ".join(match.group(1).split())
     skipped = case.find("skipped")
     message = skipped.get("message", "") if skipped is not None else ""

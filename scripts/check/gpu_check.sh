@@ -6,8 +6,10 @@
 # 1. fails at once without a usable GPU (nvidia-smi must list one);
 # 2. configures (Release) and builds with all cores;
 # 3. runs every test with GEMM_MLP_REQUIRE_GPU=1 (a GPU test fails rather than skips) and fails if
-#    any test failed or was skipped. The one allowed skip: RealMnist.* when the MNIST files are
-#    absent from MNIST_DIR (a data skip, not a GPU skip; it is named in the summary);
+#    any test failed or was skipped. The allowed skips: RealMnist.* when the MNIST files are
+#    absent from MNIST_DIR (a data skip, not a GPU skip; it is named in the summary), and
+#    PyTorch.* when the configure found no PyTorch to build the torch op against (where it did,
+#    they run; scripts/pytorch/torch_op_check.sh runs them and the op's measurements);
 # 4. runs gemm_bench on its default shapes (validation against cuBLAS included), on the GEMMs of
 #    the three standard models' training steps, and on NT and TN squares; writes the `auto`
 #    variant's table from those runs (gemm_bench --from-json);

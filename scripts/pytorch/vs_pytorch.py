@@ -43,6 +43,7 @@ import tempfile
 import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gemm_mlp_tools.model_list import parse_model, split_list  # noqa: E402
 from gemm_mlp_tools.train_mlp_runner import run_train_mlp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -79,30 +80,13 @@ def parse_args(argv):
     ap.add_argument("--csv", default=os.path.join(ROOT, "docs", "results", "vs_pytorch.csv"),
                     help="output CSV; the JSON sidecar goes next to it")
     args = ap.parse_args(argv)
-    args.models = [parse_model(m) for m in split_list(args.models)]
+    args.models = [parse_model(m, ap.error) for m in split_list(args.models)]
     args.precisions = split_list(args.precisions)
     if set(args.precisions) - {"fp32", "tf32"}:
         ap.error(f"--precisions takes fp32 and/or tf32, not {args.precisions}")
     if args.epochs < 1:
         ap.error("--epochs must be >= 1")
     return args
-
-
-def split_list(text):
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
-def parse_model(entry):
-    """'784-1024-1024-10:256' -> ('784-1024-1024-10', [784, 1024, 1024, 10], 256)."""
-    try:
-        layers, batch = entry.split(":")
-        sizes = [int(s) for s in layers.split("-")]
-        batch = int(batch)
-    except ValueError:
-        sys.exit(f"vs_pytorch.py: bad --models entry '{entry}' (want e.g. 784-1024-1024-10:256)")
-    if len(sizes) < 3 or sizes[0] != 784 or sizes[-1] != 10 or batch < 1:
-        sys.exit(f"vs_pytorch.py: '{entry}' must be 784-...-10 with a positive batch")
-    return layers, sizes, batch
 
 
 # --- one run, rows, output -------------------------------------------------------------------
