@@ -135,6 +135,13 @@ bool write_auto_table_file(const std::string& path, const std::string& device,
 int run_host(const Options& o) {
   if (o.device_given)
     throw UsageError("--device picks a GPU, but --variants cpu runs on the host: drop --device");
+  for (const char* flag : {"--warm-calls", "--warm-replays"})
+    if (std::find(o.timing_flags_given.begin(), o.timing_flags_given.end(), std::string(flag)) !=
+        o.timing_flags_given.end())
+      throw UsageError(std::string(flag) +
+                       " times device variants in a CUDA graph; --variants cpu runs on the host: "
+                       "drop " +
+                       flag);
   if (!o.auto_table.empty())
     throw UsageError(
         "--auto-table records the device kernels the `auto` variant chooses from; --variants cpu "

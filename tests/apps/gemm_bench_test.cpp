@@ -142,10 +142,30 @@ TEST(GemmBench, NumericFlagsAreDecimalFiniteAndInRange) {
   EXPECT_FAILS_WITH(bench + " --reps 0x20", "--reps: must be a decimal integer in 20 .. 100000");
   EXPECT_FAILS_WITH(bench + " --warmup ''", "--warmup: must be a decimal integer in 1 .. 1000");
   EXPECT_FAILS_WITH(kBench + " --device -1", "--device: must be a decimal integer in 0 .. 1023");
+  EXPECT_FAILS_WITH(kBench + " --warm-calls 1001",
+                    "--warm-calls: must be a decimal integer in 0 .. 1000");
+  EXPECT_FAILS_WITH(kBench + " --warm-replays 2",
+                    "--warm-replays: must be a decimal integer in 3 .. 10000");
   // Leading zeros are decimal, not octal: 030 reps are 30.
   const Result r = run(bench + " --reps 030 --warmup 01 --seed 007");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("1 warm-up + 30 timed runs"), std::string::npos) << r.output;
+}
+
+// The warm timing runs device variants in a CUDA graph: the host variant refuses its flags.
+TEST(GemmBench, WarmFlagsDoNotApplyToTheCpuVariant) {
+  EXPECT_FAILS_WITH(kBench + " --variants cpu --shapes 8 --warm-calls 5",
+                    "--warm-calls times device variants in a CUDA graph; --variants cpu runs on "
+                    "the host: drop --warm-calls");
+  EXPECT_FAILS_WITH(kBench + " --variants cpu --shapes 8 --warm-replays 5", "drop --warm-replays");
+}
+
+// --phases needs a build with the in-kernel timestamps; an ordinary build says how to make one,
+// before any GPU is needed.
+TEST(GemmBench, PhasesNeedTheTimestampBuild) {
+  EXPECT_FAILS_WITH(kBench + " --phases",
+                    "--phases needs the in-kernel timestamps: configure a build with "
+                    "-DGEMM_MLP_PHASE_TIMES=ON");
 }
 
 TEST(GemmBench, DeviceDoesNotApplyToTheCpuVariant) {
