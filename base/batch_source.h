@@ -1,6 +1,6 @@
 // gemm_mlp::BatchSource: a data set in device memory and an epoch's order of it, which is what a
-// gather of one batch reads: the data loader's kernels (data/loader.h) and the step kernel's
-// Gather units (engine/step_kernel.h) gather through base/gather_rows.cuh from one of these.
+// gather of one batch reads: the data loader's kernels (data/loader.cu) gather through
+// base/gather_rows.cuh from one of these.
 //
 // Batch b of the epoch (0 ≤ b < batches) is rows order[b·batch_size ..], of which there are
 // min(batch_size, count − b·batch_size); a gather for training step s takes batch s mod batches.
@@ -9,7 +9,6 @@
 #include <cuda_runtime.h>  // __host__ __device__ (empty outside nvcc)
 
 #include <cstdint>
-#include <string>
 
 namespace gemm_mlp {
 
@@ -20,8 +19,6 @@ struct BatchSource {
   int count = 0, features = 0;
   int batch_size = 0;  // rows of a full batch
   int batches = 0;     // batches an epoch: all of them, or the full ones where the rest is dropped
-
-  int full_batch() const { return batch_size < count ? batch_size : count; }
 };
 
 // Rows of batch `batch` of an epoch (mod its batches): the first, in the source's order, and how
@@ -33,21 +30,6 @@ __host__ __device__ inline BatchRows batch_rows(const BatchSource& s, int64_t ba
   const int first = static_cast<int>(batch % s.batches) * s.batch_size;
   const int left = s.count - first;
   return {first, left < s.batch_size ? left : s.batch_size};
-}
-
-// "" when s describes a data set a gather can read: pointers set, sizes ≥ 1, and batches that
-// cover at most the data set; else the first problem found.
-inline std::string batch_source_problem(const BatchSource& s) {
-  if (s.images == nullptr || s.labels == nullptr || s.order == nullptr)
-    return "a batch source needs its images, labels and order";
-  if (s.count < 1 || s.features < 1 || s.batch_size < 1 || s.batches < 1)
-    return "a batch source's count (" + std::to_string(s.count) + "), features (" +
-           std::to_string(s.features) + "), batch size (" + std::to_string(s.batch_size) +
-           ") and batches (" + std::to_string(s.batches) + ") must all be >= 1";
-  if (static_cast<int64_t>(s.batches - 1) * s.batch_size >= s.count)
-    return "a batch source of " + std::to_string(s.count) + " rows has no batch " +
-           std::to_string(s.batches - 1) + " of " + std::to_string(s.batch_size);
-  return "";
 }
 
 }  // namespace gemm_mlp

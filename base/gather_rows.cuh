@@ -1,5 +1,5 @@
-// One batch's rows gathered from a gemm_mlp::BatchSource (base/batch_source.h): the one copy that
-// the data loader's kernels (data/loader.cu) and the step kernel's Gather units both run.
+// One batch's rows gathered from a gemm_mlp::BatchSource (base/batch_source.h), as the data
+// loader's kernels (data/loader.cu) run it.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -35,9 +35,6 @@ struct LaunchShape {
   size_t smem_bytes = 0;
   cudaStream_t stream = nullptr;
   unsigned cluster_z = 1;  // thread block clusters of (1, 1, cluster_z) blocks where > 1
-  // Every block resident at once, or the launch fails (cudaErrorCooperativeLaunchTooLarge): for a
-  // kernel whose blocks wait for each other. Launched in stream order (not dependently).
-  bool cooperative = false;
 };
 
 // kernel<<<shape>>>(args…) through cudaLaunchKernelEx, dependently where active; throws on a
@@ -51,11 +48,6 @@ void launch_kernel(void (*kernel)(Params...), const LaunchShape& shape, Args&&..
   config.stream = shape.stream;
   cudaLaunchAttribute attributes[2]{};
   unsigned count = 0;
-  if (shape.cooperative) {
-    attributes[count].id = cudaLaunchAttributeCooperative;
-    attributes[count].val.cooperative = 1;
-    ++count;
-  }
   if (shape.cluster_z > 1) {
     attributes[count].id = cudaLaunchAttributeClusterDimension;
     attributes[count].val.clusterDim.x = 1;
@@ -63,7 +55,7 @@ void launch_kernel(void (*kernel)(Params...), const LaunchShape& shape, Args&&..
     attributes[count].val.clusterDim.z = shape.cluster_z;
     ++count;
   }
-  if (dependent_launch_active() && !shape.cooperative) {
+  if (dependent_launch_active()) {
     attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attributes[count].val.programmaticStreamSerializationAllowed = 1;
     ++count;

@@ -67,11 +67,6 @@ class BatchLoader {
   // The batch buffer that batch() and batch_at() fill, sized for a full batch.
   Batch buffer() const;
 
-  // What batch() and batch_at() read on the device: the data set, the current epoch's order (as
-  // begin_epoch() uploaded it, in stream order) and the batch size; for a gather of one's own
-  // (the step kernel's, engine::Trainer::set_batch_source). Device::CUDA only; throws otherwise.
-  gemm_mlp::BatchSource source() const;
-
   // Samples skipped per epoch: count % batch_size with drop_last, else 0.
   int dropped_per_epoch() const;
 
@@ -85,6 +80,11 @@ class BatchLoader {
   cudaStream_t stream() const;
 
  private:
+  // What batch() and batch_at() read on the device: the data set, the current epoch's order (as
+  // begin_epoch() uploaded it, in stream order) and the batch size. Device::CUDA only; throws
+  // otherwise.
+  gemm_mlp::BatchSource source() const;
+
   // Owns every buffer; behind a pointer so that moves are cheap and a moved-from loader holds
   // nothing (it may only be destroyed or assigned to).
   struct Impl;

@@ -7,6 +7,5 @@
 #include "engine/module.h"
 #include "engine/ops.h"
 #include "engine/optim.h"
-#include "engine/step_kernel.h"
 #include "engine/tensor.h"
 #include "engine/trainer.h"

@@ -68,7 +68,7 @@ __global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_
   }
 }
 
-__global__ void advance_step_kernel(int64_t* step) {
+__global__ void advance_step_count_kernel(int64_t* step) {
   await_prior_kernels();
   *step += 1;
 }
@@ -110,7 +110,7 @@ void adam_step(float* w, const float* g, float* m, float* v, int64_t n, const in
 }
 
 void advance_step(int64_t* step, cudaStream_t stream) {
-  launch_kernel(advance_step_kernel, {dim3(1), dim3(1), 0, stream}, step);
+  launch_kernel(advance_step_count_kernel, {dim3(1), dim3(1), 0, stream}, step);
 }
 
 void scale_uniform(float* w, int64_t n, float bound, cudaStream_t stream) {

@@ -1,6 +1,5 @@
 // One row of each of the engine's losses, computed by the 32 lanes of one warp: what the loss
-// kernels (kernels_loss.cu) run for every row, and what a persistent step kernel's Loss units
-// run for theirs (docs/NOTES.md, "The step as one kernel").
+// kernels (kernels_loss.cu) run for every row.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -127,8 +126,8 @@ __device__ __forceinline__ LossPartial add_in_order(const LossPartial* parts, in
   return sum;
 }
 
-// A block's warps' loss partials added in warp order: what the loss kernels and the step
-// kernel's Loss units keep of a block's rows.
+// A block's warps' loss partials added in warp order: what the loss kernels keep of a block's
+// rows.
 template <int kWarps>
 __device__ __forceinline__ LossPartial add_in_warp_order(const LossPartial (&warps)[kWarps]) {
   return add_in_order(warps, kWarps);

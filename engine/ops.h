@@ -20,7 +20,7 @@ namespace engine {
 enum class Activation { None, Relu };
 
 // The GEMMs of a linear layer y = act(x·wᵀ + b) (x batch×in, w out×in) as gemm.h's problems, for
-// the ops below and the step kernel (step_kernel.h):
+// the ops below:
 //   forward          y[batch×out] = act(x·wᵀ + b)   NT, the bias (and ReLU) in the epilogue
 //   input gradient   dx[batch×in] = dy·w            NN, masked where x ≤ 0 with relu_before
 //   weight gradient  dw[out×in] = dyᵀ·x + beta·dw   TN

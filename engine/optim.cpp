@@ -119,38 +119,6 @@ Sgd::Sgd(Context& ctx, std::vector<Parameter*> params, SgdOptions options)
   if (options.momentum > 0.0f) velocity_ = Tensor(ctx.device(), 1, values_.cols());
 }
 
-std::pair<float*, float*> Optimizer::state_of(const Parameter& p) {
-  const int64_t offset = p.value.data() - values_.data();
-  if (p.value.empty() || offset < 0 || offset + p.value.size() > values_.size())
-    throw Error("optimizer: parameter '" + p.name + "' is not one of this optimizer's");
-  const auto buffers = state();
-  float* first = buffers.empty() ? nullptr : buffers[0].second->data() + offset;
-  float* second = buffers.size() < 2 ? nullptr : buffers[1].second->data() + offset;
-  return {first, second};
-}
-
-UpdateRule Optimizer::rule_of(UpdateRule::Kind kind, float weight_decay) const {
-  UpdateRule r;
-  r.kind = kind;
-  r.schedule = schedule_;
-  r.weight_decay = weight_decay;
-  return r;
-}
-
-UpdateRule Sgd::update_rule() const {
-  UpdateRule r = rule_of(UpdateRule::Kind::Sgd, options_.weight_decay);
-  r.momentum = options_.momentum;
-  return r;
-}
-
-UpdateRule Adam::update_rule() const {
-  UpdateRule r = rule_of(UpdateRule::Kind::Adam, options_.weight_decay);
-  r.beta1 = options_.beta1;
-  r.beta2 = options_.beta2;
-  r.eps = options_.eps;
-  return r;
-}
-
 std::vector<std::pair<std::string, Tensor*>> Sgd::state() {
   if (velocity_.empty()) return {};
   return {{"momentum_buffer", &velocity_}};

@@ -27,17 +27,6 @@
 
 namespace engine {
 
-// How an optimiser updates each parameter, for a kernel that runs the update itself (the step
-// kernel, step_kernel.h): the rule, its hyper-parameters and its schedule. SGD keeps a velocity
-// where momentum > 0; Adam keeps m and v.
-struct UpdateRule {
-  enum class Kind : uint8_t { Sgd, Adam };
-  Kind kind = Kind::Sgd;
-  LrSchedule schedule{};
-  float momentum = 0.0f, weight_decay = 0.0f;    // SGD, and Adam's weight decay
-  float beta1 = 0.0f, beta2 = 0.0f, eps = 0.0f;  // Adam
-};
-
 class Optimizer {
  public:
   virtual ~Optimizer();
@@ -72,15 +61,8 @@ class Optimizer {
   // Sets the step count, on the host and in the context's memory (waits for the copy).
   void set_steps(Context& ctx, int64_t steps);
 
-  virtual UpdateRule update_rule() const = 0;
-  // Parameter p's slices of the state buffers, in state()'s order (SGD's velocity; Adam's m and
-  // v), null where there is none. Throws gemm_mlp::Error where p is not one of this optimiser's.
-  std::pair<float*, float*> state_of(const Parameter& p);
-
  protected:
   Optimizer(Context& ctx, std::vector<Parameter*> params, LrSchedule schedule, const char* who);
-  // An update rule of this kind, with this optimiser's schedule and the weight decay.
-  UpdateRule rule_of(UpdateRule::Kind kind, float weight_decay) const;
   // One launch over the flat buffers' floats [offset, offset + n) (whole parameter slices).
   virtual void update(Context& ctx, int64_t offset, int64_t n) = 0;
 
@@ -108,7 +90,6 @@ class Sgd : public Optimizer {
  public:
   Sgd(Context& ctx, std::vector<Parameter*> params, SgdOptions options);
   std::vector<std::pair<std::string, Tensor*>> state() override;
-  UpdateRule update_rule() const override;
 
  private:
   void update(Context& ctx, int64_t offset, int64_t n) override;
@@ -131,7 +112,6 @@ class Adam : public Optimizer {
  public:
   Adam(Context& ctx, std::vector<Parameter*> params, AdamOptions options);
   std::vector<std::pair<std::string, Tensor*>> state() override;
-  UpdateRule update_rule() const override;
 
  private:
   void update(Context& ctx, int64_t offset, int64_t n) override;

@@ -1,7 +1,5 @@
 // The optimisers' update of one parameter, as a thread computes it: what the optimiser kernels
-// (kernels_optim.cu) run for each lane of their float4, and what a persistent step kernel's
-// Update units will run for their slices of W's and b's rows (docs/NOTES.md, "The step as one
-// kernel").
+// (kernels_optim.cu) run for each lane of their float4.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -53,18 +53,10 @@ Trainer::Trainer(Context& ctx, Module& net, const TrainerOptions& options)
       train_metrics_(ctx),
       eval_metrics_(ctx),
       use_graph_(ctx.is_cuda() && options.cuda_graph) {
-  const bool cross_entropy = options.loss == TrainerOptions::Loss::CrossEntropy;
-  if (cross_entropy)
+  if (options.loss == TrainerOptions::Loss::CrossEntropy)
     cross_entropy_.prepare(ctx, options.max_batch, outputs_);
   else
     mean_squared_error_.prepare(ctx, options.max_batch, outputs_);
-  if (options.step_kernel) {
-    const std::string why = StepKernel::unavailable_reason(ctx, net);
-    if (why.empty())
-      step_kernel_ = std::make_unique<StepKernel>(ctx, net, options.max_batch, cross_entropy);
-    else
-      step_kernel_note_ = why + "; training and evaluating without it";
-  }
 }
 
 Trainer::~Trainer() = default;
@@ -102,15 +94,11 @@ void Trainer::enqueue(const Tensor& x, const Targets& targets, const Fill* first
   optimizer_->apply(ctx_);
 }
 
-void Trainer::require_labels(const LabelTensor& labels, const Tensor& x) {
+void Trainer::step(const Tensor& x, const LabelTensor& labels, const Fill& fill, Gather gather) {
+  require_loss(TrainerOptions::Loss::CrossEntropy, "step(x, labels)");
   if (labels.size() < x.rows())
     throw Error("trainer: " + std::to_string(labels.size()) + " labels for a batch of " +
                 std::to_string(x.rows()));
-}
-
-void Trainer::step(const Tensor& x, const LabelTensor& labels, const Fill& fill, Gather gather) {
-  require_loss(TrainerOptions::Loss::CrossEntropy, "step(x, labels)");
-  require_labels(labels, x);
   Targets targets;
   targets.labels = &labels;
   run_step(x, targets, fill, gather);
@@ -132,50 +120,6 @@ void Trainer::step(const Tensor& x, const Tensor& targets, const Fill& fill, Gat
   run_step(x, t, fill, gather);
 }
 
-void Trainer::set_batch_source(const gemm_mlp::BatchSource& source) {
-  require_loss(TrainerOptions::Loss::CrossEntropy, "set_batch_source");
-  if (const std::string why = gemm_mlp::batch_source_problem(source); !why.empty())
-    throw Error("trainer: " + why);
-  batch_source_ = source;
-}
-
-void Trainer::steps(const Tensor& x, const LabelTensor& labels, const Fill& fill, int count,
-                    Gather gather) {
-  if (count < 1) throw Error("trainer: steps() of " + std::to_string(count) + " steps");
-  if (count > 1 && !fill)
-    throw Error("trainer: " + std::to_string(count) +
-                " steps gather their batches: steps() needs a fill");
-  if (count == 1 || !step_kernel_ || batch_source_.images == nullptr) {
-    for (int i = 0; i < count; ++i)
-      step(x, labels, fill, i + 1 < count ? Gather::ThisAndNext : gather);
-    return;
-  }
-  require_loss(TrainerOptions::Loss::CrossEntropy, "steps(x, labels)");
-  require_labels(labels, x);
-  // One launch: its steps after the first gather inside it, batches of x's size in this epoch.
-  const gemm_mlp::BatchSource& s = batch_source_;
-  const int64_t first_batch = steps_ % s.batches;
-  if (first_batch + count > s.batches)
-    throw Error("trainer: a launch of " + std::to_string(count) + " steps from batch " +
-                std::to_string(first_batch) + " crosses the epoch's end (" +
-                std::to_string(s.batches) + " batches): the next epoch's order is not there yet");
-  for (int i = 0; i < count; ++i)
-    if (const int rows = gemm_mlp::batch_rows(s, first_batch + i).size; rows != x.rows())
-      throw Error("trainer: a launch of " + std::to_string(count) + " steps from batch " +
-                  std::to_string(first_batch) + " reaches batch " +
-                  std::to_string(first_batch + i) + " of " + std::to_string(rows) +
-                  " rows, and x is " + x.shape() + ": a launch runs batches of one size");
-  // As run_step: this launch's first batch gathered before it unless the step before did.
-  const bool prefilled = x.data() == prefilled_x_ && labels.data() == prefilled_targets_;
-  if (!prefilled) fill(ctx_.stream(), optimizer_->device_step());
-  const StepKernel::NextBatch next{s, gather == Gather::ThisAndNext};
-  step_kernel_->train(ctx_, x, labels.data(), train_metrics_, *optimizer_, &next, count);
-  const bool fill_next = gather == Gather::ThisAndNext;
-  prefilled_x_ = fill_next ? x.data() : nullptr;
-  prefilled_targets_ = fill_next ? labels.data() : nullptr;
-  steps_ += count;
-}
-
 void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill, Gather gather) {
   if (x.rows() < 1 || x.rows() > options_.max_batch)
     throw Error("trainer: a batch of " + std::to_string(x.rows()) + " rows, prepared for 1.." +
@@ -193,17 +137,7 @@ void Trainer::run_step(const Tensor& x, const Targets& targets, const Fill& fill
   // host more than the overlap gains. The step before a capture takes them too, so that it sizes
   // the side streams' workspaces.
   const bool branched = options_.parallel_step;
-  if (step_kernel_) {
-    // The step as one launch (StepKernel::train): this step's batch gathered before it where it
-    // is not there yet, and the next one's inside it where there is a batch source, else after it
-    // (once it has counted the step).
-    if (first != nullptr) (*first)(ctx_.stream(), optimizer_->device_step());
-    const bool inside = next != nullptr && batch_source_.images != nullptr;
-    const StepKernel::NextBatch next_batch{batch_source_, true};
-    step_kernel_->train(ctx_, x, targets.data(), train_metrics_, *optimizer_,
-                        inside ? &next_batch : nullptr);
-    if (next != nullptr && !inside) (*next)(ctx_.stream(), optimizer_->device_step());
-  } else if (!use_graph_ || !full) {
+  if (!use_graph_ || !full) {
     enqueue(x, targets, first, next, branched && options_.branch_launch_by_launch);
   } else if (!warmed_up_) {
     enqueue(x, targets, first, next, branched);
@@ -331,15 +265,6 @@ MetricTotals Trainer::evaluate_in_batches(const Tensor& x, int target_count,
     const int size = std::min(b, n - start);
     const Tensor xb =
         Tensor::view(ctx_.device(), x.data() + static_cast<int64_t>(start) * f, size, f);
-    if (step_kernel_) {
-      const void* batch_targets =
-          targets.labels != nullptr
-              ? static_cast<const void*>(targets.labels->data() + start)
-              : static_cast<const void*>(targets.values->data() +
-                                         static_cast<int64_t>(start) * outputs_);
-      step_kernel_->evaluate(ctx_, xb, batch_targets, eval_metrics_);
-      continue;
-    }
     const Tensor& output = net_.forward(ctx_, xb);
     if (targets.labels != nullptr) {
       const LabelTensor yb = LabelTensor::view(ctx_.device(), targets.labels->data() + start, size);
@@ -351,7 +276,6 @@ MetricTotals Trainer::evaluate_in_batches(const Tensor& x, int target_count,
       mean_squared_error_.forward(ctx_, output, yb, eval_metrics_);
     }
   }
-  if (step_kernel_) step_kernel_->check(ctx_);  // a wait that gave up: its unit and counter
   return eval_metrics_.read(ctx_);
 }
 

@@ -52,12 +52,10 @@
 #include <string>
 #include <vector>
 
-#include "base/batch_source.h"
 #include "engine/context.h"
 #include "engine/loss.h"
 #include "engine/module.h"
 #include "engine/optim.h"
-#include "engine/step_kernel.h"
 #include "engine/tensor.h"
 
 namespace engine {
@@ -75,10 +73,6 @@ struct TrainerOptions {
   // With parallel_step, steps launched one by one branch too: slower on the host, but the kernels
   // run in the graph's order (scripts/check/critical_path.py profiles them so).
   bool branch_launch_by_launch = false;
-  // CUDA only: step() runs each training step, steps() a run of them (with a batch source), and
-  // evaluate() each batch as one launch of the step kernel (step_kernel.h) where it serves this
-  // network and variant; where it does not, step_kernel_note() says why and they run as without.
-  bool step_kernel = false;
 };
 
 // The training loss became NaN or infinite: thrown by Trainer::take_metrics and peek_metrics.
@@ -123,23 +117,6 @@ class Trainer {
   void step(const Tensor& x, const Tensor& targets, const Fill& fill = nullptr,
             Gather gather = Gather::ThisStep);
 
-  // `count` steps (≥ 1) on the batches that fill gathers into x and labels, the last one's next
-  // batch gathered as `gather` says: as many step() calls, each but the last gathering the next
-  // batch at its end (Gather::ThisAndNext); or, on the step kernel with a batch source
-  // (set_batch_source), one launch (StepKernel::train) whose Gather units gather them. A count
-  // above 1 needs a fill, and on the step kernel a launch's steps after the first on full batches
-  // of one epoch (else a gemm_mlp::Error naming the batch): a partial batch, or the next epoch's
-  // order, is for a launch of its own.
-  void steps(const Tensor& x, const LabelTensor& labels, const Fill& fill, int count,
-             Gather gather = Gather::ThisStep);
-
-  // Where the step kernel trains (step_kernel_active()), the next batch is gathered inside its
-  // launch, from `source`, rather than by the fill after it: the fill's batches, which must be
-  // the ones `source` describes, into the x and labels that step() and steps() are given (a
-  // data::BatchLoader's source() and buffer()). Cross-entropy only; throws gemm_mlp::Error with
-  // the squared error or a source that describes no data set.
-  void set_batch_source(const gemm_mlp::BatchSource& source);
-
   // The loss (and, for cross-entropy, accuracy) of the steps since the last call; waits for the
   // device once. Throws NonFiniteLoss (the metrics start over all the same) when that loss is NaN
   // or infinite.
@@ -171,12 +148,6 @@ class Trainer {
     return use_graph_ && (static_cast<bool>(graphs_[0].exec) || static_cast<bool>(graphs_[1].exec));
   }
   const std::string& graph_note() const { return graph_note_; }
-  // Whether training and evaluate() run on the step kernel, and if options.step_kernel asked for
-  // it but they do not, why not ("" otherwise).
-  bool step_kernel_active() const { return static_cast<bool>(step_kernel_); }
-  // The step kernel they run on (null where they do not), for measuring and tuning it.
-  StepKernel* step_kernel() { return step_kernel_.get(); }
-  const std::string& step_kernel_note() const { return step_kernel_note_; }
 
  private:
   // What a step's loss compares the network's output with: one of the two is set.
@@ -187,8 +158,6 @@ class Trainer {
   };
 
   void require_loss(TrainerOptions::Loss wanted, const char* call) const;
-  // At least a label a row of x.
-  static void require_labels(const LabelTensor& labels, const Tensor& x);
   void run_step(const Tensor& x, const Targets& targets, const Fill& fill, Gather gather);
   // first: the fill queued before the step (null: none); next: the one queued at its end, for the
   // next step (null: none). branched: the step's independent parts on side streams
@@ -222,9 +191,6 @@ class Trainer {
   };
   StepGraph graphs_[2];  // [0]: Gather::ThisStep, [1]: Gather::ThisAndNext
   std::string graph_note_;
-  std::unique_ptr<StepKernel> step_kernel_;  // with options.step_kernel, where it serves
-  std::string step_kernel_note_;
-  gemm_mlp::BatchSource batch_source_;  // set_batch_source()'s; images null until then
   // The buffers the last step gathered the next batch into (null: it did not).
   const float* prefilled_x_ = nullptr;
   const void* prefilled_targets_ = nullptr;

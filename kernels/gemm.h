@@ -1,7 +1,6 @@
 // The public GEMM contract. Outside kernels/, code includes this header and nothing else from
-// kernels/ (tests/kernels and tools/tune, which test and tune the kernels, excepted, and the
-// engine's step kernel, which also runs kernels/fast/step_tile.cuh's tile); the project's ground
-// floor, base/, is for everyone.
+// kernels/ (tests/kernels and tools/tune, which test and tune the kernels, excepted); the
+// project's ground floor, base/, is for everyone.
 //
 //   C[M×N] = alpha · op(A)[M×K] · op(B)[K×N] + beta · C        (row-major, as BLAS but row-major)
 //

@@ -17,28 +17,21 @@ engine::Trainer::Fill gather_from(data::BatchLoader& loader) {
 }  // namespace
 
 int run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine::Tensor& x,
-              const engine::LabelTensor& y, Progress* progress, int first, int steps_per_launch) {
+              const engine::LabelTensor& y, Progress* progress, int first) {
   const engine::Trainer::Fill gather = gather_from(loader);
   const int batches = loader.num_batches(), b = loader.batch_size();
-  const int full_batches = std::min(batches, loader.count() / b);  // x.rows() each
-  for (int i = first; i < batches;) {
+  for (int i = first; i < batches; ++i) {
     if (stop_signal() != 0) return i;
     const int size = std::min(b, loader.count() - i * b);
-    int count = 1;
-    if (size == x.rows()) {
-      count = std::min(steps_per_launch, full_batches - i);
-      if (progress) count = std::min(count, progress->steps_to_next_line(i));
-    }
-    // Each launch's last step gathers the next one's batch at its end, off the next launch's
-    // chain, but not across the epoch's end: the next epoch has a new order.
-    const auto plan = i + count < batches ? engine::Trainer::Gather::ThisAndNext
-                                          : engine::Trainer::Gather::ThisStep;
+    // Each step gathers the next one's batch at its end, off the next step's chain, but not across
+    // the epoch's end: the next epoch has a new order.
+    const auto plan =
+        i + 1 < batches ? engine::Trainer::Gather::ThisAndNext : engine::Trainer::Gather::ThisStep;
     if (size == x.rows())
-      trainer.steps(x, y, gather, count, plan);
+      trainer.step(x, y, gather, plan);
     else  // the epoch's last, partial batch: the first rows of the same buffers
       trainer.step(x.first_rows(size), y.first(size), gather, plan);
-    i += count;
-    if (progress) progress->update(i);
+    if (progress) progress->update(i + 1);
   }
   return batches;
 }

@@ -13,12 +13,8 @@
 // device-side step counter (BatchLoader::batch_at), so that a replayed graph gathers a new batch
 // each time, and a run resumed at step `first` of the epoch gathers that step's batch. Every step
 // but the epoch's last also gathers the next step's batch at its end (Gather::ThisAndNext).
-// Full batches go up to steps_per_launch at a time to Trainer::steps (one launch where the step
-// kernel runs them), up to the epoch's last full batch and the progress's next line; a stop
-// signal is seen between them.
 int run_epoch(engine::Trainer& trainer, data::BatchLoader& loader, const engine::Tensor& x,
-              const engine::LabelTensor& y, Progress* progress, int first = 0,
-              int steps_per_launch = 1);
+              const engine::LabelTensor& y, Progress* progress, int first = 0);
 
 // The GEMM time of one epoch, measured on a scratch copy of the model (built after the real one,
 // so the real one's initialisation does not depend on it); it also loads every kernel and cuBLAS

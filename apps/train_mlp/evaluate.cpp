@@ -33,8 +33,6 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
   models::MLP mlp(ctx, sizes.inputs, sizes.hidden, sizes.classes);
   engine::TrainerOptions t = trainer_options(o, 0, false);
   engine::Trainer trainer(ctx, mlp, t);
-  if (!trainer.step_kernel_note().empty())
-    std::cout << "note: " << trainer.step_kernel_note() << "\n";
   engine::load_parameters(ctx, file, mlp.parameters());  // every tensor's checksum verified
   data::BatchLoader test_data(test_set, o.batch, o.seed, device, false, ctx.stream());
   const engine::MetricTotals te = trainer.evaluate(

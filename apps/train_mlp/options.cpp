@@ -31,7 +31,6 @@ using apps::Range;
 // (parse_int, parse_real, ...). Those with a default start as its text, shown by --help.
 struct NumberTexts {
   std::string seed, epochs, batch, momentum, weight_decay, lr, train_limit, log_interval, hidden;
-  std::string steps_per_launch;
 
   explicit NumberTexts(const Options& o) {
     const auto text_of = [](double v) {
@@ -118,15 +117,6 @@ CLI::Option* add_flags(CLI::App& app, Options& o, NumberTexts& texts) {
   app.add_flag("--no-graph", o.no_graph,
                "Run each training step launch by launch instead of replaying one CUDA graph "
                "(same results, bit for bit; for comparison and debugging)");
-  app.add_flag("--step-kernel", o.step_kernel,
-               "Train and evaluate through the step kernel, one persistent launch a step or a "
-               "batch (tf32_fast, tf32x3_fast and auto on Hopper; elsewhere a note says why, and "
-               "training and evaluation run without it)");
-  app.add_option("--steps-per-launch", texts.steps_per_launch,
-                 "With --step-kernel, up to N training steps in one launch, each gathering the "
-                 "next batch inside it (a launch ends at an epoch's last full batch and at each "
-                 "--log-interval line; default 16)")
-      ->type_name("UINT");
   app.add_flag("--serial-step", o.serial_step,
                "Queue each training step's kernels one after another on one stream, instead of "
                "running its independent gradients and updates side by side (same results, bit "
@@ -179,8 +169,6 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     if (given("--train-limit")) o.train_limit = parse_int("--train-limit", texts.train_limit, 0);
     if (given("--log-interval"))
       o.log_interval = parse_int("--log-interval", texts.log_interval, 0);
-    if (given("--steps-per-launch"))
-      o.steps_per_launch = parse_int("--steps-per-launch", texts.steps_per_launch, 1);
     parse_choice("--optimizer", o.optimizer, "sgd", "adam");
     parse_choice("--schedule", o.schedule, "cosine", "constant");
     if (data::find_dataset(o.dataset) == nullptr)
@@ -228,10 +216,6 @@ void complete_options(Options& o) {
     }
   }
   if (o.given.count("--results")) require_writable("--results", o.results);
-  if (o.given.count("--steps-per-launch") && !o.step_kernel)
-    throw std::runtime_error(
-        "--steps-per-launch sets how many steps one launch of the step kernel runs; give "
-        "--step-kernel too");
   if (o.branched_no_graph && !o.no_graph)
     throw std::runtime_error("--branched-no-graph changes how --no-graph runs; give both");
   if (o.branched_no_graph && o.serial_step)
@@ -273,7 +257,6 @@ engine::TrainerOptions trainer_options(const Options& o, int64_t total_steps, bo
   t.cuda_graph = cuda_graph;
   t.parallel_step = !o.serial_step;
   t.branch_launch_by_launch = o.branched_no_graph;
-  t.step_kernel = o.step_kernel;
   if (o.optimizer == "sgd") {
     t.optimizer = engine::TrainerOptions::Optimizer::Sgd;
     t.sgd = {learning_rate(o), o.momentum, o.weight_decay, total_steps};

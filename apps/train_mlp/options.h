@@ -35,11 +35,7 @@ struct Options {
   bool serial_step = false;
   bool no_dependent_launch = false;
   bool branched_no_graph = false;
-  bool step_kernel = false;  // --step-kernel: train and evaluate through the step kernel
-  // --steps-per-launch: training steps in one launch of it (16 paid 5% over 1 on the H200, as 4
-  // did: docs/NOTES.md, "Several steps a launch")
-  int steps_per_launch = 16;
-  std::string step_graph;    // --step-graph: the captured step's topology, as JSON
+  std::string step_graph;  // --step-graph: the captured step's topology, as JSON
   std::string schedule = "cosine";
   std::string history;
   int log_interval = 0;

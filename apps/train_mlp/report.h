@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -63,12 +62,6 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
   ~Progress() {
     if (drawn_) std::fprintf(stderr, "\r%78s\r", "");  // clear the line for the epoch's summary
-  }
-
-  // Steps from `done` to the next --log-interval line (a launch of several steps ends there);
-  // without lines, INT_MAX.
-  int steps_to_next_line(int done) const {
-    return log_interval_ > 0 ? log_interval_ - done % log_interval_ : INT_MAX;
   }
 
   void update(int done) {

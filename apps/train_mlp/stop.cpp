@@ -61,7 +61,5 @@ std::string resume_command(const Options& o) {
   if (o.serial_step) command += " --serial-step";
   if (o.no_dependent_launch) command += " --no-dependent-launch";
   if (o.branched_no_graph) command += " --branched-no-graph";
-  if (o.step_kernel) command += " --step-kernel";
-  repeat("--steps-per-launch", std::to_string(o.steps_per_launch));
   return command;
 }

@@ -118,8 +118,6 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
                                            variant.name);
     ctx.set_gemm_timing(false);
   }
-  // The step kernel gathers the next batch inside its launch, from the loader's device data.
-  if (trainer.step_kernel_active()) trainer.set_batch_source(train_data.source());
   std::optional<StepGraphRecorder> step_graph;  // the real trainer's capture, not the profiler's
   if (!o.step_graph.empty()) step_graph.emplace(ctx);
 
@@ -133,8 +131,6 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   RunResult result;
   result.variant = variant.name;
   bool graph_noted = false;
-  if (!trainer.step_kernel_note().empty())
-    std::cout << "[" << variant.name << "] note: " << trainer.step_kernel_note() << "\n";
   // The step count of the last save to o.save (the resumed one, when it is the same file).
   int64_t saved_at = resumed && o.save == o.resume ? trainer.steps() : -1;
   // The trainer's NonFiniteLoss (a step's loss NaN or infinite: engine/trainer.h), the one check
@@ -148,7 +144,7 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
       int done;
       {
         Progress progress(trainer, variant.name, epoch, batches, o.log_interval, first);
-        done = run_epoch(trainer, train_data, x, y, &progress, first, o.steps_per_launch);
+        done = run_epoch(trainer, train_data, x, y, &progress, first);
       }
       const engine::EpochTimes times = ctx.end_epoch();
       if (done < batches)  // stopped by a signal, between two steps

@@ -7,7 +7,8 @@
 
 namespace gemm::detail {
 
-int max_active_clusters(const void* kernel, int cluster_size, int threads, int smem_bytes) {
+bool clusters_fit_at_once(const void* kernel, long clusters, int cluster_size, int threads,
+                          int smem_bytes) {
   static std::mutex mutex;
   static std::map<std::tuple<const void*, int, int>, int> max_active;  // kernel, size, device
   int device = 0;
@@ -31,12 +32,7 @@ int max_active_clusters(const void* kernel, int cluster_size, int threads, int s
     CUDA_CHECK(cudaOccupancyMaxActiveClusters(&count, kernel, &config));
     found = max_active.emplace(key, count).first;
   }
-  return found->second;
-}
-
-bool clusters_fit_at_once(const void* kernel, long clusters, int cluster_size, int threads,
-                          int smem_bytes) {
-  return clusters <= max_active_clusters(kernel, cluster_size, threads, smem_bytes);
+  return clusters <= found->second;
 }
 
 }  // namespace gemm::detail

@@ -59,14 +59,11 @@ __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const f
 #endif
 }
 
-// How many clusters of (1, 1, cluster_size) blocks of `kernel` (threads and smem_bytes of dynamic
-// shared memory each, already allowed) can be resident at once on the current device
-// (cudaOccupancyMaxActiveClusters, cached per kernel, size and device). A cluster's blocks must
-// share a GPC: with one block per multiprocessor, fewer clusters fit than sms / cluster_size.
-int max_active_clusters(const void* kernel, int cluster_size, int threads, int smem_bytes);
-
-// Whether `clusters` such clusters can all be resident at once; those that do not wait for a
-// second wave.
+// Whether `clusters` clusters of (1, 1, cluster_size) blocks of `kernel` (threads and smem_bytes
+// of dynamic shared memory each, already allowed) can all be resident at once on the current
+// device (cudaOccupancyMaxActiveClusters, cached per kernel, size and device). A cluster's blocks
+// must share a GPC: with one block per multiprocessor, fewer clusters fit than sms / cluster_size,
+// and those that do not wait for a second wave.
 bool clusters_fit_at_once(const void* kernel, long clusters, int cluster_size, int threads,
                           int smem_bytes);
 

@@ -14,8 +14,7 @@
 //     size of a TF32 one and more of them fit (docs/NOTES.md, "tf32x3_fast").
 // The two roles are device functions over one output tile (ws_produce_tile, ws_consume_tile) that
 // carry the barriers' phases in a running count of K tiles, so that the kernel here runs one tile
-// a block and the persistent form (wgmma_pipeline_persistent.cuh) tile after tile, as a step
-// kernel will (docs/NOTES.md, "The step as one kernel").
+// a block and the persistent form (wgmma_pipeline_persistent.cuh) tile after tile.
 // Also the swizzled MN-major tile map of the register-A kernel (wgmma_register_a.cu). sm_90a only:
 // include from files that kernels/CMakeLists.txt compiles for sm_90a.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
@@ -218,17 +217,14 @@ struct WsPipelineSmem {
 // g % kStages and slot g % kRing. Step g waits until the consumers have emptied its stage (its
 // previous tile, g − S), has thread 0 start the direct TMA copies into it, transposes the staged
 // tiles (copied kSlots steps earlier) into it, and arrives on its "full" barrier; then thread 0
-// refills the slot just read with tile kt + kSlots. other_gemms: the block may run this layout's
-// tiles of other GEMMs after this one (a step kernel's), which may stage where this one does not;
-// then a tile with nothing to stage (its MN-major operands copied by the threads) has thread 0
-// complete slot g's phase itself, so that the next tile finds every slot's phase where g says.
+// refills the slot just read with tile kt + kSlots.
 template <class Cfg, bool KMajorA, bool KMajorB>
 __device__ __forceinline__ void ws_produce_tile(const WsPipelineSmem<Cfg, KMajorA, KMajorB>& s,
                                                 const ProducerOperand<Cfg::kBm, KMajorA>& pa,
                                                 const ProducerOperand<Cfg::kBn, KMajorB>& pb,
                                                 const Operand<KMajorA>& a,
                                                 const Operand<KMajorB>& b, int k_tiles, int issued,
-                                                int ptid, bool other_gemms = false) {
+                                                int ptid) {
   using Layout = typename Cfg::template For<KMajorA, KMajorB>;
   const int direct_bytes = pa.direct_bytes() + pb.direct_bytes();
   const int staged_bytes = pa.staged_bytes() + pb.staged_bytes();
@@ -253,12 +249,7 @@ __device__ __forceinline__ void ws_produce_tile(const WsPipelineSmem<Cfg, KMajor
       pb.copy_direct(s.b_tile(stage), kt, &s.full[stage]);
     }
     const int slot = g % Layout::kRing;
-    if (staged_bytes > 0) {
-      mbarrier_wait(&s.staged[slot], (g / Layout::kRing) & 1);
-    } else if (Layout::kSlots > 0 && other_gemms && ptid == 0) {
-      mbarrier_arrive(&s.staged[slot]);  // nothing staged: the phase completed and waited for,
-      mbarrier_wait(&s.staged[slot], (g / Layout::kRing) & 1);  // as a staging tile's would be
-    }
+    if (staged_bytes > 0) mbarrier_wait(&s.staged[slot], (g / Layout::kRing) & 1);
     pa.store(s.a_tile(stage), s.a_slot(slot), a, kt, ptid);
     pb.store(s.b_tile(stage), s.b_slot(slot), b, kt, ptid);
     if (uses_cp_async) {

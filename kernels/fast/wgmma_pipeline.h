@@ -17,8 +17,7 @@ void launch_tf32x3_pipeline(const Problem& p, cudaStream_t stream);
 
 // The same tiles (tf32_fast's 128×128, tf32x3_fast's) run persistently: min(blocks, tiles) blocks,
 // each taking output tiles b, b + blocks, … with its barriers' phases carried from one tile to the
-// next, as a persistent step kernel runs them (docs/NOTES.md, "The step as one kernel"). K unsplit;
-// any layout and alignment.
+// next. K unsplit; any layout and alignment.
 void launch_tf32_pipeline_persistent(const Problem& p, int blocks, cudaStream_t stream);
 void launch_tf32x3_pipeline_persistent(const Problem& p, int blocks, cudaStream_t stream);
 

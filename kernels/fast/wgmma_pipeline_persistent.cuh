@@ -1,7 +1,7 @@
-// The production wgmma pipeline (wgmma_pipeline.cuh) run persistently, as a step kernel runs its
-// GEMM tiles (docs/NOTES.md, "The step as one kernel"): each block computes output tile after
-// output tile with the pipeline's two roles, their barriers' phases carried from one tile to the
-// next. sm_90a only: include from files that kernels/CMakeLists.txt compiles for sm_90a.
+// The production wgmma pipeline (wgmma_pipeline.cuh) run persistently: each block computes output
+// tile after output tile with the pipeline's two roles, their barriers' phases carried from one
+// tile to the next. sm_90a only: include from files that kernels/CMakeLists.txt compiles for
+// sm_90a.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #pragma once
 
@@ -12,11 +12,11 @@
 
 namespace gemm::detail {
 
-// The pipeline run persistently, as a step kernel runs its GEMM tiles (docs/NOTES.md, "The step
-// as one kernel"): block b takes output tiles b, b + gridDim.x, … over the whole of K (no split),
-// its barriers initialised once and their phases carried from one tile to the next. The output
-// tile is staged over the stages, so the producer starts a tile's copies only once every consumer
-// has stored the block's last one ("output_free"). Any grid: blocks never wait for each other.
+// The pipeline run persistently: block b takes output tiles b, b + gridDim.x, … over the whole of K
+// (no split), its barriers initialised once and their phases carried from one tile to the next. The
+// output tile is staged over the stages, so the producer starts a tile's copies only once every
+// consumer has stored the block's last one ("output_free"). Any grid: blocks never wait for each
+// other.
 template <class Cfg, bool KMajorA, bool KMajorB>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_pipeline_persistent_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c,

@@ -1,5 +1,5 @@
 // The production pipeline's tiles (wgmma_pipeline.cuh), for tf32_fast and tf32x3_fast and for the
-// persistent kernels that run them tile by tile (step_tile.cuh). Measured on the H200
+// persistent form that runs them tile by tile (wgmma_pipeline_persistent.cuh). Measured on the H200
 // (docs/results/tuning_wgmma_h200.txt, tools/tune/wgmma_tiles): two consumers of 128×128 on a
 // 256×128 tile for large grids; 128×128 (two consumers of 64×128) with split-K when the large tile
 // leaves multiprocessors idle. 3×TF32 stages are twice the size, so its tile is 128×128, its

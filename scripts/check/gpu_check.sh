@@ -14,12 +14,7 @@
 #    the three standard models' training steps, and on NT and TN squares; writes the `auto`
 #    variant's table from those runs (gemm_bench --from-json);
 # 4b. runs compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every device
-#    variant on odd shapes with each epilogue, and over the step kernel's tests and its tiles' tests
-#    (scripts/check/sanitize.sh; every row must be 0);
-# 4c. times the step kernel's evaluation against launch by launch (apps/step_bench) and its
-#    training steps against the graph step (step_bench --train), and where
-#    train_mlp was built and MNIST is present, training through it against the graph step
-#    (scripts/check/step_train.py);
+#    variant on odd shapes with each epilogue (scripts/check/sanitize.sh; every row must be 0);
 # 5. if train_mlp was built and MNIST is present, runs a short training comparison, once with the
 #    whole step replayed as one CUDA graph and once launch by launch (--no-graph);
 # 5b. if train_mlp was built and MNIST is present, scripts/check/odd_widths.py: the production
@@ -46,12 +41,6 @@
 #                      GemmBench.ShippedAutoTableIsWhatTheCommittedRunsMake checks them; rebuild,
 #                      then run the odd step)
 #   sanitizers.csv, sanitizers.log, racecheck_named_barrier.txt   scripts/check/sanitize.sh
-#   step_bench.csv     step_bench: the step kernel's evaluation against launch by launch
-#   step_timeline.csv  step_bench: every unit's times in one full batch of each case
-#   step_bench_train.csv, step_timeline_train.csv  step_bench --train: training steps, graph
-#                      step against the step kernel (a tile a block or not), and their units
-#   step_train.csv     scripts/check/step_train.py: training through the step kernel against the
-#                      graph step, s/epoch and test accuracy
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)
 #   train_compare_nograph.csv   the same, launch by launch
 #   odd_widths.csv     scripts/check/odd_widths.py: s/epoch per odd model and variant (the rules'
@@ -71,11 +60,11 @@
 #                 left unbuilt show up in ctest as skipped "<name>_NOT_BUILT" tests, which fail
 #                 the check: restrict CTEST_ARGS accordingly (e.g. "-R Gemm")
 #   MNIST_DIR     MNIST files (default data/mnist)
-#   STEPS         comma-separated subset of build,test,bench,sanitize,step,train,odd,vs,path
-#                 (default: all nine), e.g. to split the check across several shorter commands that
-#                 share BUILD_DIR
-#   SANITIZE_VARIANTS  the sanitize step's variants (word-split; default: every device variant,
-#                 step_kernel, step_gather and step_tile), e.g. "step_kernel step_tile"
+#   STEPS         comma-separated subset of build,test,bench,sanitize,train,odd,vs,path
+#                 (default: all eight), e.g. to split the check across several shorter commands that
+#                 share BUILD_DIR; an unknown name is an error
+#   SANITIZE_VARIANTS  the sanitize step's variants (word-split; default: every device variant),
+#                 e.g. "tf32_fast tf32x3_fast"
 #   CTEST_ARGS    extra ctest arguments (word-split), e.g. "-R Gemm"
 #   BENCH_ARGS    extra gemm_bench arguments (word-split), e.g. "--max-seconds-per-case 5"; the
 #                 table's --from-json step takes none
@@ -103,7 +92,14 @@ build_dir=${BUILD_DIR:-build-gpu}
 case "$build_dir" in /*) ;; *) build_dir="$repo/$build_dir" ;; esac
 mnist_dir=${MNIST_DIR:-data/mnist}
 case "$mnist_dir" in /*) ;; *) mnist_dir="$repo/$mnist_dir" ;; esac
-steps=",${STEPS:-build,test,bench,sanitize,step,train,odd,vs,path},"
+all_steps=build,test,bench,sanitize,train,odd,vs,path
+steps=",${STEPS:-$all_steps},"
+for step in ${steps//,/ }; do
+  if [[ ",$all_steps," != *",$step,"* ]]; then
+    echo "gpu_check.sh: unknown step '$step' in STEPS (the steps: $all_steps)" >&2
+    exit 2
+  fi
+done
 jobs=$(nproc)
 
 main_log="$out/gpu_check.log"

@@ -6,23 +6,14 @@
 #
 # Each (variant, tool) pair runs gemm_sanitizer_cases VARIANT (tests/kernels/sanitizer_cases.cpp:
 # 72 cases of odd shapes, every layout and epilogue, each checked against the oracle) under the
-# tool, several pairs at a time. Three pseudo-variants (in the default list) run tests instead,
-# none skipped, their cases being the tests passed: step_kernel, the step kernel's tests
-# (engine_gpu_test --gtest_filter='StepKernel.*', as 6 GoogleTest shards a tool, each a pair of
-# its own: whole, its racecheck ran 430 s beside the other pairs; its waits' limit raised to
-# 300 s, GEMM_MLP_STEP_WAIT_S, for a unit slowed a hundredfold), step_gather, the trainer's
-# tests of the step kernel's gathers and launches of several steps (engine_loader_test
-# --gtest_filter='TrainerGather.TheStepKernel*', a shard a test, each under racecheck 4-5
-# minutes), and step_tile, its tiles in three layouts (test_step_tile). Writes to <out-dir>:
+# tool, several pairs at a time. Writes to <out-dir>:
 #   sanitizers.csv               variant,tool,cases,errors (errors: the tool's errors, or for
 #                                racecheck its hazards, errors and warnings together; a run whose
-#                                results were wrong or that printed no summary counts as an error;
-#                                a sharded variant's row sums its shards)
+#                                results were wrong or that printed no summary counts as an error)
 #   sanitizers.log               every run's output, the first 20 reports of each
 #   racecheck_named_barrier.txt  racecheck on the barrier patterns of racecheck_named_barrier.cu
 # SANITIZE_TOOLS (word-split) runs only those tools, e.g. "racecheck" after a change to tests alone.
-# SANITIZE_PAIR_LIMIT_S bounds each pair (default 900 s: racecheck ran a single training test of
-# the trainer's step-kernel gathers 270-320 s with 4 other pairs beside it, and past 400 s with 7).
+# SANITIZE_PAIR_LIMIT_S bounds each pair (default 900 s).
 # Exit status 0 when every row has 0 errors and the control pattern's race was reported.
 set -euo pipefail
 if [ $# -lt 2 ]; then
@@ -35,19 +26,13 @@ out=$(cd "$2" && pwd)
 shift 2
 cases_bin=$build/tests/kernels/gemm_sanitizer_cases
 pattern_bin=$build/tests/kernels/racecheck_named_barrier
-engine_bin=$build/tests/engine/engine_gpu_test
-loader_bin=$build/tests/engine/engine_loader_test
-tile_bin=$build/tests/kernels/test_step_tile
-for b in "$cases_bin" "$pattern_bin" "$engine_bin" "$loader_bin" "$tile_bin"; do
+for b in "$cases_bin" "$pattern_bin"; do
   [ -x "$b" ] || { echo "sanitize.sh: $b was not built" >&2; exit 1; }
 done
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 [ -x "$sanitizer" ] || { echo "sanitize.sh: compute-sanitizer not found" >&2; exit 1; }
 variants=("$@")
-if [ ${#variants[@]} -eq 0 ]; then
-  mapfile -t variants < <("$cases_bin" --list)
-  variants+=(step_kernel step_gather step_tile)
-fi
+[ ${#variants[@]} -gt 0 ] || mapfile -t variants < <("$cases_bin" --list)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Stopped (TERM or INT, e.g. by a timeout around this script): every pair's process group too,
@@ -63,31 +48,18 @@ stop_pairs() {
 }
 trap stop_pairs TERM INT
 
-# One pair, shard SHARD of the variant's tests (0 where it has one): its log in
-# $work/<variant>.<tool>.<shard>.log, its row in $work/<variant>.<tool>.<shard>.row.
+# One pair: its log in $work/<variant>.<tool>.log, its row in $work/<variant>.<tool>.row.
 run_pair() {
-  local variant=$1 tool=$2 shard=$3 rc=0 cases errors summary
-  local name="$work/$1.$2.$3" shards
+  local variant=$1 tool=$2 rc=0 cases errors summary
+  local name="$work/$1.$2"
   local log="$name.log"
-  shards=$(shards_of "$variant")
-  local -a program=("$cases_bin" "$variant")
-  case $variant in
-    step_kernel) program=("$engine_bin" --gtest_filter='StepKernel.*') ;;
-    step_gather) program=("$loader_bin" --gtest_filter='TrainerGather.TheStepKernel*') ;;
-    step_tile) program=("$tile_bin") ;;
-  esac
   # timeout runs the pair in a process group of its own (its pid), named in a file for the trap.
-  GEMM_MLP_REQUIRE_GPU=1 GEMM_MLP_STEP_WAIT_S=300 GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard timeout "$pair_limit" \
-    "$sanitizer" --tool "$tool" --print-limit 20 "${program[@]}" >"$log" 2>&1 &
+  GEMM_MLP_REQUIRE_GPU=1 timeout "$pair_limit" \
+    "$sanitizer" --tool "$tool" --print-limit 20 "$cases_bin" "$variant" >"$log" 2>&1 &
   echo $! >"$name.pid"
   wait $! || rc=$?
   rm -f "$name.pid"  # its id may be another process's by the time the trap runs
-  if [[ $variant == step_* ]]; then
-    cases=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
-    grep -q '^\[  SKIPPED \]' "$log" && rc=1
-  else
-    cases=$(sed -n "s/^$variant: \([0-9]*\) cases.*/\1/p" "$log")
-  fi
+  cases=$(sed -n "s/^$variant: \([0-9]*\) cases.*/\1/p" "$log")
   # Every summary line counts (a tool may print more than one).
   if [ "$tool" = racecheck ]; then
     summary=$(sed -n 's/.*RACECHECK SUMMARY: [0-9]* hazards displayed (\([0-9]*\) errors, \([0-9]*\) warnings).*/\1 \2/p' "$log")
@@ -101,18 +73,10 @@ run_pair() {
   fi
   echo "${cases:-0} $errors" >"$name.row"
 }
-# A variant's GoogleTest shards, each a pair: the step kernel's tests take the longest.
-shards_of() {
-  case $1 in
-    step_kernel) echo 6 ;;
-    step_gather) echo 5 ;;
-    *) echo 1 ;;
-  esac
-}
-export -f run_pair shards_of
+export -f run_pair
 pair_limit=${SANITIZE_PAIR_LIMIT_S:-900}
 [[ $pair_limit =~ ^[1-9][0-9]*$ ]] || { echo "sanitize.sh: SANITIZE_PAIR_LIMIT_S must be a positive number of seconds" >&2; exit 2; }
-export sanitizer cases_bin engine_bin loader_bin tile_bin work pair_limit
+export sanitizer cases_bin work pair_limit
 
 tools=(memcheck racecheck synccheck initcheck)
 if [ -n "${SANITIZE_TOOLS:-}" ]; then
@@ -127,28 +91,19 @@ fi
 jobs=$(( $(nproc) > 2 ? $(nproc) / 2 : 1 ))
 start=$SECONDS
 # In the background, waited for: a trap runs only once the foreground command is done.
-for v in "${variants[@]}"; do
-  n=$(shards_of "$v")
-  for t in "${tools[@]}"; do for ((i = 0; i < n; ++i)); do echo "$v $t $i"; done; done
-done | xargs -P "$jobs" -n 3 bash -c 'run_pair "$0" "$1" "$2"' &
+for v in "${variants[@]}"; do for t in "${tools[@]}"; do echo "$v $t"; done; done |
+  xargs -P "$jobs" -n 2 bash -c 'run_pair "$0" "$1"' &
 wait $!
 
 echo "variant,tool,cases,errors" >"$out/sanitizers.csv"
 : >"$out/sanitizers.log"
 status=0
 for v in "${variants[@]}"; do
-  n=$(shards_of "$v")
   for t in "${tools[@]}"; do
-    cases=0 errors=0
-    for ((i = 0; i < n; ++i)); do
-      c=0 e=1  # a pair that left no row (stopped) counts as an error
-      [ -e "$work/$v.$t.$i.row" ] && read -r c e <"$work/$v.$t.$i.row"
-      cases=$((cases + c)) errors=$((errors + e))
-      header="===== $v, $t"
-      [ "$n" -gt 1 ] && header+=", shard $((i + 1)) of $n"
-      { echo "$header"; cat "$work/$v.$t.$i.log" 2>/dev/null || echo "(no log)"; } \
-        >>"$out/sanitizers.log"
-    done
+    cases=0 errors=1  # a pair that left no row (stopped) counts as an error
+    [ -e "$work/$v.$t.row" ] && read -r cases errors <"$work/$v.$t.row"
+    { echo "===== $v, $t"; cat "$work/$v.$t.log" 2>/dev/null || echo "(no log)"; } \
+      >>"$out/sanitizers.log"
     echo "$v,$t,$cases,$errors" >>"$out/sanitizers.csv"
     [ "$errors" = 0 ] || status=1
   done

@@ -24,9 +24,7 @@ if [ $# -eq 1 ]; then
   copied=()
   for f in summary.txt gemm_bench.csv gemm_bench.json mlp_shapes.json mlp4096_shapes.json \
       auto_shapes.json train_compare.csv train_compare_nograph.csv vs_pytorch.csv vs_pytorch.json \
-      roofline.csv critical_path.csv odd_widths.csv sanitizers.csv racecheck_named_barrier.txt \
-      step_bench.csv step_timeline.csv step_bench_train.csv step_timeline_train.csv \
-      step_train.csv; do
+      roofline.csv critical_path.csv odd_widths.csv sanitizers.csv racecheck_named_barrier.txt; do
     if [ -f "$1/$f" ]; then
       cp "$1/$f" "$results/$f"
       copied+=("$f")

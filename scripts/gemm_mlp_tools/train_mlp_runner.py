@@ -8,14 +8,12 @@ import subprocess
 import sys
 
 
-def run_train_mlp(args, sizes, batch, variant, tmp, extra=""):
-    """(s_per_epoch, test_acc fraction, note) from one train_mlp run; times are None on error.
-    extra: flags after args.train_mlp_args, one string."""
+def run_train_mlp(args, sizes, batch, variant, tmp):
+    """(s_per_epoch, test_acc fraction, note) from one train_mlp run; times are None on error."""
     out = os.path.join(tmp, f"{variant}.json")
     cmd = [args.train_mlp, "--gemm", variant, "--hidden", ",".join(map(str, sizes[1:-1])),
            "--batch", str(batch), "--epochs", str(args.epochs), "--seed", str(args.seed),
            "--data-dir", args.data_dir, "--results", out] + shlex.split(args.train_mlp_args)
-    cmd += shlex.split(extra)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
     except OSError as e:

@@ -16,8 +16,6 @@ to 0 over the run; reshuffled every epoch, the last partial batch kept.
                  and a fused SGD step (which reads a tensor lr on the device). The last partial
                  batch runs eagerly, outside the graph.
   gemm-mlp       train_mlp --gemm VARIANT as a subprocess; its s/epoch and accuracy as reported.
-                 A variant named VARIANT+step_kernel is train_mlp --gemm VARIANT --step-kernel:
-                 each launch of the step kernel runs its default count of training steps.
 
 PyTorch's s/epoch is the mean over epochs of the CUDA-event time around the epoch's training
 steps (the shuffle upload and the evaluation are outside). An untimed epoch runs first (for the
@@ -70,11 +68,9 @@ def parse_args(argv):
                     help="MNIST IDX files, raw or .gz")
     ap.add_argument("--train-mlp", help="train_mlp binary",
                     default=os.path.join(ROOT, "build-gpu", "apps", "train_mlp", "train_mlp"))
-    ap.add_argument("--fp32-variants",
-                    default="fast,tf32x3_ws,tf32x3_fast,auto,tf32x3_fast+step_kernel",
+    ap.add_argument("--fp32-variants", default="fast,tf32x3_ws,tf32x3_fast,auto",
                     help="train_mlp --gemm variants for fp32 (cublas is always added)")
-    ap.add_argument("--tf32-variants",
-                    default="tf32,wgmma_ws,tf32_fast,cublas_tf32,tf32_fast+step_kernel",
+    ap.add_argument("--tf32-variants", default="tf32,wgmma_ws,tf32_fast,cublas_tf32",
                     help="train_mlp --gemm variants for tf32")
     ap.add_argument("--train-mlp-args", default="", help="extra train_mlp flags, one string")
     ap.add_argument("--csv", default=os.path.join(ROOT, "docs", "results", "vs_pytorch.csv"),
@@ -122,14 +118,7 @@ def run_all(args, data):
                     if precision == "fp32" and "cublas" not in variants:
                         variants.append("cublas")
                     for variant in variants:
-                        gemm, _, mode = variant.partition("+")
-                        extra = "--step-kernel" if mode == "step_kernel" else ""
-                        if mode not in ("", "step_kernel"):
-                            add("gemm-mlp", variant, None, None,
-                                f"unknown mode '+{mode}' (only +step_kernel)")
-                            continue
-                        add("gemm-mlp", variant,
-                            *run_train_mlp(args, sizes, batch, gemm, tmp, extra))
+                        add("gemm-mlp", variant, *run_train_mlp(args, sizes, batch, variant, tmp))
     for row in rows:
         ref = next((r["s_per_epoch"] for r in rows if r["system"] == "pytorch_graph"
                     and (r["model"], r["precision"]) == (row["model"], row["precision"])), None)

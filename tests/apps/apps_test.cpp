@@ -798,15 +798,6 @@ TEST(TrainMlp, StopBySignalSavesAndResumesExactlyOnTheGpu) {
   stop_by_signal_and_resume(" --device cuda --gemm vec", false);
 }
 
-// The same through the step kernel, whose launches gather the next batch inside them: a stop
-// between two launches saves, and the resumed run (--step-kernel kept) ends with the same bits.
-TEST(TrainMlp, StopBySignalSavesAndResumesExactlyThroughTheStepKernel) {
-  GPU_TEST_OR_SKIP();
-  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
-    GTEST_SKIP() << why;
-  stop_by_signal_and_resume(" --device cuda --gemm tf32_fast --step-kernel", false);
-}
-
 // kill -9 at moments spread over a run whose time goes mostly to saving (one step an epoch): each
 // time, the checkpoint left is a pair that resumes, and the run carries on to the end with one
 // history.
@@ -1181,66 +1172,6 @@ TEST(TrainSpiral, EmptyGemmAndHugeHiddenAreErrors) {
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
-}
-
-// --step-kernel where the step kernel cannot serve (here: the CPU): a note says why, once, and
-// the test set is evaluated launch by launch, with the same scores as without the switch.
-TEST(TrainMlp, StepKernelWhereItCannotServeSaysWhyAndEvaluatesAsBefore) {
-  const std::string dir = write_tiny_dataset(4, 8);
-  const Result with = run(tiny_train(dir) + " --epochs 1 --step-kernel");
-  ASSERT_EQ(with.status, 0) << with.output;
-  const std::string note =
-      "note: the step kernel runs on the GPU only; training and evaluating without it";
-  const size_t at = with.output.find(note);
-  EXPECT_NE(at, std::string::npos) << with.output;
-  EXPECT_EQ(with.output.find(note, at + 1), std::string::npos) << with.output;
-  const Result without = run(tiny_train(dir) + " --epochs 1");
-  ASSERT_EQ(without.status, 0) << without.output;
-  const auto scores = [](const std::string& out) { return out.substr(out.find("epoch  1/1")); };
-  EXPECT_EQ(scores(with.output).substr(0, 60), scores(without.output).substr(0, 60));
-}
-
-// --steps-per-launch sets the step kernel's launches: without --step-kernel, or below 1, it is an
-// error before any work.
-TEST(TrainMlp, StepsPerLaunchIsChecked) {
-  const std::string dir = write_tiny_dataset(4, 8);
-  const std::string train = tiny_train(dir) + " --epochs 1";
-  EXPECT_FAILS_WITH(train + " --steps-per-launch 4",
-                    "--steps-per-launch sets how many steps one launch of the step kernel runs; "
-                    "give --step-kernel too");
-  EXPECT_FAILS_WITH(train + " --step-kernel --steps-per-launch 0",
-                    "--steps-per-launch must be an integer >= 1, got '0'");
-  const Result ok = run(train + " --step-kernel --steps-per-launch 3");  // the CPU: a note
-  EXPECT_EQ(ok.status, 0) << ok.output;
-}
-
-// On the GPU, through the step kernel: launches of several steps, each gathering its batches
-// inside it, train to the same scores as a launch a step (37 rows in batches of 4: launches of up
-// to 3 steps of the 9 full batches, and the partial batch alone; a line every 4 steps ends
-// launches too; by default, 16 a launch: the epoch's 9 full batches in one).
-TEST(TrainMlp, StepKernelLaunchesOfSeveralStepsTrainAsOneStepALaunch) {
-  GPU_TEST_OR_SKIP();
-  if (const char* why = gemm::unavailable_reason(gemm::find_variant("tf32_fast")))
-    GTEST_SKIP() << why;
-  const std::string train = kTrain + " --device cuda --gemm tf32_fast --step-kernel --hidden 8 " +
-                            "--batch 4 --epochs 2 --data-dir " + write_tiny_dataset(4, 37);
-  // The step lines and the epochs' lines but their times (after their last double space).
-  const auto scores = [](const Result& r, bool steps) {
-    EXPECT_EQ(r.status, 0) << r.output;
-    EXPECT_EQ(r.output.find("note:"), std::string::npos) << r.output;
-    std::string kept;
-    std::istringstream lines(r.output);
-    for (std::string line; std::getline(lines, line);)
-      if (line.rfind("[tf32_fast] epoch", 0) == 0 &&
-          (steps || line.find(" step ") == std::string::npos))
-        kept += line.substr(0, line.rfind("  ")) + "\n";
-    return kept;
-  };
-  const std::string lines = " --log-interval 4";
-  const std::string one = scores(run(train + lines + " --steps-per-launch 1"), true);
-  EXPECT_NE(one.find("epoch 2 step 8/10"), std::string::npos) << one;
-  EXPECT_EQ(one, scores(run(train + lines + " --steps-per-launch 3"), true));
-  EXPECT_EQ(scores(run(train + " --steps-per-launch 1"), false), scores(run(train), false));
 }
 
 }  // namespace

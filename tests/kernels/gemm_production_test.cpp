@@ -95,13 +95,12 @@ TEST(GemmProduction, FastTakesFewerSlicesOverAShortLastWave) {
   EXPECT_TRUE(failures.empty()) << failures.front();
 }
 
-// The wgmma pipeline run persistently (kernels/fast/wgmma_pipeline.h), as a step kernel runs its
-// tiles: each block computes output tile after output tile, its barriers' phases carried from one
-// to the next. On 1, 3 and 7 blocks, so that blocks run up to 100 tiles, with K tile counts (1, 3,
-// 7, 11, 50) that end tiles at every phase of the stages and the staging slots; NT (TMA straight
-// into the tiles), NN and TN (staged and transposed), misaligned operands with wide leading
-// dimensions, K not a multiple of 32, and a bias-ReLU epilogue. In the tile's own arithmetic:
-// TF32, and fp32-accurate 3×TF32.
+// The wgmma pipeline run persistently (kernels/fast/wgmma_pipeline.h): each block computes output
+// tile after output tile, its barriers' phases carried from one to the next. On 1, 3 and 7 blocks,
+// so that blocks run up to 100 tiles, with K tile counts (1, 3, 7, 11, 50) that end tiles at every
+// phase of the stages and the staging slots; NT (TMA straight into the tiles), NN and TN (staged
+// and transposed), misaligned operands with wide leading dimensions, K not a multiple of 32, and a
+// bias-ReLU epilogue. In the tile's own arithmetic: TF32, and fp32-accurate 3×TF32.
 template <bool ThreeProducts, int Blocks>
 void run_persistent(const gemm::Problem& p, cudaStream_t stream) {
   if constexpr (ThreeProducts)

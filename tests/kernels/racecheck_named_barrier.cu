@@ -12,7 +12,8 @@
 //                    reads nothing. Correct: the kernels' epilogue (store_consumers_tile).
 //   no_barrier       consumers write; everyone reads with no barrier between: a real race, the
 //                    control that shows the tool does report one.
-// Then the producer writes and the consumers read (a step kernel's unit after its GEMM tiles):
+// Then the producer writes and the consumers read (a persistent kernel's work after its GEMM
+// tiles):
 //   producer_ahead   the producer runs bar.sync 1, 128 twice, the consumers bar.sync 2, 256
 //                    once; the producer writes; everyone: __syncthreads; the consumers read.
 //                    Correct.

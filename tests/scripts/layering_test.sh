@@ -2,8 +2,7 @@
 # The folders' include rules (docs/DESIGN.md, "Layout"), checked on the sources:
 #   - base/ includes nothing of the project's other folders;
 #   - engine/, data/, models/, apps/, examples/ and pytorch/ include from kernels/ only
-#     kernels/gemm.h, and engine/ also kernels/fast/step_tile.cuh, the tile its step kernel runs
-#     (step_kernel.cu and step_kernel_device.cuh);
+#     kernels/gemm.h;
 #   - the ladder (kernels/*.cu, *.cuh, *.h, *.cpp) includes nothing from kernels/fast/.
 #
 #   tests/scripts/layering_test.sh <repository root>
@@ -22,8 +21,8 @@ upward=$(includes base | grep -vE '#\s*include\s+"base/')
 [[ -z "$upward" ]] || fail "base/ includes the project's upper folders:"$'\n'"$upward"
 
 inside=$(includes engine data models apps examples pytorch | grep -E '"kernels/' |
-         grep -vE '"kernels/gemm\.h"' | grep -vE '^engine/step_kernel(\.cu|_device\.cuh):[0-9]+:.*"kernels/fast/step_tile\.cuh"')
-[[ -z "$inside" ]] || fail "outside kernels/, only kernels/gemm.h (and in the step kernel's engine/step_kernel.cu and step_kernel_device.cuh, kernels/fast/step_tile.cuh) may be included from it:"$'\n'"$inside"
+         grep -vE '"kernels/gemm\.h"')
+[[ -z "$inside" ]] || fail "outside kernels/, only kernels/gemm.h may be included from it:"$'\n'"$inside"
 
 shopt -s nullglob
 ladder=(kernels/*.cu kernels/*.cuh kernels/*.h kernels/*.cpp)
