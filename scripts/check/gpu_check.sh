@@ -13,6 +13,9 @@
 # 4. runs gemm_bench on its default shapes (validation against cuBLAS included), on the GEMMs of
 #    the three standard models' training steps, and on NT and TN squares; writes the `auto`
 #    variant's table from those runs (gemm_bench --from-json);
+# 4a. scripts/check/small_m.sh: the production variants beside cuBLAS at the three models' step
+#    GEMMs, flushed and warm, and gemm_bench --phases from a second build with in-kernel
+#    timestamps (BUILD_DIR-phases);
 # 4b. runs compute-sanitizer's memcheck, racecheck, synccheck and initcheck over every device
 #    variant on odd shapes with each epilogue (scripts/check/sanitize.sh; every row must be 0);
 # 5. if train_mlp was built and MNIST is present, runs a short training comparison, once with the
@@ -40,6 +43,7 @@
 #                      (copy it to kernels/auto_table.inc and those four to docs/results/, where
 #                      GemmBench.ShippedAutoTableIsWhatTheCommittedRunsMake checks them; rebuild,
 #                      then run the odd step)
+#   small_m.csv, small_m.json, phases.csv   scripts/check/small_m.sh (and small_m_build.log)
 #   sanitizers.csv, sanitizers.log, racecheck_named_barrier.txt   scripts/check/sanitize.sh
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)
 #   train_compare_nograph.csv   the same, launch by launch
@@ -60,8 +64,8 @@
 #                 left unbuilt show up in ctest as skipped "<name>_NOT_BUILT" tests, which fail
 #                 the check: restrict CTEST_ARGS accordingly (e.g. "-R Gemm")
 #   MNIST_DIR     MNIST files (default data/mnist)
-#   STEPS         comma-separated subset of build,test,bench,sanitize,train,odd,vs,path
-#                 (default: all eight), e.g. to split the check across several shorter commands that
+#   STEPS         comma-separated subset of build,test,bench,phases,sanitize,train,odd,vs,path
+#                 (default: all nine), e.g. to split the check across several shorter commands that
 #                 share BUILD_DIR; an unknown name is an error
 #   SANITIZE_VARIANTS  the sanitize step's variants (word-split; default: every device variant),
 #                 e.g. "tf32_fast tf32x3_fast"
@@ -92,7 +96,7 @@ build_dir=${BUILD_DIR:-build-gpu}
 case "$build_dir" in /*) ;; *) build_dir="$repo/$build_dir" ;; esac
 mnist_dir=${MNIST_DIR:-data/mnist}
 case "$mnist_dir" in /*) ;; *) mnist_dir="$repo/$mnist_dir" ;; esac
-all_steps=build,test,bench,sanitize,train,odd,vs,path
+all_steps=build,test,bench,phases,sanitize,train,odd,vs,path
 steps=",${STEPS:-$all_steps},"
 for step in ${steps//,/ }; do
   if [[ ",$all_steps," != *",$step,"* ]]; then

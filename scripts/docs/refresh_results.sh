@@ -24,7 +24,8 @@ if [ $# -eq 1 ]; then
   copied=()
   for f in summary.txt gemm_bench.csv gemm_bench.json mlp_shapes.json mlp4096_shapes.json \
       auto_shapes.json train_compare.csv train_compare_nograph.csv vs_pytorch.csv vs_pytorch.json \
-      roofline.csv critical_path.csv odd_widths.csv sanitizers.csv racecheck_named_barrier.txt; do
+      roofline.csv critical_path.csv odd_widths.csv sanitizers.csv racecheck_named_barrier.txt \
+      small_m.csv small_m.json phases.csv; do
     if [ -f "$1/$f" ]; then
       cp "$1/$f" "$results/$f"
       copied+=("$f")

@@ -11,8 +11,9 @@ if [[ $steps == *,bench,* ]]; then
     # shellcheck disable=SC2206
     bench_extra=(${BENCH_ARGS:-})
     start=$SECONDS
+    # The squares flushed only: a training step's regime is its own shapes', timed warm below.
     if run_logged "$main_log" "$bench" --csv "$out/gemm_bench.csv" \
-        --json "$out/gemm_bench.json" "${bench_extra[@]}"; then
+        --json "$out/gemm_bench.json" --warm-calls 0 "${bench_extra[@]}"; then
       note "bench: ok in $((SECONDS - start)) s (gemm_bench.csv, gemm_bench.json)"
     else
       fail "bench: gemm_bench failed after $((SECONDS - start)) s (gpu_check.log)"
@@ -67,6 +68,16 @@ if [[ $steps == *,bench,* ]]; then
     else
       fail "bench: the auto table could not be written from the four runs (gpu_check.log)"
     fi
+  fi
+fi
+
+# --- 4a. The step's GEMMs warm, and where their time goes ---------------------------------------
+if [[ $steps == *,phases,* ]]; then
+  start=$SECONDS
+  if run_logged "$main_log" env BUILD_DIR="$build_dir" "$repo/scripts/check/small_m.sh" "$out"; then
+    note "phases: ok in $((SECONDS - start)) s (small_m.csv, small_m.json, phases.csv)"
+  else
+    fail "phases: scripts/check/small_m.sh failed after $((SECONDS - start)) s (gpu_check.log)"
   fi
 fi
 
