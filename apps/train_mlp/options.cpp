@@ -218,8 +218,8 @@ void complete_options(Options& o) {
   if (!o.save.empty() || o.given.count("--save")) {
     try {
       const std::string flag = o.given.count("--save") ? "--save" : "--resume";
-      require_writable(flag, o.save);
-      require_writable(flag, engine::optimizer_state_path(o.save));
+      apps::require_writable(flag, o.save);
+      apps::require_writable(flag, engine::optimizer_state_path(o.save));
     } catch (const std::exception& e) {
       if (o.given.count("--save")) throw;
       throw std::runtime_error(std::string(e.what()) +
@@ -227,7 +227,7 @@ void complete_options(Options& o) {
                                "another file)");
     }
   }
-  if (o.given.count("--results")) require_writable("--results", o.results);
+  if (o.given.count("--results")) apps::require_writable("--results", o.results);
   if (o.given.count("--steps-per-launch") && !o.step_kernel)
     throw std::runtime_error(
         "--steps-per-launch sets how many steps one launch of the step kernel runs; give "
@@ -246,9 +246,9 @@ void complete_options(Options& o) {
       throw std::runtime_error(
           "--step-graph writes one variant's step; it cannot be combined with --compare");
     if (!o.eval.empty()) throw std::runtime_error("--step-graph needs a training run, not --eval");
-    require_writable("--step-graph", o.step_graph);
+    apps::require_writable("--step-graph", o.step_graph);
   }
-  if (o.given.count("--history")) require_writable("--history", o.history);
+  if (o.given.count("--history")) apps::require_writable("--history", o.history);
   std::vector<std::pair<std::string, std::string>> targets;  // flag, path
   if (!o.save.empty()) {
     const std::string flag = o.given.count("--save") ? "--save" : "--resume";

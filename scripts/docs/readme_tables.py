@@ -43,6 +43,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from gemm_mlp_tools import production_rules  # noqa: E402
+from gemm_mlp_tools.atomic import atomic_write  # noqa: E402
 from gemm_mlp_tools.critical_path import short_name  # noqa: E402
 from gemm_mlp_tools.kernel_tables import (  # noqa: E402
     STEPS, ladder_table, models_table, production_table, step_block, step_figures)
@@ -305,8 +306,7 @@ def main():
         replace_block(docs, "step:" + variant, step_block(variant, figures, results))
     replace_block(docs, "production", production_table(figures, results))
     for path, text in docs.items():
-        with open(path, "w") as f:
-            f.write(text)
+        atomic_write(path, text)
     print("readme_tables.py: updated", ", ".join(os.path.relpath(p) for p in docs))
 
 
