@@ -183,18 +183,22 @@ def pytorch_table(path, json_path):
 
 
 def first_run_table(path):
-    """One row per measurement of first_run.csv; a placeholder row while it has none."""
+    """The last measurement of first_run.csv (the others are its history), with the commit it
+    measured and the machine's load then; a placeholder row while it has none."""
     rows = read_csv(path) if os.path.exists(path) else []
     out = ("| machine | fresh clone to a trained epoch | set-up and build | one epoch of the "
            "default model | train_mlp |\n|---|--:|--:|--:|--:|\n")
     if not rows:
         return out + ("| *not measured yet: `scripts/check/first_run_time.sh --csv "
                       "docs/results/first_run.csv`* | | | | |\n")
-    for r in rows:
-        gpu = r["gpu"] if r["gpu"] != "none" else "no GPU"
-        out += "| %s cores, %s (%s) | %.1f min | %.1f min | %.1f s | %.0f MB |\n" % (
-            r["cores"], gpu, r["date"], float(r["wall_s"]) / 60, float(r["setup_build_s"]) / 60,
-            float(r["epoch_s"]), float(r["train_mlp_bytes"]) / 1e6)
+    r = rows[-1]
+    gpu = r["gpu"] if r["gpu"] != "none" else "no GPU"
+    when = r["date"] + ", `" + r["commit"] + "`"
+    if r.get("load_before"):
+        when += ", load " + r["load_before"]
+    out += "| %s cores, %s (%s) | %.1f min | %.1f min | %.1f s | %.1f MB |\n" % (
+        r["cores"], gpu, when, float(r["wall_s"]) / 60, float(r["setup_build_s"]) / 60,
+        float(r["epoch_s"]), float(r["train_mlp_bytes"]) / 1e6)
     return out
 
 

@@ -32,8 +32,11 @@ check() {  # <what> <got> <want>
 }
 check "summary" "$(python3 "$summary" "$work/junit.xml" 2>&1)" \
 "tests: 6 total, 1 passed, 1 failed, 4 skipped
-4 skipped: 2 no usable CUDA device, 1 MNIST not found in /x (run scripts/setup/fetch_mnist.sh), 1 Disabled
-failed: A.Fails"
+failed: A.Fails
+skipped, by reason:
+  2  no usable CUDA device
+  1  MNIST not found in /x (run scripts/setup/fetch_mnist.sh)
+  1  Disabled"
 check "--lines" "$(python3 "$summary" --lines "$work/junit.xml" 2>&1)" \
 "6 1 1 4
 failed A.Fails
