@@ -82,7 +82,10 @@ def eval_flags_and_signal(p):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:
-        try:
+        try:  # train_mlp's handler, not the forked Python's before the exec
+            if os.readlink(f"/proc/{proc.pid}/exe") != os.path.realpath(p.train):
+                time.sleep(0.001)
+                continue
             mask = [line for line in open(f"/proc/{proc.pid}/status") if line.startswith("SigCgt")]
             if mask and (int(mask[0].split()[1], 16) >> (signal.SIGINT - 1)) & 1:
                 break

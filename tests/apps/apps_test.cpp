@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -1253,8 +1254,14 @@ TEST(TrainMlp, ASecondSignalStopsAtOnceSayingNoSaveWasMade) {
   EXPECT_EQ(r.output.find("resume with:"), std::string::npos) << r.output;
 }
 
-// Whether the process has a handler for `sig` (its SigCgt mask in /proc).
+// Whether the process runs train_mlp (not yet the shell or the fork before it, which may catch
+// signals of their own) and has a handler for `sig` (its SigCgt mask in /proc).
 bool catches(pid_t pid, int sig) {
+  char exe[4096], train[PATH_MAX];
+  const ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof exe);
+  if (n <= 0 || ::realpath(kTrain.c_str(), train) == nullptr ||
+      std::string(exe, static_cast<size_t>(n)) != train)
+    return false;
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(status, line);)
     if (line.rfind("SigCgt:", 0) == 0)
