@@ -1309,8 +1309,8 @@ TEST(TrainMlp, OutputThatIsNotATerminalGetsALineEverySoManySeconds) {
   ASSERT_GT(child.pid, 0);
   std::string out;
   char buf[4096];
-  for (ssize_t n; out.find(" step ") == std::string::npos &&
-                  (n = ::read(child.out, buf, sizeof buf)) > 0;)
+  for (ssize_t n;
+       out.find(" step ") == std::string::npos && (n = ::read(child.out, buf, sizeof buf)) > 0;)
     out.append(buf, static_cast<size_t>(n));
   ::kill(child.pid, SIGKILL);
   out += finish(child).output;
