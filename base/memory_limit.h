@@ -4,7 +4,8 @@
 //
 //   host_memory_limit()            the memory the kernel can hand out now without swapping
 //                                  (MemAvailable in /proc/meminfo), else the physical memory;
-//                                  in a container, at most what its cgroup has left
+//                                  in a container, at most what its cgroup has left; under an
+//                                  address-space limit (ulimit -v), at most what it leaves
 //   check_host_allocation(b, what) throws gemm_mlp::Error when b bytes exceed it
 //   check_device_allocation(b, what) the same against the current CUDA device's free memory
 //   byte_product({...})            a product of sizes in bytes, saturating instead of wrapping
@@ -16,6 +17,7 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -129,8 +131,30 @@ inline MemoryLimit host_memory_of_system() {
   return {};
 }
 
+// The address space this process may still map: its limit (RLIMIT_AS, `ulimit -v`) less what it
+// maps now (VmSize in /proc/self/status). Unlimited is UINT64_MAX. `limit` and `mapped` stand in
+// for the process's own, for tests.
+inline MemoryLimit address_space_left(std::uint64_t limit, std::uint64_t mapped) {
+  if (limit == std::numeric_limits<std::uint64_t>::max()) return {};
+  return {limit > mapped ? limit - mapped : 0,
+          "address space left under this process's limit (ulimit -v, RLIMIT_AS: " +
+              byte_text(limit) + ", of which " + byte_text(mapped) + " mapped already)"};
+}
+
+inline MemoryLimit address_space_left() {
+  struct rlimit r {};
+  if (::getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return {};
+  std::ifstream status("/proc/self/status");
+  std::uint64_t mapped_kib = 0;
+  for (std::string key; status >> key;) {
+    if (key == "VmSize:" && status >> mapped_kib) break;
+    status.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return address_space_left(static_cast<std::uint64_t>(r.rlim_cur), mapped_kib * 1024);
+}
+
 // host_memory_of_system(), or inside a container whose cgroup limits memory, the less of that and
-// the cgroup's memory left.
+// the cgroup's memory left, or under an address-space limit, the less of that and what it leaves.
 inline MemoryLimit host_memory_limit_of_machine() {
   MemoryLimit machine = host_memory_of_system();
   const char* cgroups[][2] = {{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},  // v2
@@ -141,6 +165,8 @@ inline MemoryLimit host_memory_limit_of_machine() {
     if (left < machine.bytes)
       machine = {left, std::string("memory left in this container (") + files[0] + " less usage)"};
   }
+  const MemoryLimit address_space = address_space_left();
+  if (address_space.bytes < machine.bytes) machine = address_space;
   return machine;
 }
 

@@ -15,17 +15,29 @@ namespace data {
 
 struct DatasetInfo {
   const char* name;         // as --dataset and the checkpoint's metadata spell it
+  const char* title;        // as people write it: "MNIST", "Fashion-MNIST"
   const char* default_dir;  // where scripts/setup/fetch_mnist.sh puts it
   std::array<const char*, 10> class_names;
+  // The first labels of its published files (train-labels-idx1-ubyte, t10k-labels-idx1-ubyte),
+  // which tell its files from the other dataset's (load_mnist).
+  std::array<int, 20> train_start, test_start;
 };
 
 inline const std::array<DatasetInfo, 2>& datasets() {
   static const std::array<DatasetInfo, 2> all = {{
-      {"mnist", "data/mnist", {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}},
+      {"mnist",
+       "MNIST",
+       "data/mnist",
+       {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"},
+       {5, 0, 4, 1, 9, 2, 1, 3, 1, 4, 3, 5, 3, 6, 1, 7, 2, 8, 6, 9},
+       {7, 2, 1, 0, 4, 1, 4, 9, 5, 9, 0, 6, 9, 0, 1, 5, 9, 7, 3, 4}},
       {"fashion",
+       "Fashion-MNIST",
        "data/fashion-mnist",
        {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
-        "Ankle boot"}},
+        "Ankle boot"},
+       {9, 0, 0, 3, 0, 2, 7, 2, 5, 5, 0, 9, 5, 5, 7, 9, 1, 0, 6, 4},
+       {9, 2, 1, 1, 6, 1, 4, 6, 5, 7, 4, 5, 7, 3, 4, 1, 2, 4, 8, 0}},
   }};
   return all;
 }

@@ -43,8 +43,11 @@ const char* idx_type_name(unsigned type) {
   }
 }
 
-// The bytes of a file, decompressed on the fly when it is gzip. read() returns fewer bytes than
-// asked only at the end of the data; every I/O or decompression error throws.
+// The bytes of a file, decompressed on the fly when it is gzip (zlib's inflate, one gzip member
+// after another, as gunzip reads concatenated members). read() returns fewer bytes than asked only
+// at the end of the data; every I/O or decompression error throws. Bytes after the last member
+// that are not another member (gunzip's "trailing garbage") are not data: a note on stderr names
+// how many.
 class Source {
  public:
   explicit Source(const std::string& path) : path_(path) {
@@ -54,19 +57,16 @@ class Source {
     const size_t n = std::fread(magic, 1, 2, raw_);
     check_raw_error();
     gzip_ = n == 2 && magic[0] == 0x1F && magic[1] == 0x8B;
+    std::rewind(raw_);
     if (gzip_) {
-      std::fclose(raw_);
-      raw_ = nullptr;
-      gz_ = gzopen(path.c_str(), "rb");
-      if (gz_ == nullptr) fail(path_, std::string("cannot open: ") + std::strerror(errno));
-      gzbuffer(gz_, 1 << 17);
-    } else {
-      std::rewind(raw_);
+      in_.resize(size_t{1} << 17);
+      if (inflateInit2(&zs_, 16 + MAX_WBITS) != Z_OK) fail(path_, "zlib: inflateInit2 failed");
+      inflating_ = true;
     }
   }
   ~Source() {
     if (raw_ != nullptr) std::fclose(raw_);
-    if (gz_ != nullptr) gzclose(gz_);
+    if (inflating_) inflateEnd(&zs_);
   }
   Source(const Source&) = delete;
   Source& operator=(const Source&) = delete;
@@ -80,14 +80,20 @@ class Source {
       return got;
     }
     size_t total = 0;
-    while (total < n) {
-      // gzread takes an unsigned count and returns an int.
+    while (total < n && !ended_) {
+      if (zs_.avail_in == 0 && refill() == 0)
+        fail(path_, "corrupt gzip data: compressed stream ends early (truncated .gz file)");
+      // inflate takes an unsigned count.
       const unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - total, 1u << 30));
-      const int got = gzread(gz_, dst + total, chunk);
-      if (got > 0) total += static_cast<size_t>(got);
-      if (got < static_cast<int>(chunk)) {
-        check_gz_error();
-        break;
+      zs_.next_out = dst + total;
+      zs_.avail_out = chunk;
+      const int ret = inflate(&zs_, Z_NO_FLUSH);
+      total += chunk - zs_.avail_out;
+      if (ret == Z_STREAM_END) {
+        end_of_member();
+      } else if (ret != Z_OK && ret != Z_BUF_ERROR) {
+        fail(path_, std::string("corrupt gzip data: ") +
+                        (zs_.msg != nullptr ? zs_.msg : "zlib error " + std::to_string(ret)));
       }
     }
     return total;
@@ -97,21 +103,39 @@ class Source {
   void check_raw_error() {
     if (std::ferror(raw_)) fail(path_, std::string("read error: ") + std::strerror(errno));
   }
-  // A short gzread is either the clean end of the stream or an error that gzerror reports.
-  void check_gz_error() {
-    int err = Z_OK;
-    const char* msg = gzerror(gz_, &err);
-    if (err == Z_OK || err == Z_STREAM_END) return;
-    if (err == Z_ERRNO) fail(path_, std::string("read error: ") + std::strerror(errno));
-    if (err == Z_BUF_ERROR)
-      fail(path_, "corrupt gzip data: compressed stream ends early (truncated .gz file)");
-    fail(path_, std::string("corrupt gzip data: ") + (msg != nullptr ? msg : "unknown zlib error"));
+  // Moves what inflate has not taken to the buffer's start and reads more after it; returns the
+  // bytes now waiting.
+  size_t refill() {
+    std::memmove(in_.data(), zs_.next_in, zs_.avail_in);
+    const size_t got = std::fread(in_.data() + zs_.avail_in, 1, in_.size() - zs_.avail_in, raw_);
+    check_raw_error();
+    zs_.next_in = in_.data();
+    zs_.avail_in += static_cast<unsigned>(got);
+    return zs_.avail_in;
+  }
+  // A member ended: another one follows (its magic), or the data ends; anything else is noted.
+  void end_of_member() {
+    if (zs_.avail_in < 2) refill();
+    if (zs_.avail_in >= 2 && zs_.next_in[0] == 0x1F && zs_.next_in[1] == 0x8B) {
+      inflateReset(&zs_);
+      return;
+    }
+    ended_ = true;
+    uint64_t trailing = zs_.avail_in;
+    for (size_t got; (got = std::fread(in_.data(), 1, in_.size(), raw_)) > 0;) trailing += got;
+    check_raw_error();
+    if (trailing > 0)
+      std::fprintf(stderr, "note: %s: %llu bytes after the end of its gzip data, ignored\n",
+                   path_.c_str(), static_cast<unsigned long long>(trailing));
   }
 
   std::string path_;
   std::FILE* raw_ = nullptr;
-  gzFile gz_ = nullptr;
   bool gzip_ = false;
+  z_stream zs_{};
+  bool inflating_ = false;
+  bool ended_ = false;  // the last member is done
+  std::vector<unsigned char> in_;
 };
 
 // The header as read_idx checks it: the dims, and the strings its messages use.

@@ -1,6 +1,7 @@
 #include "data/image.h"
 
 #include <sys/stat.h>
+#include <zlib.h>  // crc32: a PNG chunk's check
 
 #include <algorithm>
 #include <cerrno>
@@ -8,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
@@ -29,23 +32,150 @@ struct Gray {
   float at(int x, int y) const { return v[static_cast<size_t>(y) * w + x]; }
 };
 
-[[noreturn]] void fail_to_decode(const std::string& path) {
-  throw Error(path + ": cannot decode image: " + stbi_failure_reason() +
+// What stb_image does not check or say, read from the file's own structure: a PNG's size (its
+// IHDR; stb_image calls a PNG too large to decode an "unknown image type"), whether each chunk's
+// CRC-32 matches and whether the file reaches its IEND chunk; how many frames a GIF has (stb_image
+// reads the first).
+struct FileStructure {
+  bool png = false;
+  uint64_t width = 0, height = 0;  // a PNG's IHDR; 0 when not read
+  std::string bad_crc;             // the first chunk whose CRC-32 does not match, e.g. "IDAT"
+  bool png_end = false;            // the IEND chunk was reached
+  int gif_frames = 0;
+};
+
+uint32_t big_endian(const unsigned char* b) {
+  return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3];
+}
+
+// Walks a PNG's chunks (length, type, data, CRC-32), `file` just after its signature.
+void read_png_chunks(std::FILE* file, FileStructure& s) {
+  std::vector<unsigned char> data(size_t{1} << 16);
+  for (unsigned char head[8]; std::fread(head, 1, 8, file) == 8;) {
+    const uint32_t length = big_endian(head);
+    const std::string type(reinterpret_cast<const char*>(head + 4), 4);
+    uLong crc = crc32(0L, head + 4, 4);
+    if (type == "IHDR" && length >= 8) {
+      unsigned char ihdr[8];
+      if (std::fread(ihdr, 1, 8, file) != 8) return;
+      s.width = big_endian(ihdr);
+      s.height = big_endian(ihdr + 4);
+      crc = crc32(crc, ihdr, 8);
+    }
+    for (uint64_t left = length - (type == "IHDR" && length >= 8 ? 8 : 0); left > 0;) {
+      const size_t n = std::fread(data.data(), 1, std::min<uint64_t>(left, data.size()), file);
+      if (n == 0) return;  // the file ends inside the chunk
+      crc = crc32(crc, data.data(), static_cast<uInt>(n));
+      left -= n;
+    }
+    unsigned char stored[4];
+    if (std::fread(stored, 1, 4, file) != 4) return;
+    if (big_endian(stored) != (crc & 0xFFFFFFFFu) && s.bad_crc.empty()) s.bad_crc = type;
+    if (type == "IEND") {
+      s.png_end = true;
+      return;
+    }
+  }
+}
+
+// Skips a GIF's data sub-blocks (a size byte, that many bytes; a size of 0 ends them). False at
+// the file's end.
+bool skip_gif_blocks(std::FILE* file) {
+  for (int size; (size = std::fgetc(file)) != EOF;) {
+    if (size == 0) return true;
+    if (std::fseek(file, size, SEEK_CUR) != 0) return false;
+  }
+  return false;
+}
+
+// Counts a GIF's image descriptors (its frames), `file` just after its 6-byte signature.
+void read_gif_frames(std::FILE* file, FileStructure& s) {
+  unsigned char screen[7];
+  if (std::fread(screen, 1, 7, file) != 7) return;
+  const auto table_bytes = [](int packed) {
+    return (packed & 0x80) ? 3L << ((packed & 7) + 1) : 0L;
+  };
+  if (std::fseek(file, table_bytes(screen[4]), SEEK_CUR) != 0) return;
+  for (int block; (block = std::fgetc(file)) != EOF && block != 0x3B;) {
+    if (block == 0x21) {  // an extension: its label, then its sub-blocks
+      if (std::fgetc(file) == EOF || !skip_gif_blocks(file)) return;
+    } else if (block == 0x2C) {  // an image: its descriptor, colour table, LZW code size, data
+      unsigned char descriptor[9];
+      if (std::fread(descriptor, 1, 9, file) != 9) return;
+      ++s.gif_frames;
+      if (std::fseek(file, table_bytes(descriptor[8]) + 1, SEEK_CUR) != 0 || !skip_gif_blocks(file))
+        return;
+    } else {
+      return;  // not a GIF block: stb_image says what it makes of it
+    }
+  }
+}
+
+FileStructure read_structure(std::FILE* file) {
+  FileStructure s;
+  unsigned char signature[8] = {};
+  const size_t n = std::fread(signature, 1, 8, file);
+  static const unsigned char png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  if (n == 8 && std::memcmp(signature, png, 8) == 0) {
+    s.png = true;
+    read_png_chunks(file, s);
+  } else if (n >= 6 && (std::memcmp(signature, "GIF87a", 6) == 0 ||
+                        std::memcmp(signature, "GIF89a", 6) == 0)) {
+    std::fseek(file, 6, SEEK_SET);
+    read_gif_frames(file, s);
+  }
+  std::rewind(file);
+  return s;
+}
+
+[[noreturn]] void fail_to_decode(const std::string& path, const FileStructure& s) {
+  const char* stb = stbi_failure_reason();
+  std::string why = stb != nullptr ? stb : "";
+  if (s.png && !s.png_end)
+    why = "the PNG ends before its IEND chunk (a truncated file?)" +
+          (why.empty() ? std::string() : "; " + why);
+  else if (s.png && !s.bad_crc.empty())
+    why = "the PNG's " + s.bad_crc + " chunk fails its CRC-32 (a damaged file?)" +
+          (why.empty() ? std::string() : "; " + why);
+  if (why.empty()) why = "no reason given by stb_image";
+  throw Error(path + ": cannot decode image: " + why +
               " (not a valid PNG/JPEG/BMP/GIF/TGA/PNM file?)");
 }
 
-// The dimensions from the header (stbi_info), checked before anything is decoded: a small
-// compressed file can claim a huge image.
-void check_image_size(const std::string& path, std::FILE* file) {
-  int w = 0, h = 0, channels = 0;
-  if (!stbi_info_from_file(file, &w, &h, &channels)) fail_to_decode(path);
-  const uint64_t pixels = uint64_t(w) * uint64_t(h);
-  const std::string size = std::to_string(w) + "x" + std::to_string(h);
+// What the file's structure says that a decoded image hides: a note each, on stderr.
+void note_structure(const std::string& path, const FileStructure& s) {
+  if (s.png && !s.bad_crc.empty())
+    std::fprintf(stderr, "note: %s: the PNG's %s chunk fails its CRC-32 (a damaged file?)\n",
+                 path.c_str(), s.bad_crc.c_str());
+  if (s.png && !s.png_end)
+    std::fprintf(stderr, "note: %s: the PNG ends before its IEND chunk (a truncated file?)\n",
+                 path.c_str());
+  if (s.gif_frames > 1)
+    std::fprintf(stderr, "note: %s: an animated GIF of %d frames; only the first is read\n",
+                 path.c_str(), s.gif_frames);
+}
+
+// Throws the error for an image of `w`×`h` beyond kMaxImagePixels.
+void check_pixels(const std::string& path, uint64_t w, uint64_t h) {
+  const uint64_t pixels = w * h;  // each below 2^32: no overflow
   if (pixels > kMaxImagePixels)
-    throw Error(path + ": the image is " + size + " (" + std::to_string(pixels) +
-                " pixels), more than the " + std::to_string(kMaxImagePixels) + " pixels (" +
+    throw Error(path + ": the image is " + std::to_string(w) + "x" + std::to_string(h) + " (" +
+                std::to_string(pixels) + " pixels), more than the " +
+                std::to_string(kMaxImagePixels) + " pixels (" +
                 std::to_string(kMaxImagePixels >> 20) +
                 " megapixels) an input image may have; scale it down first");
+}
+
+// The dimensions from the header (stbi_info; a PNG's IHDR first, which stb_image does not name
+// when it is too large), checked before anything is decoded: a small compressed file can claim a
+// huge image.
+void check_image_size(const std::string& path, std::FILE* file, const FileStructure& s) {
+  if (s.png && s.width > 0) check_pixels(path, s.width, s.height);
+  int w = 0, h = 0, channels = 0;
+  if (!stbi_info_from_file(file, &w, &h, &channels)) fail_to_decode(path, s);
+  check_pixels(path, uint64_t(w), uint64_t(h));
+  const uint64_t pixels = uint64_t(w) * uint64_t(h);
+  const std::string size = std::to_string(w) + "x" + std::to_string(h);
   // The compressed file, the decoded pixels and their grayscale floats are held together.
   struct stat st;
   const uint64_t file_bytes = ::fstat(::fileno(file), &st) == 0 ? uint64_t(st.st_size) : 0;
@@ -62,10 +192,12 @@ Gray load_gray(const std::string& path) {
                                                        &std::fclose);
   if (!file) throw Error(path + ": cannot open: " + std::strerror(errno));
   int w = 0, h = 0, channels = 0;
-  check_image_size(path, file.get());
+  const FileStructure structure = read_structure(file.get());
+  check_image_size(path, file.get(), structure);
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load_from_file(file.get(), &w, &h, &channels, 0), &stbi_image_free);
-  if (!pixels) fail_to_decode(path);
+  if (!pixels) fail_to_decode(path, structure);
+  note_structure(path, structure);
   // Colour uses Rec. 601 luma; alpha composites over black, so a transparent background stays
   // black as MNIST expects.
   Gray g{w, h, std::vector<float>(static_cast<size_t>(w) * h)};

@@ -4,13 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "base/file_kind.h"
 #include "base/memory_limit.h"
 #include "base/shell_quoted.h"
+#include "data/datasets.h"
 #include "data/idx.h"
 
 namespace data {
@@ -19,10 +22,15 @@ using gemm_mlp::shell_quoted;
 
 namespace {
 
-// Nothing or a regular file at `path`; anything else is named in the error.
+// Nothing or a regular file at `path`; anything else is named in the error, and so is a path
+// that cannot be looked up (a loop of symbolic links, a folder without permission), which is no
+// missing file.
 void require_file_or_missing(const std::string& path) {
   if (const char* kind = gemm_mlp::non_regular_kind(path))
     throw Error(path + ": is " + kind + ", not an IDX file");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && errno != ENOENT && errno != ENOTDIR)
+    throw Error(path + ": cannot be read: " + std::strerror(errno));
 }
 
 // A regular file is at `path` (links followed).
@@ -80,10 +88,6 @@ std::string shape_of(const std::vector<int>& dims) {
   return s;
 }
 
-// The first training and test labels of MNIST (train-labels-idx1-ubyte, t10k-labels-idx1-ubyte).
-constexpr int kMnistTrainStart[] = {5, 0, 4, 1, 9, 2, 1, 3, 1, 4, 3, 5, 3, 6, 1, 7, 2, 8, 6, 9};
-constexpr int kMnistTestStart[] = {7, 2, 1, 0, 4, 1, 4, 9, 5, 9, 0, 6, 9, 0, 1, 5, 9, 7, 3, 4};
-
 }  // namespace
 
 std::string fetch_command(const std::string& dataset, const std::string& dir) {
@@ -134,17 +138,22 @@ Dataset load_mnist(const std::string& dir, Split split, const std::string& datas
                   " is outside 0.." + std::to_string(ds.classes - 1));
     ds.labels[i] = v;
   }
-  // MNIST's files where Fashion-MNIST was asked for (fetch_mnist.sh run without "fashion" into
-  // its folder) would train on digits and print Fashion-MNIST's class names.
-  const int* mnist_start = split == Split::Train ? kMnistTrainStart : kMnistTestStart;
-  constexpr size_t kStart = sizeof kMnistTrainStart / sizeof kMnistTrainStart[0];
-  if (dataset == "fashion" && ds.labels.size() >= kStart &&
-      std::equal(mnist_start, mnist_start + kStart, ds.labels.begin()))
-    throw Error(label_path + ": these are MNIST's digits, not Fashion-MNIST (the labels begin " +
-                std::to_string(mnist_start[0]) + " " + std::to_string(mnist_start[1]) + " " +
-                std::to_string(mnist_start[2]) + " " + std::to_string(mnist_start[3]) + " " +
-                std::to_string(mnist_start[4]) + " ..., as MNIST's do); to put Fashion-MNIST " +
-                "there, run: " + fetch_command(dataset, dir));
+  // The other dataset's files where this one was asked for (fetch_mnist.sh run without "fashion"
+  // into Fashion-MNIST's folder, or Fashion-MNIST's files read as MNIST): told by their first
+  // labels, before anything trains on them or scores them under the wrong class names.
+  const DatasetInfo* asked = find_dataset(dataset);
+  for (const DatasetInfo& other : datasets()) {
+    const std::array<int, 20>& start = split == Split::Train ? other.train_start : other.test_start;
+    if (asked == nullptr || &other == asked || ds.labels.size() < start.size() ||
+        !std::equal(start.begin(), start.end(), ds.labels.begin()))
+      continue;
+    std::string first;
+    for (int i = 0; i < 5; ++i) first += std::to_string(start[i]) + " ";
+    throw Error(label_path + ": these are " + other.title + "'s files, not " + asked->title +
+                " (the labels begin " + first + "..., as " + other.title + "'s do); read them as " +
+                other.title + " (train_mlp and predict: --dataset " + other.name + "), or to put " +
+                asked->title + " there, run: " + fetch_command(dataset, dir));
+  }
 
   const IdxArray images = read_idx(image_path);
   // A table of the 256 possible values keeps the conversion exact and identical to

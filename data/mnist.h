@@ -34,9 +34,9 @@ enum class Split { Train, Test };
 // any data is read; base/memory_limit.h), or a label outside 0..9.
 //
 // `dataset` ("mnist" or "fashion", as data/datasets.h names them) decides the hint of a missing
-// file (fetch_command), and is checked against the labels: Fashion-MNIST asked for, but the
-// training labels begin as MNIST's do (5 0 4 1 9 2 1 3 1 4 ...), is an error, not digits
-// trained on silently.
+// file (fetch_command), and is checked against the labels: one dataset asked for, but the labels
+// begin as the other's published files do (MNIST's training labels 5 0 4 1 9 ..., Fashion-MNIST's
+// 9 0 0 3 0 ...), is an error, not one dataset trained on, or scored, under the other's name.
 Dataset load_mnist(const std::string& dir, Split split, const std::string& dataset = "mnist");
 
 // The command that fetches `dataset` ("mnist" or "fashion") into `dir`, as a shell runs it:

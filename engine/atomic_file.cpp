@@ -2,7 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/fs.h>  // FS_IOC_GETFLAGS: chattr's flags
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,6 +70,17 @@ void require_can_write(const std::string& label, const std::string& path) {
   const std::string what = label + " " + path;
   if (path.empty() || path.back() == '/') throw Error(what + ": not a file name");
   require_regular_or_absent(label, path);
+  // An immutable or append-only file (chattr +i, +a) is no file a rename may replace.
+  const int existing = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (existing >= 0) {
+    int flags = 0;
+    const bool got = ::ioctl(existing, FS_IOC_GETFLAGS, &flags) == 0;
+    ::close(existing);
+    if (got && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)))
+      throw Error(what + ": exists and is " +
+                  (flags & FS_IMMUTABLE_FL ? "immutable (chattr +i)" : "append-only (chattr +a)") +
+                  ": it cannot be replaced; clear that (chattr -i / -a) or write another file");
+  }
   const std::string probe = path + ".tmp." + std::to_string(::getpid()) + ".99";
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {

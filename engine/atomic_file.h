@@ -43,7 +43,8 @@ void replace_file(const std::string& label, const std::string& path, const std::
 void require_regular_or_absent(const std::string& label, const std::string& path);
 
 // Before any work: throws gemm_mlp::Error when `path` could not be written as StagedFile writes
-// it. Beside require_regular_or_absent, it creates the longest temporary name a write of `path`
+// it. Beside require_regular_or_absent, and an existing file that is immutable or append-only
+// (chattr +i, +a: the rename would fail), it creates the longest temporary name a write of `path`
 // can use (PATH.tmp.<pid>.99) in its folder, exclusively, and removes it at once: a name too long
 // for the file system, a folder that is missing, not writable or not a real one (/proc, /sys)
 // fail here, with the system's reason, and not after an epoch has trained. `label` starts the

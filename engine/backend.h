@@ -19,6 +19,7 @@ struct MetricCounters {
   unsigned long long seen;        // examples counted
   unsigned long long bad_labels;  // labels outside [0, classes): reported as an error on read
   unsigned long long bad_targets;  // targets that are NaN or infinite: reported as an error on read
+  unsigned long long bad_inputs;   // input values that are NaN or infinite (counted on the CPU)
 };
 
 // The loss kernels' scratch in device memory, for their deterministic reduction of the metrics

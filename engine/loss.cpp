@@ -40,9 +40,16 @@ MetricTotals Metrics::read(Context& ctx) const {
   if (c.bad_labels > 0)
     throw Error("loss: " + std::to_string(c.bad_labels) +
                 " labels were outside [0, classes) (wrong dataset or class count?)");
+  // What was seen, counted: a value a step uses again (the same batch every step) counts again.
+  const std::string among = " among the " + std::to_string(c.seen) +
+                            " examples seen since the metrics were last read (a value counts at "
+                            "every step that uses it)";
+  if (c.bad_inputs > 0)
+    throw Error("loss: " + std::to_string(c.bad_inputs) + " input values were NaN or infinite," +
+                among + "; the inputs must be finite");
   if (c.bad_targets > 0)
-    throw Error("loss: " + std::to_string(c.bad_targets) +
-                " targets were NaN or infinite (the regression's targets must be finite)");
+    throw Error("loss: " + std::to_string(c.bad_targets) + " target values were NaN or infinite," +
+                among + "; the regression's targets must be finite");
   MetricTotals t;
   t.loss_sum = c.loss_sum;
   t.correct = static_cast<int64_t>(c.correct);

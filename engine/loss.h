@@ -37,7 +37,8 @@ class Metrics {
 
   void reset(Context& ctx);  // queued on the stream, no wait
   // Waits for the stream and returns the totals. Throws if a label outside [0, classes), or a
-  // target that is NaN or infinite, was seen.
+  // target or (counted by the Trainer on the CPU) an input that is NaN or infinite, was seen,
+  // naming how many among the examples seen.
   MetricTotals read(Context& ctx) const;
 
   Device device() const { return counters_.device(); }

@@ -82,6 +82,15 @@ const Tensor& Trainer::loss_gradient(const Tensor& output, const Targets& target
 void Trainer::enqueue(const Tensor& x, const Targets& targets, const Fill* first, const Fill* next,
                       bool branched) {
   if (first != nullptr) (*first)(ctx_.stream(), optimizer_->device_step());
+  // On the CPU, inputs that are NaN or infinite are counted (a pass over x beside the GEMMs' many
+  // over it), so that the metrics name them rather than a divergence; the GPU does not count them.
+  if (!ctx_.is_cuda()) {
+    unsigned long long bad = 0;
+    const float* v = x.data();
+    for (int64_t i = 0, n = static_cast<int64_t>(x.rows()) * x.cols(); i < n; ++i)
+      bad += std::isfinite(v[i]) ? 0 : 1;
+    train_metrics_.counters()->bad_inputs += bad;
+  }
   std::optional<Context::Branches> branches;
   if (branched) branches.emplace(ctx_);  // gradients and updates on side streams
   const Tensor& output = net_.forward(ctx_, x);
@@ -182,18 +191,21 @@ std::string steps_text(int64_t first, int64_t last) {
 
 }  // namespace
 
-NonFiniteLoss::NonFiniteLoss(int64_t first, int64_t last)
+NonFiniteLoss::NonFiniteLoss(int64_t first, int64_t last, bool inputs_counted)
     : Error("trainer: the training loss became non-finite (NaN or infinite) in " +
             engine::steps_text(first, last) +
             "; the network diverged and its parameters are not to be trusted from there on "
-            "(try a smaller learning rate, or check the inputs and targets)"),
+            "(try a smaller learning rate" +
+            (inputs_counted ? std::string(")")
+                            : std::string(", or check the inputs: on the GPU, inputs that are "
+                                          "NaN or infinite are not counted)"))),
       first_step(first),
       last_step(last) {}
 
 std::string NonFiniteLoss::steps_text() const { return engine::steps_text(first_step, last_step); }
 
 void Trainer::require_finite(const MetricTotals& t) const {
-  if (!std::isfinite(t.loss_sum)) throw NonFiniteLoss(metrics_from_ + 1, steps_);
+  if (!std::isfinite(t.loss_sum)) throw NonFiniteLoss(metrics_from_ + 1, steps_, !ctx_.is_cuda());
 }
 
 MetricTotals Trainer::take_metrics() {
@@ -201,7 +213,7 @@ MetricTotals Trainer::take_metrics() {
   train_metrics_.reset(ctx_);
   const int64_t from = metrics_from_;
   metrics_from_ = steps_;
-  if (!std::isfinite(t.loss_sum)) throw NonFiniteLoss(from + 1, steps_);
+  if (!std::isfinite(t.loss_sum)) throw NonFiniteLoss(from + 1, steps_, !ctx_.is_cuda());
   return t;
 }
 

@@ -12,9 +12,11 @@
 //   std::vector<float> y = trainer.predict(x_test);    // the outputs, the caller's to keep
 //
 // Divergence: take_metrics() and peek_metrics() throw engine::NonFiniteLoss, naming the steps,
-// when the training loss of the steps they cover is NaN or infinite (the rate too high, or bad
-// inputs). The loss is accumulated on the device and read only there, so the steps named are
-// those since the metrics were last taken (one step when they are taken after every step).
+// when the training loss of the steps they cover is NaN or infinite (the rate too high; on the
+// GPU, also inputs that are NaN or infinite, which on the CPU step() counts and the metrics name
+// instead, as they name non-finite targets). The loss is accumulated on the device and read only
+// there, so the steps named are those since the metrics were last taken (one step when they are
+// taken after every step).
 //
 // A regression sets o.loss = TrainerOptions::Loss::MeanSquaredError and passes float targets,
 // a Tensor of B×outputs, where a classifier passes labels: trainer.step(x, targets). Its metrics
@@ -76,10 +78,12 @@ struct TrainerOptions {
 };
 
 // The training loss became NaN or infinite: thrown by Trainer::take_metrics and peek_metrics.
-// Steps are counted from 1, across a resumed run (Trainer::steps()).
+// Steps are counted from 1, across a resumed run (Trainer::steps()). inputs_counted: NaN or
+// infinite inputs would have been named instead (the CPU counts them; the message then blames
+// divergence alone).
 class NonFiniteLoss : public Error {
  public:
-  NonFiniteLoss(int64_t first_step, int64_t last_step);
+  NonFiniteLoss(int64_t first_step, int64_t last_step, bool inputs_counted = false);
   int64_t first_step, last_step;   // the steps whose loss was read: it went bad in one of them
   std::string steps_text() const;  // "step 7", or "steps 1 to 234"
 };

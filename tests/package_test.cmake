@@ -65,6 +65,11 @@ foreach(program xor_mlp fit_sine regression)
   step(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${WORK_DIR}/build/${program})
   message(STATUS "package_test: ${step_output}")
 endforeach()
+# regression's first line is the trained network's loss, evaluated, not the mean of every training
+# step's (which reads as a bad fit right above a good one).
+if(NOT step_output MATCHES "^mse 0\\.000[0-9]+ \\(the mean over the 1000 training steps: ")
+  message(FATAL_ERROR "package_test: regression printed no evaluated mse below 0.001:\n${step_output}")
+endif()
 
 # As a subproject: no tests, no apps, and no build type written into the parent's cache.
 file(WRITE ${WORK_DIR}/parent/CMakeLists.txt

@@ -6,9 +6,11 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <tuple>
 
 #include "base/file_kind.h"
+#include "engine/atomic_file.h"
 
 namespace bench {
 namespace {
@@ -163,8 +165,7 @@ std::vector<std::string> write_auto_table(const std::string& path, const std::st
   }
   std::map<ShapeKey, const Result*> best;
   for (const auto& [key, list] : candidates) best[key] = pick_within_tie_margin(list);
-  std::ofstream f(path);
-  if (!f) throw UsageError("cannot write --auto-table file '" + path + "'");
+  std::ostringstream f;
   f << "// Written by gemm_bench --auto-table; one line per measured shape and layout:\n"
     << "// {device, layout, M, N, K, fastest correct fp32 variant of this project},\n"
     << "// medians within " << int(kAutoTieMargin * 100 + 0.5)
@@ -177,8 +178,7 @@ std::vector<std::string> write_auto_table(const std::string& path, const std::st
   for (const auto& [key, r] : best)
     f << "{" << cpp_string(device) << ", \"" << r->shape.layout() << "\", " << r->shape.m << ", "
       << r->shape.n << ", " << r->shape.k << ", " << cpp_string(r->variant) << "},\n";
-  f.flush();
-  if (!f) throw UsageError("failed writing --auto-table file '" + path + "'");
+  engine::replace_file("--auto-table", path, f.str());
   std::vector<std::string> without;
   for (const auto& [key, text] : shapes)
     if (!best.count(key)) without.push_back(text);

@@ -44,7 +44,8 @@ std::vector<Result> merge_runs(const std::vector<MeasuredRun>& runs);
 // (--from-json; their file names only, in a "// From:" line, so that the table can be checked
 // against the same files committed elsewhere), or is empty for this run's results. Returns the
 // shapes ("256x1024x784:NT") that have no candidate (every fp32 kernel failed, was skipped or was
-// not run there), which get no line. Throws UsageError when the file cannot be written.
+// not run there), which get no line. The file is written whole or not at all
+// (engine::replace_file); throws gemm_mlp::Error naming it and the system's reason.
 std::vector<std::string> write_auto_table(const std::string& path, const std::string& device,
                                           const std::vector<Result>& results,
                                           const std::vector<std::string>& sources = {});

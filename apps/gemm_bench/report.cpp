@@ -1,19 +1,13 @@
 #include "apps/gemm_bench/report.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "apps/common/csv.h"
-#include "base/file_kind.h"
+#include "apps/common/output_file.h"
+#include "engine/atomic_file.h"
 
 namespace bench {
 namespace {
@@ -69,50 +63,14 @@ std::vector<Field> fields(const Result& r) {
           {"note", r.note, Kind::Text}};
 }
 
-std::ofstream open_for_writing(const std::string& path, const char* option) {
-  std::ofstream f(path);
-  if (!f) throw UsageError(std::string("cannot write ") + option + " file '" + path + "'");
-  return f;
-}
-
-void finish(std::ofstream& f, const std::string& path) {
-  f.flush();
-  if (!f) throw UsageError("failed writing '" + path + "'");
-}
-
 }  // namespace
 
 void check_output_path(const std::string& path, const char* option) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path p(path);
-  if (path.empty()) throw UsageError(std::string(option) + " needs a file name");
-  if (fs::is_directory(p, ec))
-    throw UsageError(std::string(option) + " '" + path + "' is a directory, not a file");
-  const fs::path folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  if (!fs::is_directory(folder, ec))
-    throw UsageError(std::string(option) + " '" + path + "': the folder '" + folder.string() +
-                     "' does not exist");
-  const std::string what = std::string(option) + " '" + path + "'";
-  struct stat st {};
-  const bool exists = ::stat(path.c_str(), &st) == 0;
-  if (exists && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
-    throw UsageError(what + ": is " + gemm_mlp::file_kind(st.st_mode) +
-                     ", not a file: writing the results to it would wait for a reader; name a "
-                     "file");
-  // The name itself, in that folder: O_EXCL creates only a new file (removed at once); an existing
-  // one (a file, /dev/null) is opened without O_TRUNC, so it is left as it was.
-  // (A dangling symbolic link, which the write creates the target of, is left to the write.)
-  if (!exists && ::lstat(path.c_str(), &st) == 0) return;
-  const int fd = exists ? ::open(path.c_str(), O_WRONLY | O_CLOEXEC)
-                        : ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    const int err = errno;
-    throw UsageError(what + ": cannot be written: " + std::strerror(err) +
-                     (err == ENAMETOOLONG ? " (for the file system)" : ""));
+  try {
+    apps::require_writable(option, path);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
   }
-  ::close(fd);
-  if (!exists) ::unlink(path.c_str());
 }
 
 std::string fixed_text(double x, int decimals, const char* missing) {
@@ -150,7 +108,7 @@ void print_host_table_row(const Result& r) {
 }
 
 void write_csv(const std::string& path, const DeviceInfo& d, const std::vector<Result>& results) {
-  std::ofstream f = open_for_writing(path, "--csv");
+  std::ostringstream f;
   std::vector<std::string> header = {"device"};
   for (const Field& field : fields(Result{})) header.push_back(field.name);
   f << apps::csv_row(header);
@@ -159,7 +117,7 @@ void write_csv(const std::string& path, const DeviceInfo& d, const std::vector<R
     for (Field& field : fields(r)) row.push_back(std::move(field.text));
     f << apps::csv_row(row);
   }
-  finish(f, path);
+  engine::replace_file("--csv", path, f.str());
 }
 
 void write_json(const std::string& path, const DeviceInfo& d, const Method& method,
@@ -200,9 +158,7 @@ void write_json(const std::string& path, const DeviceInfo& d, const Method& meth
     rows.push_back(std::move(row));
   }
   doc["results"] = std::move(rows);
-  std::ofstream f = open_for_writing(path, "--json");
-  f << doc.dump(2) << "\n";
-  finish(f, path);
+  engine::replace_file("--json", path, doc.dump(2) + "\n");
 }
 
 }  // namespace bench

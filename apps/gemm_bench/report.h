@@ -37,15 +37,16 @@ struct Method {
   bool warm = false;  // timed warm too (device runs with --warm-calls above 0)
 };
 
-// Before a run: throws UsageError when `path` (given to `option`, e.g. "--json") is a directory,
-// a FIFO or a socket (writing a FIFO would wait for a reader), its folder does not exist, or the
-// name cannot be written there (too long for the file system, a folder not writable, /proc), so
-// that a long run does not end unable to write its results, or hang writing them. The name is
-// tried for real: an existing file opened for writing without truncating it (nothing changes), a
-// new one created and removed at once.
+// Before a run: throws UsageError when `path` (given to `option`, e.g. "--json") could not be
+// written as the run's end writes it (apps::require_writable: a blank name, a folder, something
+// other than a regular file such as a FIFO or a device, a folder that is missing or not writable,
+// a name too long for the file system), so that a long run does not end unable to write its
+// results, or hang writing them. Nothing is created or changed.
 void check_output_path(const std::string& path, const char* option);
 
-// Both throw UsageError when the file cannot be written.
+// Both write the file whole or not at all (engine::replace_file: a new version beside the old one,
+// renamed over it), so that a failed write (a full disk) leaves the old file as it was; they throw
+// gemm_mlp::Error naming the file and the system's reason.
 void write_csv(const std::string& path, const DeviceInfo& d, const std::vector<Result>& results);
 void write_json(const std::string& path, const DeviceInfo& d, const Method& method,
                 const std::vector<Result>& results);

@@ -41,6 +41,9 @@ std::vector<const gemm::Variant*> chosen_variants(const std::vector<std::string>
       if (v.device == gemm::Device::CUDA) chosen.push_back(&v);
     return chosen;
   }
+  for (auto it = names.begin(); it != names.end(); ++it)
+    if (std::find(names.begin(), it, *it) != it)
+      throw UsageError("--variants names '" + *it + "' twice: name each variant once");
   for (const std::string& name : names) {
     const gemm::Variant* v;
     try {
@@ -51,7 +54,7 @@ std::vector<const gemm::Variant*> chosen_variants(const std::vector<std::string>
     if (v->device != gemm::Device::CUDA && names.size() > 1)
       throw UsageError("variant '" + name + "' runs on the host: time it on its own (--variants " +
                        name + ")");
-    if (std::find(chosen.begin(), chosen.end(), v) == chosen.end()) chosen.push_back(v);
+    chosen.push_back(v);
   }
   return chosen;
 }

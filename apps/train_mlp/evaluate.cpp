@@ -1,6 +1,7 @@
 // train_mlp --eval (evaluate.h).
 #include "apps/train_mlp/evaluate.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
@@ -11,7 +12,7 @@
 #include "data/mnist.h"
 #include "models/mlp.h"
 
-int evaluate_checkpoint(const Options& o, engine::Device device) {
+int evaluate_checkpoint(const Options& o, engine::Device device, const gemm::Variant* variant) {
   const data::Dataset test_set = data::load_mnist(o.data_dir, data::Split::Test, o.dataset);
   // The newer whole file of a training pair: the model file, or the optimiser file beside it after
   // a save stopped between its two renames (engine::find_parameters), said so.
@@ -28,8 +29,19 @@ int evaluate_checkpoint(const Options& o, engine::Device device) {
     throw std::runtime_error("--eval " + o.eval + ": the model " + sizes.text() + " has " +
                              std::to_string(sizes.classes) + " outputs, but " + o.dataset +
                              " has " + std::to_string(test_set.classes) + " classes");
-  require_model_fits(o, sizes.inputs, sizes.classes, device);
-  engine::Context ctx(device, o.seed);
+  // Other test data than the run was scored on (a copy changed, another dataset of the same shape):
+  // said, so that the scores are not taken for the run's.
+  const auto tested = file.header.metadata.find("test_fingerprint");
+  if (tested != file.header.metadata.end() && tested->second != data_fingerprint(test_set))
+    std::cout << "note: " << o.eval << " was tested on data of fingerprint " << tested->second
+              << ", but the test set in " << o.data_dir << " has fingerprint "
+              << data_fingerprint(test_set) << ": these scores are on other data\n";
+  require_model_fits(o, sizes.inputs, sizes.classes, std::min(o.batch, test_set.count), device);
+  engine::Context ctx(device,
+                      variant                          ? variant->name
+                      : device == engine::Device::CUDA ? "auto"
+                                                       : "cpu",
+                      o.seed);
   models::MLP mlp(ctx, sizes.inputs, sizes.hidden, sizes.classes);
   engine::TrainerOptions t = trainer_options(o, 0, false);
   engine::Trainer trainer(ctx, mlp, t);

@@ -6,5 +6,6 @@
 
 // --eval: the checkpoint's test loss and accuracy. The layer sizes come from its tensors' shapes
 // (complete_options); they must fit the data's images and classes before the model is built.
-// Returns the exit status.
-int evaluate_checkpoint(const Options& o, engine::Device device);
+// The GEMM variant: `variant` (--gemm), or null for the device's default (auto on CUDA, cpu on the
+// CPU). Returns the exit status.
+int evaluate_checkpoint(const Options& o, engine::Device device, const gemm::Variant* variant);

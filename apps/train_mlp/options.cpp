@@ -41,10 +41,13 @@ struct NumberTexts {
     seed = std::to_string(o.seed);
     epochs = std::to_string(o.epochs);
     batch = std::to_string(o.batch);
+    log_seconds = std::to_string(o.log_seconds);
     momentum = text_of(o.momentum);
     weight_decay = text_of(o.weight_decay);
     for (int h : o.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
   }
+
+  std::string log_seconds;
 };
 
 // Declares every flag on `app`, into `o` or (numbers) `texts`. Returns --compare's option, whose
@@ -105,8 +108,12 @@ CLI::Option* add_flags(CLI::App& app, Options& o, NumberTexts& texts) {
                  "this CSV file (JSON: *.json), rewritten after every epoch; a resumed run keeps "
                  "its earlier rows");
   app.add_option("--log-interval", texts.log_interval,
-                 "Print a line every N steps (the only progress shown when the output is not a "
-                 "terminal; each line waits for the device once)")
+                 "Print a line every N steps (each line waits for the device once)")
+      ->type_name("UINT");
+  app.add_option("--log-seconds", texts.log_seconds,
+                 "Where there is no progress bar (stderr not a terminal) and no --log-interval, "
+                 "print a line every S seconds of an epoch (0: none)")
+      ->capture_default_str()
       ->type_name("UINT");
   app.add_option("--resume", o.resume,
                  "Continue the run saved in this checkpoint, to --epochs (default: the run's own), "
@@ -167,6 +174,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     o.momentum = parse_real("--momentum", texts.momentum, Range::BelowOne);
     o.weight_decay = parse_real("--weight-decay", texts.weight_decay, Range::NonNegative);
     if (given("--train-limit")) o.train_limit = parse_int("--train-limit", texts.train_limit, 0);
+    o.log_seconds = parse_int("--log-seconds", texts.log_seconds, 0);
     if (given("--log-interval"))
       o.log_interval = parse_int("--log-interval", texts.log_interval, 0);
     parse_choice("--optimizer", o.optimizer, "sgd", "adam");
@@ -191,7 +199,9 @@ void complete_options(Options& o) {
     throw std::runtime_error("--resume continues one run; it cannot be combined with --compare");
   if (!o.eval.empty())  // flags of a training run, which --eval would ignore
     for (const char* flag :
-         {"--save", "--history", "--results", "--epochs", "--train-limit", "--log-interval"})
+         {"--save", "--history", "--results", "--epochs", "--train-limit", "--log-interval",
+          "--log-seconds", "--compare", "--no-graph", "--serial-step", "--branched-no-graph",
+          "--lr", "--optimizer", "--momentum", "--weight-decay", "--schedule", "--seed"})
       if (o.given.count(flag))
         throw std::runtime_error(std::string("--eval scores a checkpoint and trains nothing: ") +
                                  flag + " does not apply");
@@ -206,8 +216,8 @@ void complete_options(Options& o) {
   if (!o.save.empty() || o.given.count("--save")) {
     try {
       const std::string flag = o.given.count("--save") ? "--save" : "--resume";
-      require_writable(flag, o.save);
-      require_writable(flag, engine::optimizer_state_path(o.save));
+      apps::require_writable(flag, o.save);
+      apps::require_writable(flag, engine::optimizer_state_path(o.save));
     } catch (const std::exception& e) {
       if (o.given.count("--save")) throw;
       throw std::runtime_error(std::string(e.what()) +
@@ -215,7 +225,7 @@ void complete_options(Options& o) {
                                "another file)");
     }
   }
-  if (o.given.count("--results")) require_writable("--results", o.results);
+  if (o.given.count("--results")) apps::require_writable("--results", o.results);
   if (o.branched_no_graph && !o.no_graph)
     throw std::runtime_error("--branched-no-graph changes how --no-graph runs; give both");
   if (o.branched_no_graph && o.serial_step)
@@ -230,9 +240,9 @@ void complete_options(Options& o) {
       throw std::runtime_error(
           "--step-graph writes one variant's step; it cannot be combined with --compare");
     if (!o.eval.empty()) throw std::runtime_error("--step-graph needs a training run, not --eval");
-    require_writable("--step-graph", o.step_graph);
+    apps::require_writable("--step-graph", o.step_graph);
   }
-  if (o.given.count("--history")) require_writable("--history", o.history);
+  if (o.given.count("--history")) apps::require_writable("--history", o.history);
   std::vector<std::pair<std::string, std::string>> targets;  // flag, path
   if (!o.save.empty()) {
     const std::string flag = o.given.count("--save") ? "--save" : "--resume";
@@ -243,6 +253,11 @@ void complete_options(Options& o) {
   if (!o.results.empty()) targets.push_back({"--results", o.results});
   if (!o.step_graph.empty()) targets.push_back({"--step-graph", o.step_graph});
   require_distinct(targets);
+}
+
+std::string data_fingerprint(const data::Dataset& set) {
+  return engine::fingerprint({{set.labels.data(), set.labels.size() * sizeof(int32_t)},
+                              {set.images.data(), set.images.size() * sizeof(float)}});
 }
 
 float learning_rate(const Options& o) {
@@ -295,5 +310,6 @@ engine::Metadata run_metadata(const Options& o, const std::string& layers, const
           {"normalisation", data::input_normalisation()},
           {"train_limit", std::to_string(o.train_limit)},
           {"run_id", o.run_id},
-          {"data_fingerprint", o.data_fingerprint}};
+          {"data_fingerprint", o.data_fingerprint},
+          {"test_fingerprint", o.test_fingerprint}};
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "data/mnist.h"
 #include "engine/checkpoint.h"
 #include "engine/trainer.h"
 
@@ -39,11 +40,17 @@ struct Options {
   std::string schedule = "cosine";
   std::string history;
   int log_interval = 0;
+  int log_seconds = 10;  // without a progress bar or --log-interval, a line this often (0: none)
   std::set<std::string> given;  // the flags given on the command line, e.g. "--hidden"
   std::string run_id;  // the run's identity, in its checkpoints and history (kept by --resume)
   // The training set's engine::fingerprint, in its checkpoints (checked by --resume).
   std::string data_fingerprint;
+  // The test set's (data_fingerprint()), in its checkpoints: --eval on other data says so.
+  std::string test_fingerprint;
 };
+
+// A dataset's engine::fingerprint: its labels, then its images.
+std::string data_fingerprint(const data::Dataset& set);
 
 // Fills `options` from the command line. Returns the exit status when the program is to stop
 // here (--help, a parse error, a bad value; the message is printed), else nothing. Numbers are

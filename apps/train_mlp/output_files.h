@@ -6,10 +6,7 @@
 #include <utility>
 #include <vector>
 
-// A file the run will write, checked before any work: a file name (not a folder), in a folder
-// that exists and is writable, and not something other than a regular file (which the rename
-// that writes it would replace).
-void require_writable(const std::string& flag, const std::string& path);
+#include "apps/common/output_file.h"  // apps::require_writable: each file, before any work
 
 // No two of the files a run writes may be one file: each would overwrite the other. Each target
 // is a flag and its path.

@@ -40,15 +40,16 @@ struct Diverged : std::runtime_error {
 };
 
 // Progress within an epoch. On a terminal (stderr), a bar with the running loss and the epoch's
-// ETA, redrawn at most four times a second; with --log-interval N, a line on stdout every N steps,
-// the only progress shown when stderr is not a terminal. Each redraw or line reads the running
-// metrics, which waits for the device, so it happens only that often; a non-finite running loss
-// stops training there, naming the epoch and step.
+// ETA, redrawn at most four times a second; with --log-interval N, a line on stdout every N steps.
+// Where stderr is not a terminal and there is no --log-interval, a line every --log-seconds (10 s
+// by default), so that a log file or a pipe shows progress within a long epoch. Each redraw or
+// line reads the running metrics, which waits for the device, so it happens only that often; a
+// non-finite running loss stops training there, naming the epoch and step.
 class Progress {
  public:
   // first: the steps of the epoch already taken (a run resumed mid-epoch).
   Progress(engine::Trainer& trainer, const char* variant, int epoch, int total, int log_interval,
-           int first = 0)
+           int log_seconds, int first = 0)
       : trainer_(trainer),
         variant_(variant),
         epoch_(epoch),
@@ -56,8 +57,10 @@ class Progress {
         log_interval_(log_interval),
         first_(first),
         bar_(isatty(STDERR_FILENO)),
+        line_every_(bar_ || log_interval > 0 ? 0 : log_seconds),
         start_(Clock::now()),
-        last_draw_(start_) {}
+        last_draw_(start_),
+        last_line_(start_) {}
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
   ~Progress() {
@@ -66,16 +69,20 @@ class Progress {
 
   void update(int done) {
     const Clock::time_point now = Clock::now();
-    const bool log = log_interval_ > 0 && done % log_interval_ == 0;
+    const bool log =
+        (log_interval_ > 0 && done % log_interval_ == 0) ||
+        (line_every_ > 0 && done < total_ && now - last_line_ >= std::chrono::seconds(line_every_));
     const bool draw = bar_ && (now - last_draw_ > std::chrono::milliseconds(250) || done == total_);
     if (!log && !draw) return;
     // A non-finite running loss throws engine::NonFiniteLoss here (train.cpp: Diverged).
     const engine::MetricTotals m = trainer_.peek_metrics();
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     const double eta = done > first_ ? elapsed / (done - first_) * (total_ - done) : 0.0;
-    if (log)
+    if (log) {
       std::printf("[%s] epoch %d step %d/%d  loss %.4f  lr %.4g  %.1f s\n", variant_, epoch_, done,
                   total_, m.mean_loss(), trainer_.lr(), elapsed);
+      last_line_ = now;
+    }
     if (draw) {
       const int width = 24, filled = width * done / total_;
       std::fprintf(stderr, "\r  epoch %d [%s%s] %d/%d  loss %.4f  ETA %.1f s ", epoch_,
@@ -93,7 +100,8 @@ class Progress {
   const char* variant_;
   int epoch_, total_, log_interval_, first_;
   bool bar_, drawn_ = false;
-  Clock::time_point start_, last_draw_;
+  int line_every_;  // seconds between timed lines; 0: none
+  Clock::time_point start_, last_draw_, last_line_;
 };
 
 // The --compare table on stdout, speedups against naive when it ran.

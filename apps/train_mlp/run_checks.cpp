@@ -9,17 +9,22 @@
 #include "base/memory_limit.h"
 #include "models/mlp.h"
 
-void require_model_fits(const Options& o, int features, int classes, engine::Device device) {
+void require_model_fits(const Options& o, int features, int classes, int batch,
+                        engine::Device device) {
   const double parameters = models::mlp_parameter_count(features, o.hidden, classes);
-  const double bytes =
-      parameters * 4 * (o.optimizer == "adam" ? 4 : 3) * (device == engine::Device::CUDA ? 2 : 1);
+  double widths = features + classes;  // a layer's output, and the next one's input gradient
+  for (int h : o.hidden) widths += 2.0 * h;
+  const double activations = 4.0 * batch * widths;
+  const double kept = parameters * 4 * (o.optimizer == "adam" ? 4 : 3) + activations;
+  const double bytes = device == engine::Device::CUDA ? 2 * kept : kept + 2 * parameters * 4;
   std::string hidden;
   for (int h : o.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
   char count[32];
   std::snprintf(count, sizeof count, "%.3g", parameters);
   const std::string what = "--hidden " + hidden + ": the model " +
                            models::MlpSizes{features, o.hidden, classes}.text() + " has " + count +
-                           " parameters; with their gradients and optimiser state, it";
+                           " parameters; with their gradients, optimiser state and a batch's "
+                           "activations, it";
   const uint64_t needed = bytes < 1.8e19 ? static_cast<uint64_t>(bytes) : UINT64_MAX;
   if (device == engine::Device::CUDA)
     gemm_mlp::check_device_allocation(needed, what);

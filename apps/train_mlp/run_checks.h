@@ -7,9 +7,13 @@
 #include "engine/engine.h"
 
 // The model's memory from the flags' sizes, before anything is allocated: its parameters, their
-// gradients and the optimiser's buffers (one for SGD, two for Adam), 4 bytes each, and on the GPU
-// twice that (the profiling pass trains a scratch copy); at most the GPU's memory, or the host's.
-void require_model_fits(const Options& o, int features, int classes, engine::Device device);
+// gradients and the optimiser's buffers (one for SGD, two for Adam), 4 bytes each, and a batch of
+// `batch` rows' activations (each layer's output and input gradient); on the host two copies of
+// the parameters more (the optimiser's move into one buffer, a save's or a check's download), on
+// the GPU twice the whole (the profiling pass trains a scratch copy). At most the GPU's memory, or
+// the host's (base/memory_limit.h: what is available, and what `ulimit -v` leaves).
+void require_model_fits(const Options& o, int features, int classes, int batch,
+                        engine::Device device);
 
 // A loss that explodes but stays finite (Adam at --lr 1e6 ends near 1e14) passes the non-finite
 // checks. A model that has learned nothing and gives every class the same probability scores

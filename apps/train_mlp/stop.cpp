@@ -14,6 +14,19 @@ namespace {
 volatile std::sig_atomic_t received = 0;  // set by the handler, read between steps
 const char* program_name = "train_mlp";
 
+// --eval: nothing to save, so the first signal ends the process (write and _exit are safe here).
+extern "C" void on_stop_signal_at_once(int sig) {
+  static const char interrupted[] =
+      "\ntrain_mlp: stopped by SIGINT; the evaluation did not finish (nothing is written)\n";
+  static const char terminated[] =
+      "\ntrain_mlp: stopped by SIGTERM; the evaluation did not finish (nothing is written)\n";
+  const char* text = sig == SIGINT ? interrupted : terminated;
+  const size_t size = sig == SIGINT ? sizeof interrupted : sizeof terminated;
+  const ssize_t ignored = ::write(STDERR_FILENO, text, size - 1);
+  (void)ignored;
+  ::_exit(128 + sig);
+}
+
 extern "C" void on_stop_signal(int sig) {
   if (received != 0) {  // the second: stop at once, and say that nothing is saved
     static const char at_once[] =
@@ -34,10 +47,10 @@ extern "C" void on_stop_signal(int sig) {
 
 }  // namespace
 
-void install_stop_handlers(const char* program) {
+void install_stop_handlers(const char* program, bool at_once) {
   program_name = program;
   struct sigaction action {};
-  action.sa_handler = on_stop_signal;
+  action.sa_handler = at_once ? on_stop_signal_at_once : on_stop_signal;
   action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
@@ -57,6 +70,7 @@ std::string resume_command(const Options& o) {
   repeat("--history", o.history);
   repeat("--results", o.results);
   repeat("--log-interval", std::to_string(o.log_interval));
+  repeat("--log-seconds", std::to_string(o.log_seconds));
   if (o.no_graph) command += " --no-graph";
   if (o.serial_step) command += " --serial-step";
   if (o.no_dependent_launch) command += " --no-dependent-launch";

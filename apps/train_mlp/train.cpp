@@ -143,7 +143,8 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
       train_data.begin_epoch(epoch);
       int done;
       {
-        Progress progress(trainer, variant.name, epoch, batches, o.log_interval, first);
+        Progress progress(trainer, variant.name, epoch, batches, o.log_interval, o.log_seconds,
+                          first);
         done = run_epoch(trainer, train_data, x, y, &progress, first);
       }
       const engine::EpochTimes times = ctx.end_epoch();

@@ -99,7 +99,6 @@ std::pair<data::Dataset, data::Dataset> load_data(Options& o, engine::Device dev
     throw std::runtime_error("the training images are " + std::to_string(train_set.rows) + "x" +
                              std::to_string(train_set.cols) + ", the test images " +
                              std::to_string(test_set.rows) + "x" + std::to_string(test_set.cols));
-  require_model_fits(o, train_set.features(), train_set.classes, device);
   if (o.train_limit > 0 && o.train_limit < train_set.count) {
     train_set.count = o.train_limit;
     train_set.images.resize(static_cast<size_t>(o.train_limit) * train_set.features());
@@ -111,6 +110,7 @@ std::pair<data::Dataset, data::Dataset> load_data(Options& o, engine::Device dev
               << " training examples; using " << train_set.count << "\n";
     o.batch = train_set.count;
   }
+  require_model_fits(o, train_set.features(), train_set.classes, o.batch, device);
   return {std::move(train_set), std::move(test_set)};
 }
 
@@ -120,7 +120,8 @@ int run(Options o) {
   if (o.device == "auto" && device == engine::Device::CPU)
     std::cout << "No GPU found: running on the CPU (OpenBLAS).\n";
   const bool cuda = device == engine::Device::CUDA;
-  if (!o.eval.empty()) return evaluate_checkpoint(o, device);
+  if (!o.eval.empty())  // on the variant --gemm names, else the device's default
+    return evaluate_checkpoint(o, device, o.gemm.empty() ? nullptr : choose_variants(o, cuda)[0]);
   if (!o.step_graph.empty() && !cuda)
     throw std::runtime_error("--step-graph writes the step's CUDA graph; this run is on the CPU");
 
@@ -146,9 +147,8 @@ int run(Options o) {
 
   const auto [train_set, test_set] = load_data(o, device);
   // What the run trains on, in its checkpoints; a resumed run's must be the same.
-  o.data_fingerprint =
-      engine::fingerprint({{train_set.labels.data(), train_set.labels.size() * sizeof(int32_t)},
-                           {train_set.images.data(), train_set.images.size() * sizeof(float)}});
+  o.data_fingerprint = data_fingerprint(train_set);
+  o.test_fingerprint = data_fingerprint(test_set);
   if (resumed) check_resumed_data(o, *resumed, train_set.count, o.data_fingerprint);
   std::vector<RunResult> runs;
   for (const gemm::Variant* v : variants)
@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   Options o;
   if (const std::optional<int> status = parse_options(argc, argv, o)) return *status;
-  install_stop_handlers(argc > 0 ? argv[0] : "train_mlp");
+  install_stop_handlers(argc > 0 ? argv[0] : "train_mlp", /*at_once=*/!o.eval.empty());
   gemm::set_dependent_launch(!o.no_dependent_launch);
   try {
     const int status = run(o);

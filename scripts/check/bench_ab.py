@@ -8,9 +8,12 @@ the ratio b/a of those times, and each side's per cent of cuBLAS in its precisio
 it in the same file), so that a change of clock between rounds shows up as a change of cuBLAS.
 """
 import argparse
-import csv
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gemm_mlp_tools.atomic import atomic_write, csv_text  # noqa: E402
 
 
 def load(paths):
@@ -49,8 +52,7 @@ def main():
     for row in [header] + rows:
         print("  ".join(str(x).rjust(w) for x, w in zip(row, widths)))
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            csv.writer(f).writerows([header] + rows)
+        atomic_write(args.csv, csv_text([header] + rows))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ GPU: the JSON from train_mlp --step-graph, the CSV from ncu --csv (the default d
 --page raw) with gpu__time_duration.sum; --keep DIR saves a GPU run's pair for that.
 """
 import argparse
-import csv
 import os
 import shlex
 import shutil
@@ -40,6 +39,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from gemm_mlp_tools import critical_path as cp  # noqa: E402
+from gemm_mlp_tools.atomic import atomic_write, csv_dict_text  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 NCU_FALLBACK = "/usr/local/cuda/bin/ncu"
@@ -162,10 +162,7 @@ def main():
             result = cp.longest_path(graph, times)
             rows += cp.csv_rows(graph, times, result)
             tables.append(cp.markdown(graph, times, result, used))
-    with open(args.csv, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cp.CSV_COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
+    atomic_write(args.csv, csv_dict_text(cp.CSV_COLUMNS, rows))
     print("\n".join(tables))
     print(f"critical_path.py: wrote {len(rows)} kernels of {len(pairs)} step graph(s) to {args.csv}")
 

@@ -3,7 +3,9 @@
 
     scripts/check/ctest_summary.py FILE            for people (scripts/test.sh):
         tests: 700 total, 122 passed, 0 failed, 578 skipped
-        578 skipped: 560 no usable CUDA device, 18 MNIST not found in data/mnist (...)
+        skipped, by reason:
+          560  no usable CUDA device
+           18  MNIST not found in data/mnist (...)
     scripts/check/ctest_summary.py --lines FILE    for scripts (scripts/check/gpu_check.sh): the line
         "TOTAL PASSED FAILED SKIPPED", then "failed NAME" per failure, "skipped NAME" per skip
 
@@ -68,12 +70,14 @@ def main(argv):
         return
     print(f"tests: {len(cases)} total, {len(passed)} passed, {len(failed)} failed, "
           f"{len(skipped)} skipped")
-    if skipped:
-        reasons = collections.Counter(skip_reason(case) for case in skipped)
-        print(f"{len(skipped)} skipped: " +
-              ", ".join(f"{n} {reason}" for reason, n in reasons.most_common()))
     for case in failed:
         print(f"failed: {case.get('name', '?')}")
+    if skipped:
+        reasons = collections.Counter(skip_reason(case) for case in skipped)
+        width = len(str(reasons.most_common(1)[0][1]))
+        print("skipped, by reason:")
+        for reason, n in reasons.most_common():
+            print(f"  {n:>{width}}  {reason}")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from gemm_mlp_tools import production_rules as rules  # noqa: E402
+from gemm_mlp_tools.atomic import atomic_write, csv_text  # noqa: E402
 from gemm_mlp_tools.train_mlp_runner import run_train_mlp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -122,14 +123,12 @@ def run_all(args, listed):
 
 
 def write_csv(path, rows):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(rules.COLUMNS)
-        for r in rows:
-            w.writerow([r["model"], r["batch"], r["variant"], r["precision"], r["auto_lists"],
-                        "" if r["s_per_epoch"] is None else "%.6f" % r["s_per_epoch"],
-                        "" if r["test_acc"] is None else "%.2f" % r["test_acc"], r["epochs"],
-                        r["note"]])
+    table = [rules.COLUMNS] + [
+        [r["model"], r["batch"], r["variant"], r["precision"], r["auto_lists"],
+         "" if r["s_per_epoch"] is None else "%.6f" % r["s_per_epoch"],
+         "" if r["test_acc"] is None else "%.2f" % r["test_acc"], r["epochs"], r["note"]]
+        for r in rows]
+    atomic_write(path, csv_text(table, lineterminator="\n"))
     print(f"odd_widths.py: wrote {path}", file=sys.stderr)
 
 

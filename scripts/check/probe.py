@@ -12,23 +12,30 @@ and sorts every outcome:
                 written) that came after an epoch, or after a few seconds
     crashed     killed by a signal (a segfault, an abort)
     data lost   after a kill or a full disk, no consistent checkpoint pair to resume from; or
-                the wrong file of a pair used, or a stale one left unrepaired
+                the wrong file of a pair used, or a stale one left unrepaired; or an output file
+                that a failed write changed
+    unclear     a refusal whose message misses what it should name (the duplicate, the size,
+                the limit, the system's reason)
 
     scripts/check/probe.py --build build --data-dir data/mnist [--csv probe.csv] [--kills 12]
 
 Runs on the CPU (--device cpu); the full-disk cases mount a small tmpfs and need root, the exact
-kills strace (each skipped otherwise, and said so). Exit status 1 when any case is not clear.
+kills strace, an immutable checkpoint root and chattr (each skipped otherwise, and said so); the
+edges category (issue 58) fills the disk with `ulimit -f` instead, and needs neither. Exit status
+1 when any case is not clear. CI runs it with --kills 2 (tests/scripts/probe_test.sh,
+Scripts.ProbeFindsEveryCaseClear).
 """
 import argparse
-import csv
 import os
 import shutil
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gemm_mlp_tools.atomic import atomic_write, csv_text  # noqa: E402
 from gemm_mlp_tools.probe_cases import (bad_checkpoints, bad_files, bad_flags,  # noqa: E402
                                         full_disk, huge_sizes, images, kills, save_targets)
+from gemm_mlp_tools.probe_edges import edges  # noqa: E402
 from gemm_mlp_tools.probe_pairs import exact_kills, pairs  # noqa: E402
 from gemm_mlp_tools.probe_paths import fifos, names  # noqa: E402
 from gemm_mlp_tools.probe_runner import Probe  # noqa: E402
@@ -42,14 +49,14 @@ def main():
     ap.add_argument("--kills", type=int, default=12)
     ap.add_argument("--max-rss-mb", type=float, default=1500)
     ap.add_argument("--only", help="comma-separated categories: flags, files, checkpoints, sizes, "
-                    "images, saves, fifos, names, pairs, exact, kills, disk")
+                    "images, saves, fifos, names, pairs, exact, kills, disk, edges")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="probe-")
     p = Probe(args, work)
     steps = {"flags": bad_flags, "files": bad_files, "checkpoints": bad_checkpoints,
              "sizes": huge_sizes, "images": images, "saves": save_targets, "fifos": fifos,
              "names": names, "pairs": pairs, "exact": exact_kills, "kills": kills,
-             "disk": full_disk}
+             "disk": full_disk, "edges": edges}
     try:
         for name, fn in steps.items():
             if not args.only or name in args.only.split(","):
@@ -61,8 +68,7 @@ def main():
         counts[r[2]] = counts.get(r[2], 0) + 1
     print("totals: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            csv.writer(f).writerows([["category", "case", "outcome", "detail"]] + p.rows)
+        atomic_write(args.csv, csv_text([["category", "case", "outcome", "detail"]] + p.rows))
     sys.exit(0 if set(counts) <= {"clear", "skipped"} else 1)
 
 

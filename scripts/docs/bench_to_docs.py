@@ -22,6 +22,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gemm_mlp_tools.atomic import atomic_write  # noqa: E402
 from gemm_mlp_tools.bench_results import load  # noqa: E402
 
 BEGIN = "<!-- gemm_bench:begin -->"
@@ -96,8 +97,7 @@ def update(doc, block):
     else:
         text = text[:b] + new_block + text[e + len(END):]
     os.makedirs(os.path.dirname(os.path.abspath(doc)), exist_ok=True)
-    with open(doc, "w") as f:
-        f.write(text)
+    atomic_write(doc, text)
 
 
 def main():

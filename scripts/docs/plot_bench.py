@@ -12,6 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gemm_mlp_tools.atomic import atomic_savefig  # noqa: E402
 from gemm_mlp_tools.bench_results import load  # noqa: E402  (same reader as the docs table)
 
 
@@ -59,7 +60,7 @@ def main():
     ax.legend(fontsize=8)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    fig.savefig(args.output, dpi=120)
+    atomic_savefig(fig, args.output, dpi=120)
     print(f"plot_bench.py: wrote {os.path.normpath(args.output)}")
 
 

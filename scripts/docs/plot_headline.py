@@ -16,6 +16,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gemm_mlp_tools.atomic import atomic_savefig  # noqa: E402
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 FP32_COLOUR, TF32_COLOUR = "tab:blue", "tab:orange"
 
@@ -108,7 +111,7 @@ def main():
     fig.suptitle("MNIST MLP training time per epoch: gemm-mlp's kernels against PyTorch's CUDA "
                  "graph" + where, fontsize=10)
     fig.tight_layout(rect=(0, 0.06, 1, 0.95))
-    fig.savefig(args.output, dpi=110)
+    atomic_savefig(fig, args.output, dpi=110)
     print(f"plot_headline.py: wrote {os.path.normpath(args.output)}")
 
 

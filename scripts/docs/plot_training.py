@@ -15,8 +15,12 @@ the script runs itself again under /usr/bin/python3 if that one has it, and says
 import argparse
 import csv
 import json
+import math
 import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gemm_mlp_tools.atomic import atomic_savefig  # noqa: E402
 
 
 def read_rows(path):
@@ -34,13 +38,41 @@ def column(rows, key, path):
         sys.exit(f"plot_training.py: {path} has no numeric column '{key}'")
 
 
+def log_ticks(lo, hi, subs):
+    """The ticks s·10^e (s in subs) from lo to hi."""
+    ticks = []
+    for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+        ticks += [s * 10.0 ** e for s in subs if lo <= s * 10.0 ** e <= hi]
+    return ticks
+
+
+def loss_axis(ax, losses):
+    """A log scale with at least three labelled ticks over the losses: powers of ten, else 1-2-5
+    in each decade, else every digit (a loss within less than a decade); a linear scale where even
+    that labels fewer (a range too narrow for a log scale to show)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+    finite = [v for v in losses if v > 0 and math.isfinite(v)]
+    if not finite:
+        return
+    lo, hi = min(finite), max(finite)
+    for subs in ((1,), (1, 2, 5), tuple(range(1, 10))):
+        ticks = log_ticks(lo, hi, subs)
+        if len(ticks) >= 3:
+            ax.set_yscale("log")
+            ax.yaxis.set_major_locator(FixedLocator(ticks))
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.yaxis.set_minor_locator(NullLocator())
+            return
+
+
 def plot_history(plt, rows, path, title):
     epochs = column(rows, "epoch", path)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    left.plot(epochs, column(rows, "loss", path), marker="o", color="tab:red")
+    losses = column(rows, "loss", path)
+    left.plot(epochs, losses, marker="o", color="tab:red")
     left.set_xlabel("epoch")
     left.set_ylabel("training loss (mean cross-entropy)")
-    left.set_yscale("log")
+    loss_axis(left, losses)
     right.plot(epochs, [100 * v for v in column(rows, "train_acc", path)], marker="o", label="train")
     right.plot(epochs, [100 * v for v in column(rows, "test_acc", path)], marker="s", label="test")
     right.set_xlabel("epoch")
@@ -119,7 +151,7 @@ def main():
                                                                      args.title)
     output = args.output or os.path.splitext(args.path)[0] + ".png"
     fig.tight_layout()
-    fig.savefig(output, dpi=110)
+    atomic_savefig(fig, output, dpi=110)
     print(f"plot_training.py: wrote {os.path.normpath(output)}")
 
 

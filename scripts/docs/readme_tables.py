@@ -48,6 +48,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from gemm_mlp_tools import production_rules  # noqa: E402
+from gemm_mlp_tools.atomic import atomic_write  # noqa: E402
 from gemm_mlp_tools.critical_path import short_name  # noqa: E402
 from gemm_mlp_tools.kernel_tables import (  # noqa: E402
     STEPS, ladder_table, models_table, production_table, step_block, step_figures)
@@ -237,18 +238,22 @@ def pytorch_table(path, json_path):
 
 
 def first_run_table(path):
-    """One row per measurement of first_run.csv; a placeholder row while it has none."""
+    """The last measurement of first_run.csv (the others are its history), with the commit it
+    measured and the machine's load then; a placeholder row while it has none."""
     rows = read_csv(path) if os.path.exists(path) else []
     out = ("| machine | fresh clone to a trained epoch | set-up and build | one epoch of the "
            "default model | train_mlp |\n|---|--:|--:|--:|--:|\n")
     if not rows:
         return out + ("| *not measured yet: `scripts/check/first_run_time.sh --csv "
                       "docs/results/first_run.csv`* | | | | |\n")
-    for r in rows:
-        gpu = r["gpu"] if r["gpu"] != "none" else "no GPU"
-        out += "| %s cores, %s (%s) | %.1f min | %.1f min | %.1f s | %.0f MB |\n" % (
-            r["cores"], gpu, r["date"], float(r["wall_s"]) / 60, float(r["setup_build_s"]) / 60,
-            float(r["epoch_s"]), float(r["train_mlp_bytes"]) / 1e6)
+    r = rows[-1]
+    gpu = r["gpu"] if r["gpu"] != "none" else "no GPU"
+    when = r["date"] + ", `" + r["commit"] + "`"
+    if r.get("load_before"):
+        when += ", load " + r["load_before"]
+    out += "| %s cores, %s (%s) | %.1f min | %.1f min | %.1f s | %.1f MB |\n" % (
+        r["cores"], gpu, when, float(r["wall_s"]) / 60, float(r["setup_build_s"]) / 60,
+        float(r["epoch_s"]), float(r["train_mlp_bytes"]) / 1e6)
     return out
 
 
@@ -362,8 +367,7 @@ def main():
     replace_block(docs, "warm", warm_table(os.path.join(args.results, "small_m.csv")))
     replace_block(docs, "phases", phases_table(os.path.join(args.results, "phases.csv")))
     for path, text in docs.items():
-        with open(path, "w") as f:
-            f.write(text)
+        atomic_write(path, text)
     print("readme_tables.py: updated", ", ".join(os.path.relpath(p) for p in docs))
 
 

@@ -16,6 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from gemm_mlp_tools import roofline  # noqa: E402
+from gemm_mlp_tools.atomic import atomic_write, csv_dict_text  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 COLUMNS = ["model", "batch", "precision", "system", "variant", "s_per_epoch", "gflop_per_step",
@@ -59,10 +60,7 @@ def main():
     args = ap.parse_args()
     path = args.csv or os.path.join(args.results, "roofline.csv")
     table = rows(args.results)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        w.writerows(table)
+    atomic_write(path, csv_dict_text(COLUMNS, table))
     print(f"roofline.py: wrote {len(table)} rows to {os.path.relpath(path)}")
 
 

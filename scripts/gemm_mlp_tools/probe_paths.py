@@ -85,9 +85,9 @@ def names(p):
     """Names that cannot be written: refused before any training, within REFUSAL_SECONDS."""
     base = train_args(p, train_limit="60000", hidden="256", epochs="2")  # seconds an epoch
     long_name = p.path("n" * 300 + ".safetensors")
-    # Names the file system takes, whose temporary name (NAME.tmp.<pid>.<n>) it does not: 255
-    # bytes a name; the optimiser file of --save adds ".optim".
-    tmp_save = p.path("s" * 225 + ".safetensors")  # 237 bytes; its optimiser file's 243
+    # Names the file system takes, whose temporary name (NAME.tmp.<pid>.<n>, at least 9 bytes more
+    # whatever the pid) it does not: 255 bytes a name; the optimiser file of --save adds ".optim".
+    tmp_save = p.path("s" * 236 + ".safetensors")  # 248 bytes; its optimiser file's 254
     tmp_csv = p.path("h" * 246 + ".csv")  # 250 bytes
     os.makedirs(p.path("longdir"), exist_ok=True)
     for flag, target, what in [
@@ -95,7 +95,7 @@ def names(p):
             ("--history", p.path("h" * 300 + ".csv"), "a 304-byte name"),
             ("--results", p.path("r" * 300 + ".csv"), "a 304-byte name"),
             ("--save", p.path("d" * 300 + "/m.safetensors"), "in a folder of a 300-byte name"),
-            ("--save", tmp_save, "237 bytes, its temporary name too long"),
+            ("--save", tmp_save, "248 bytes, its temporary name too long"),
             ("--history", tmp_csv, "250 bytes, its temporary name too long"),
             ("--results", tmp_csv, "250 bytes, its temporary name too long"),
             ("--save", "/proc/m.safetensors", "in /proc"),

@@ -32,7 +32,6 @@ scripts/gemm_mlp_tools/train_mlp_runner.py.
 """
 
 import argparse
-import csv
 import datetime
 import json
 import os
@@ -41,6 +40,7 @@ import tempfile
 import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gemm_mlp_tools.atomic import atomic_write, csv_text  # noqa: E402
 from gemm_mlp_tools.model_list import parse_model, split_list  # noqa: E402
 from gemm_mlp_tools.train_mlp_runner import run_train_mlp  # noqa: E402
 
@@ -136,17 +136,14 @@ CSV_FORMATS = {"s_per_epoch": ".6f", "ratio_to_pytorch_graph": ".3f", "test_acc"
 
 def write_outputs(args, rows):
     os.makedirs(os.path.dirname(os.path.abspath(args.csv)), exist_ok=True)
-    with open(args.csv, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(COLUMNS)
-        for r in rows:
-            w.writerow([fmt(r[c], CSV_FORMATS[c]) if c in CSV_FORMATS else r[c] for c in COLUMNS])
+    table = [COLUMNS] + [[fmt(r[c], CSV_FORMATS[c]) if c in CSV_FORMATS else r[c] for c in COLUMNS]
+                         for r in rows]
+    atomic_write(args.csv, csv_text(table, lineterminator="\n"))
     sidecar = os.path.splitext(args.csv)[0] + ".json"
-    with open(sidecar, "w") as f:
-        json.dump({**baseline.environment(),
-                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat("T", "seconds"),
-                   "epochs": args.epochs, "seed": args.seed, "rows": rows}, f, indent=1)
-        f.write("\n")
+    atomic_write(sidecar, json.dumps(
+        {**baseline.environment(),
+         "date": datetime.datetime.now(datetime.timezone.utc).isoformat("T", "seconds"),
+         "epochs": args.epochs, "seed": args.seed, "rows": rows}, indent=1) + "\n")
     print(f"wrote {args.csv} and {sidecar}", file=sys.stderr)
 
 

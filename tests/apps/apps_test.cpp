@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -257,7 +258,28 @@ TEST(TrainMlp, HugeLayersAreRefusedBeforeAllocating) {
   const std::string dir = write_tiny_dataset(4);
   EXPECT_FAILS_WITH(kTrain + " --device cpu --hidden 1000000000,1000000000 --data-dir " + dir,
                     "--hidden 1000000000,1000000000: the model 16-1000000000-1000000000-10 has "
-                    "1e+18 parameters; with their gradients and optimiser state, it needs ");
+                    "1e+18 parameters; with their gradients, optimiser state and a batch's "
+                    "activations, it needs ");
+}
+
+// Under an address-space limit (ulimit -v), a model that the machine's memory would hold but the
+// limit does not is refused before any work, naming the limit (not a std::bad_alloc after the
+// first gigabytes). 16-20000000-10 has 540M parameters: about 11 GB with their copies.
+TEST(TrainMlp, LayersBeyondTheAddressSpaceLimitAreRefusedBeforeAllocating) {
+  const std::string dir = write_tiny_dataset(4);
+  const Result r = run("sh -c 'ulimit -v 4194304 && exec " + kTrain +
+                       " --device cpu --epochs 1 --hidden 20000000 --data-dir " + dir + "'");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("--hidden 20000000: the model 16-20000000-10 has 5.4e+08 parameters"),
+            std::string::npos)
+      << r.output;
+  // The address-space limit, unless the machine has less memory available than it.
+  EXPECT_TRUE(r.output.find("address space left under this process's limit (ulimit -v, "
+                            "RLIMIT_AS: 4.0 GiB") != std::string::npos ||
+              r.output.find("host memory available") != std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("epoch  1/1"), std::string::npos) << r.output;
 }
 
 // --eval of a PyTorch state_dict without metadata: the layer sizes from the tensors, checked
@@ -329,6 +351,83 @@ TEST(TrainMlp, EvalScoresOnTheCheckpointsDataset) {
   ASSERT_EQ(told.status, 0) << told.output;
   EXPECT_NE(told.output.find("(16-4-10) on mnist (" + dir + "): test loss"), std::string::npos)
       << told.output;
+}
+
+// --eval scores on the GEMM variant --gemm names (checked against the device, as training's is).
+TEST(TrainMlp, EvalTakesGemm) {
+  const std::string dir = write_tiny_dataset(4);
+  const std::string eval =
+      kTrain + " --device cpu --data-dir " + dir + " --eval " + save_plain_model(16);
+  const Result r = run(eval + " --gemm cpu");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("test accuracy"), std::string::npos) << r.output;
+  EXPECT_FAILS_WITH(eval + " --gemm vec", "--gemm vec runs on the GPU, but training runs on");
+}
+
+// A folder with 20 images of 4×4 per split whose labels are `train` and `test`.
+std::string write_labelled_dataset(const std::vector<uint8_t>& train,
+                                   const std::vector<uint8_t>& test) {
+  const std::string dir = test_file("_labelled");
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  for (const auto& [prefix, labels] : {std::pair{"train", train}, {"t10k", test}}) {
+    write_idx(dir + "/" + prefix + "-images-idx3-ubyte", {uint32_t(labels.size()), 4, 4});
+    std::ofstream f(dir + "/" + prefix + "-labels-idx1-ubyte", std::ios::binary);
+    const char header[8] = {0, 0, 8, 1, 0, 0, 0, static_cast<char>(labels.size())};
+    f.write(header, 8);
+    f.write(reinterpret_cast<const char*>(labels.data()), std::streamsize(labels.size()));
+  }
+  return dir;
+}
+
+// Fashion-MNIST's files read as MNIST (an MNIST checkpoint's --eval, or training without
+// --dataset fashion) are refused, naming both datasets; --dataset fashion reads them.
+TEST(TrainMlp, FashionFilesAreNotTakenForMnist) {
+  const std::string dir =
+      write_labelled_dataset({9, 0, 0, 3, 0, 2, 7, 2, 5, 5, 0, 9, 5, 5, 7, 9, 1, 0, 6, 4},
+                             {9, 2, 1, 1, 6, 1, 4, 6, 5, 7, 4, 5, 7, 3, 4, 1, 2, 4, 8, 0});
+  const std::string eval = kTrain + " --device cpu --data-dir " + dir + " --eval " +
+                           save_plain_model(16, {{"dataset", "mnist"}});
+  const Result r = run(eval);
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("t10k-labels-idx1-ubyte: these are Fashion-MNIST's files, not MNIST"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("test accuracy"), std::string::npos) << r.output;
+  const Result told = run(eval + " --dataset fashion");
+  EXPECT_EQ(told.status, 0) << told.output;
+  const std::string train =
+      kTrain + " --device cpu --hidden 8 --batch 4 --epochs 1 --data-dir " + dir;
+  EXPECT_FAILS_WITH(train, "train-labels-idx1-ubyte: these are Fashion-MNIST's files, not MNIST");
+  const Result fashion = run(train + " --dataset fashion");
+  EXPECT_EQ(fashion.status, 0) << fashion.output;
+}
+
+// --eval on a test set other than the one the run was scored on says so (a checkpoint records its
+// test set's fingerprint); on the same one, it says nothing.
+TEST(TrainMlp, EvalOnOtherTestDataSaysSo) {
+  const std::string dir = write_tiny_dataset(4, 8), ckpt = test_file(".safetensors");
+  const std::string train = kTrain + " --device cpu --hidden 8 --batch 4 --epochs 1 --data-dir ";
+  ASSERT_EQ(run(train + dir + " --save " + ckpt).status, 0);
+  const std::string eval = kTrain + " --device cpu --data-dir " + dir + " --eval " + ckpt;
+  const Result same = run(eval);
+  EXPECT_EQ(same.status, 0) << same.output;
+  EXPECT_EQ(same.output.find("note:"), std::string::npos) << same.output;
+  {  // one test pixel changed
+    std::fstream f(dir + "/t10k-images-idx3-ubyte",
+                   std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(16 + 3);
+    f.put(static_cast<char>(200));
+  }
+  const Result other = run(eval);
+  EXPECT_EQ(other.status, 0) << other.output;
+  EXPECT_NE(other.output.find("note: " + ckpt + " was tested on data of fingerprint fnv1a64:"),
+            std::string::npos)
+      << other.output;
+  EXPECT_NE(other.output.find("but the test set in " + dir + " has fingerprint fnv1a64:"),
+            std::string::npos)
+      << other.output;
+  EXPECT_NE(other.output.find(": these scores are on other data"), std::string::npos)
+      << other.output;
 }
 
 // The checkpoint records how inputs are normalised, for PyTorch users.
@@ -1036,8 +1135,11 @@ TEST(TrainMlp, SilentValuesAreErrors) {
   const std::string dir = write_tiny_dataset(4, 8);
   const std::string train = tiny_train(dir) + " --epochs 1";
   const std::string model = save_model();
-  for (const char* flag : {" --save x.safetensors", " --history h.csv", " --epochs 3",
-                           " --train-limit 5", " --log-interval 2"})
+  for (const char* flag :
+       {" --save x.safetensors", " --history h.csv", " --epochs 3", " --train-limit 5",
+        " --log-interval 2", " --log-seconds 5", " --compare", " --no-graph", " --serial-step",
+        " --lr 0.5", " --optimizer adam", " --momentum 0.5", " --weight-decay 0",
+        " --schedule constant", " --seed 3"})
     EXPECT_FAILS_WITH(kTrain + " --device cpu --eval " + model + flag,
                       "--eval scores a checkpoint and trains nothing: " +
                           std::string(flag).substr(1, std::string(flag).find(' ', 1) - 1) +
@@ -1141,6 +1243,92 @@ TEST(TrainMlp, ASecondSignalStopsAtOnceSayingNoSaveWasMade) {
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("resume with:"), std::string::npos) << r.output;
+}
+
+// Whether the process runs train_mlp (not yet the shell or the fork before it, which may catch
+// signals of their own) and has a handler for `sig` (its SigCgt mask in /proc).
+bool catches(pid_t pid, int sig) {
+  char exe[4096], train[PATH_MAX];
+  const ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof exe);
+  if (n <= 0 || ::realpath(kTrain.c_str(), train) == nullptr ||
+      std::string(exe, static_cast<size_t>(n)) != train)
+    return false;
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("SigCgt:", 0) == 0)
+      return (std::stoull(line.substr(7), nullptr, 16) >> (sig - 1)) & 1;
+  return false;
+}
+
+// Ctrl-C during --eval, which writes nothing: it stops at once, saying so, with status 130 (not
+// "stopping after this step", then the whole evaluation and status 0).
+TEST(TrainMlp, ASignalStopsEvalAtOnce) {
+  // 20000 test images through 16-2048-2048-10: about 170 GFLOP, seconds on the CPU.
+  const std::string dir = test_file("_big_test");
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  write_idx(dir + "/t10k-images-idx3-ubyte", {20000, 4, 4});
+  write_idx(dir + "/t10k-labels-idx1-ubyte", {20000});
+  const std::string model = test_file(".safetensors");
+  {
+    engine::Context ctx(engine::Device::CPU, "cpu", 3);
+    models::MLP mlp(ctx, 16, {2048, 2048}, 10);
+    engine::save_checkpoint(ctx, model, mlp.parameters(), {});
+  }
+  const Child child = spawn(kTrain + " --device cpu --data-dir " + dir + " --eval " + model);
+  ASSERT_GT(child.pid, 0);
+  for (int i = 0; i < 10000 && !catches(child.pid, SIGINT); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ::kill(child.pid, SIGINT);
+  const Result r = finish(child);
+  EXPECT_EQ(r.status, 130) << r.output;
+  EXPECT_NE(r.output.find("train_mlp: stopped by SIGINT; the evaluation did not finish (nothing "
+                          "is written)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("test accuracy"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("stopping after this step"), std::string::npos) << r.output;
+}
+
+// Output that is not a terminal (here a pipe) and no --log-interval: a line every --log-seconds
+// within an epoch, so that a log shows progress (the run is stopped once it has come); none with
+// --log-seconds 0.
+TEST(TrainMlp, OutputThatIsNotATerminalGetsALineEverySoManySeconds) {
+  const std::string dir = write_tiny_dataset(4, 400000);  // seconds an epoch with 256,256
+  const std::string train =
+      kTrain + " --device cpu --hidden 256,256 --batch 4 --epochs 1 --data-dir " + dir;
+  const Child child = spawn(train + " --log-seconds 1");
+  ASSERT_GT(child.pid, 0);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n;
+       out.find(" step ") == std::string::npos && (n = ::read(child.out, buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<size_t>(n));
+  ::kill(child.pid, SIGKILL);
+  out += finish(child).output;
+  const size_t line = out.find("[cpu] epoch 1 step ");
+  EXPECT_NE(line, std::string::npos) << out;
+  EXPECT_LT(line, out.find("epoch  1/1")) << out;
+  const Result quiet = run(train + " --train-limit 4000 --log-seconds 0");
+  ASSERT_EQ(quiet.status, 0) << quiet.output;
+  EXPECT_EQ(quiet.output.find(" step "), std::string::npos) << quiet.output;
+}
+
+// --resume of a checkpoint that cannot be replaced (chattr +i) is refused before training, not
+// after its first epoch. Needs root and a file system with the flag (else skipped).
+TEST(TrainMlp, ResumeOfAnImmutableCheckpointIsRefusedBeforeTraining) {
+  const std::string dir = write_tiny_dataset(4, 8), ckpt = test_file(".safetensors");
+  std::system(("chattr -i " + ckpt + " 2>/dev/null").c_str());
+  ASSERT_EQ(run(tiny_train(dir) + " --epochs 1 --save " + ckpt).status, 0);
+  if (std::system(("chattr +i " + ckpt + " 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "chattr +i is not available here (root and ext4 or similar needed)";
+  const Result r =
+      run(kTrain + " --device cpu --data-dir " + dir + " --resume " + ckpt + " --epochs 2");
+  std::system(("chattr -i " + ckpt).c_str());
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("--resume " + ckpt + ": exists and is immutable (chattr +i)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("epoch  2/2"), std::string::npos) << r.output;
 }
 
 // Inputs that are not regular files are refused at once: reading a FIFO would wait for a writer.

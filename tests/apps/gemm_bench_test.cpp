@@ -213,19 +213,48 @@ TEST(GemmBench, OutputPathsAreCheckedBeforeAnyCase) {
   const std::string bench = kBench + " --variants cpu --shapes 8";
   const Result r = run(bench + " --json /nonexistent-dir/r.json");
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("--json '/nonexistent-dir/r.json': the folder '/nonexistent-dir' does "
-                          "not exist"),
+  EXPECT_NE(r.output.find("--json /nonexistent-dir/r.json: the folder /nonexistent-dir does "
+                          "not exist or is not writable"),
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("8x8x8"), std::string::npos) << "a case ran first:\n" << r.output;
-  EXPECT_FAILS_WITH(bench + " --csv " + ::testing::TempDir(), "is a directory, not a file");
+  EXPECT_FAILS_WITH(bench + " --csv " + ::testing::TempDir(), "names a folder; give a file name");
   EXPECT_FAILS_WITH(bench + " --json ''", "--json needs a file name");
+  // Blank names, as train_mlp refuses them (apps/common/output_file.h).
+  EXPECT_FAILS_WITH(bench + " --csv ' '", "--csv ' ': the file name is blank");
+  EXPECT_FAILS_WITH(bench + " --json ' '", "--json ' ': the file name is blank");
+  EXPECT_FAILS_WITH(bench + " --csv ' r.csv'",
+                    "--csv ' r.csv': the file name begins or ends with a space");
+  EXPECT_FALSE(std::ifstream(" ").good()) << "a file named ' ' was written";
+}
+
+// A write that fails at the end of the run (here: the file size limit, as a full disk would) is
+// an error naming the system's reason, and the file written before stays whole: every output goes
+// through the atomic writer (engine/atomic_file.h), never in place.
+TEST(GemmBench, AFailedWriteNamesTheReasonAndKeepsTheOldFile) {
+  for (const char* flag : {"--csv", "--json"}) {
+    SCOPED_TRACE(flag);
+    const std::string out = test_file(std::string("_kept") + (flag[2] == 'c' ? ".csv" : ".json"));
+    const std::string old(8192, 'x');
+    std::ofstream(out) << old;
+    // SIGXFSZ ignored: a write past the limit fails with EFBIG instead of ending the process.
+    const Result r = run("sh -c \"trap '' XFSZ; ulimit -f 0; exec " + kBench +
+                         " --variants cpu --shapes 8,16 " + flag + " " + out + "\"");
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find(std::string(flag) + " " + out +
+                            ": writing it failed: File too large; " + out + " is unchanged"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(contents(out), old);
+    const std::string name = out.substr(out.rfind('/') + 1);
+    EXPECT_EQ(run("ls -a " + ::testing::TempDir() + " | grep -c '" + name + ".tmp'").output, "0\n");
+  }
 }
 
 // A FIFO as --csv, --json or --auto-table is refused before any case (writing it would wait for a
 // reader, after the whole run; `timeout` ends such a wait as exit status 124), and so is a name
-// the file system cannot take or a folder nothing can be created in; an existing file is left
-// as it was by the check, and /dev/null still taken.
+// the file system cannot take, a folder nothing can be created in or a device (/dev/null); an
+// existing file is left as it was by the check.
 TEST(GemmBench, OutputFifosAndUnwritableNamesAreRefusedBeforeAnyCase) {
   const std::string bench = "timeout 20 " + kBench + " --variants cpu --shapes 8";
   const std::string fifo = test_file("_fifo.csv");
@@ -234,7 +263,7 @@ TEST(GemmBench, OutputFifosAndUnwritableNamesAreRefusedBeforeAnyCase) {
   for (const char* flag : {" --csv ", " --json ", " --auto-table "}) {
     const Result r = run(bench + flag + fifo);
     EXPECT_EQ(r.status, 2) << flag << r.output;
-    EXPECT_NE(r.output.find("'" + fifo + "': is a FIFO (named pipe), not a file"),
+    EXPECT_NE(r.output.find(fifo + ": exists and is a FIFO (named pipe), not a regular file"),
               std::string::npos)
         << r.output;
     EXPECT_EQ(r.output.find("8x8x8"), std::string::npos) << "a case ran first:\n" << r.output;
@@ -245,19 +274,27 @@ TEST(GemmBench, OutputFifosAndUnwritableNamesAreRefusedBeforeAnyCase) {
   const std::string long_name = ::testing::TempDir() + std::string(300, 'n') + ".csv";
   const Result r = run(bench + " --csv " + long_name);
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("cannot be written: File name too long"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the name is too long for the file system"), std::string::npos)
+      << r.output;
   EXPECT_EQ(r.output.find("8x8x8"), std::string::npos) << "a case ran first:\n" << r.output;
-  EXPECT_FAILS_WITH(bench + " --json /proc/r.json", "cannot be written");
+  const Result proc = run(bench + " --json /proc/r.json");  // root may write in /proc, not create
+  EXPECT_EQ(proc.status, 2) << proc.output;
+  EXPECT_TRUE(proc.output.find("--json /proc/r.json: cannot be written") != std::string::npos ||
+              proc.output.find("the folder /proc does not exist or is not writable") !=
+                  std::string::npos)
+      << proc.output;
   // The check neither creates a new file nor changes an existing one.
   const std::string kept = test_file("_kept.csv"), fresh = test_file("_fresh.csv");
   std::remove(fresh.c_str());
   std::ofstream(kept) << "old\n";
   EXPECT_FAILS_WITH(
       bench + " --csv " + kept + " --json " + fresh + " --auto-table " + ::testing::TempDir(),
-      "is a directory, not a file");
+      "names a folder; give a file name");
   EXPECT_EQ(contents(kept), "old\n");
   EXPECT_FALSE(std::ifstream(fresh).good()) << fresh << " was left";
-  EXPECT_EQ(run(bench + " --csv /dev/null").status, 0);
+  // A device is not replaced by the rename that writes a file, as train_mlp's outputs are not.
+  EXPECT_FAILS_WITH(bench + " --csv /dev/null",
+                    "--csv /dev/null: exists and is a character device, not a regular file");
 }
 
 // Each shape's memory is checked before the first case: 65536³ needs 48 GiB on the host (112 GiB
@@ -421,6 +458,10 @@ TEST(GemmBench, SilentValuesAreErrors) {
   EXPECT_FAILS_WITH(kBench + " --variants cpu, --shapes 8",
                     "--variants 'cpu,': an empty item (a comma at an end, or two together)");
   EXPECT_FAILS_WITH(kBench + " --variants cpu --shapes 64,,64", "--shapes '64,,64': an empty item");
+  EXPECT_FAILS_WITH(kBench + " --variants cpu,cpu --shapes 8",
+                    "--variants names 'cpu' twice: name each variant once");
+  EXPECT_FAILS_WITH(kBench + " --variants naive,vec,naive --shapes 8",
+                    "--variants names 'naive' twice");
   EXPECT_FAILS_WITH(kBench + " --from-json ,a.json --auto-table x.inc",
                     "--from-json ',a.json': an empty item");
   const Result r = run(kBench + " --variants cpu --shapes 8 --skip-slow=1");

@@ -123,6 +123,22 @@ TEST(Idx, ClaimBeyondTheMemoryLimitIsRefusedBeforeReading) {
                           "GEMM_MLP_MEMORY_LIMIT"});
 }
 
+// Under an address-space limit (ulimit -v), a gzip file claiming 4 GiB is refused before reading,
+// naming the limit, however much memory the machine has (not a std::bad_alloc after gigabytes).
+TEST(Idx, ClaimBeyondTheAddressSpaceLimitIsRefusedBeforeReading) {
+  TempDir dir;
+  const std::string path = dir.file("bomb-idx3-ubyte.gz");
+  data_test::write_gz(path, idx_bytes({4, 1024, 1024, 1024}, iota_bytes(10)));
+  std::string error;
+  {
+    const data_test::ScopedAddressSpaceLimit limit(uint64_t{256} << 20);
+    ASSERT_TRUE(limit.ok());
+    error = error_of([&] { read_idx(path); });
+  }
+  expect_mentions(error, {path, "IDX shape 4x1024x1024x1024 needs 4.0 GiB (4294967296 bytes)",
+                          "address space left under this process's limit (ulimit -v, RLIMIT_AS"});
+}
+
 TEST(Idx, ShapeIsReadFromTheHeaderAlone) {
   TempDir dir;
   const std::string path = dir.file("short-idx3-ubyte.gz");
@@ -177,6 +193,35 @@ TEST(Idx, RejectsTruncatedAndTrailingGzipPayload) {
   data_test::write_gz(path, b);
   expect_mentions(error_of([&] { read_idx(path); }),
                   {path, "trailing data: expected 14 bytes (after decompression)", "got 17"});
+}
+
+// Bytes after the gzip data (gunzip's "trailing garbage") are no data: read as gunzip reads them,
+// with a note naming how many. Concatenated gzip members are one stream, as for gunzip.
+TEST(Idx, NotesBytesAfterTheGzipData) {
+  TempDir dir;
+  const std::string path = dir.file("labels-idx1-ubyte.gz");
+  data_test::write_gz(path, idx_bytes({3}, {7, 8, 9}));
+  Bytes b = data_test::read_file(path);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(read_idx(path).values, (Bytes{7, 8, 9}));
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  b.insert(b.end(), {'j', 'u', 'n', 'k', '\n'});
+  data_test::write_file(path, b);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(read_idx(path).values, (Bytes{7, 8, 9}));
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "note: " + path + ": 5 bytes after the end of its gzip data, ignored\n");
+  // Two members: the header and the first value, then the other two.
+  const std::string first = dir.file("first.gz"), second = dir.file("second.gz");
+  data_test::write_gz(first, idx_bytes({3}, {7}));
+  data_test::write_gz(second, {8, 9});
+  Bytes both = data_test::read_file(first);
+  const Bytes rest = data_test::read_file(second);
+  both.insert(both.end(), rest.begin(), rest.end());
+  data_test::write_file(path, both);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(read_idx(path).values, (Bytes{7, 8, 9}));
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 }
 
 TEST(Idx, RejectsCorruptGzip) {

@@ -160,6 +160,72 @@ TEST(Image, RefusesMoreThanTheLimitOfPixelsBeforeDecoding) {
   EXPECT_EQ(error.find("more than the"), std::string::npos) << error;
 }
 
+// A PNG too large for stb_image to read its size (it calls it an "unknown image type") is named by
+// its IHDR's size and the limit.
+TEST(Image, NamesTheSizeOfAPngTooLargeForStbImage) {
+  TempDir dir;
+  const std::string huge = write_png_claiming(dir, 100000, 100000);
+  const std::string error = error_of([&] { load_digit_image(huge, 28, 28); });
+  expect_mentions(error, {huge,
+                          "the image is 100000x100000 (10000000000 pixels), more than the "
+                          "67108864 pixels"});
+  EXPECT_EQ(error.find("unknown image type"), std::string::npos) << error;
+}
+
+// What stb_image passes over without a word: a PNG cut before its IEND chunk is an error saying
+// so (not an empty reason); a chunk whose CRC-32 fails, and a GIF's frames after the first, are a
+// note each when the image decodes.
+TEST(Image, NamesWhatStbImagePassesOver) {
+  TempDir dir;
+  const std::string good = write_png(dir, "good.png", 8, 8, 1, Bytes(64, 9));
+  Bytes png = data_test::read_file(good);
+  const std::string cut = dir.file("no_iend.png");
+  data_test::write_file(cut, Bytes(png.begin(), png.end() - 12));  // IEND: 12 bytes
+  testing::internal::CaptureStderr();
+  const std::string error = error_of([&] { load_digit_image(cut, 28, 28); });
+  const std::string cut_notes = testing::internal::GetCapturedStderr();
+  if (error.empty())  // decoded: a note instead
+    EXPECT_NE(cut_notes.find("the PNG ends before its IEND chunk"), std::string::npos) << cut_notes;
+  else
+    expect_mentions(error, {cut, "cannot decode image: the PNG ends before its IEND chunk"});
+
+  png[png.size() - 12 - 1] ^= 0xFF;  // the CRC-32 of the chunk before IEND (IDAT)
+  const std::string damaged = dir.file("bad_crc.png");
+  data_test::write_file(damaged, png);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(load_digit_image(damaged, 8, 8), load_digit_image(good, 8, 8));
+  const std::string notes = testing::internal::GetCapturedStderr();
+  EXPECT_NE(notes.find("note: " + damaged + ": the PNG's IDAT chunk fails its CRC-32"),
+            std::string::npos)
+      << notes;
+  testing::internal::CaptureStderr();
+  load_digit_image(good, 8, 8);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+
+  // A 1x1 GIF of two black frames: the first is read, and the count is named.
+  const Bytes frame = {0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00};
+  Bytes gif = {'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 255, 255, 255};
+  gif.insert(gif.end(), frame.begin(), frame.end());
+  const std::string still = dir.file("still.gif");
+  Bytes one = gif;
+  one.push_back(0x3B);
+  data_test::write_file(still, one);
+  gif.insert(gif.end(), frame.begin(), frame.end());
+  gif.push_back(0x3B);
+  const std::string animated = dir.file("animated.gif");
+  data_test::write_file(animated, gif);
+  testing::internal::CaptureStderr();
+  expect_near_all(load_digit_image(animated, 1, 1), normalised({0}));
+  const std::string gif_notes = testing::internal::GetCapturedStderr();
+  EXPECT_NE(
+      gif_notes.find("note: " + animated + ": an animated GIF of 2 frames; only the first is read"),
+      std::string::npos)
+      << gif_notes;
+  testing::internal::CaptureStderr();
+  expect_near_all(load_digit_image(still, 1, 1), normalised({0}));
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
 TEST(Image, RefusesAnImageBeyondTheMemoryLimitBeforeDecoding) {
   TempDir dir;
   const std::string path = write_png_claiming(dir, 1000, 1000);  // 5 MB as bytes and floats

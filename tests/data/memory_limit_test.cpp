@@ -2,6 +2,7 @@
 #include "base/memory_limit.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cstdlib>
 #include <limits>
@@ -75,6 +76,40 @@ TEST(MemoryLimit, HostLimitIsTheMemoryAvailable) {
   EXPECT_TRUE(host.source.find("host memory available") != std::string::npos ||
               host.source.find("memory left in this container") != std::string::npos)
       << host.source;
+}
+
+// Under an address-space limit (ulimit -v), the host limit is what the limit leaves: an allocation
+// beyond it would fail however much memory the machine has available.
+TEST(MemoryLimit, AddressSpaceLimitLowersTheHostLimit) {
+  EXPECT_EQ(gemm_mlp::address_space_left(kMax, 123).bytes, kMax);
+  const MemoryLimit left = gemm_mlp::address_space_left(uint64_t{10} << 30, uint64_t{1} << 30);
+  EXPECT_EQ(left.bytes, uint64_t{9} << 30);
+  EXPECT_EQ(left.source,
+            "address space left under this process's limit (ulimit -v, RLIMIT_AS: 10.0 GiB "
+            "(10737418240 bytes), of which 1.0 GiB (1073741824 bytes) mapped already)");
+  EXPECT_EQ(gemm_mlp::address_space_left(100, 200).bytes, 0u);
+  // This process's own limit, lowered to what it maps now and 256 MiB more.
+  const ScopedLimit unset(std::nullopt);
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_AS, &saved), 0);
+  if (saved.rlim_cur == RLIM_INFINITY) {
+    EXPECT_EQ(gemm_mlp::address_space_left().bytes, kMax);
+  }
+  MemoryLimit host;
+  std::string error;
+  {
+    const data_test::ScopedAddressSpaceLimit lowered(uint64_t{256} << 20);
+    ASSERT_TRUE(lowered.ok());
+    host = gemm_mlp::host_memory_limit();
+    error =
+        data_test::error_of([] { gemm_mlp::check_host_allocation(uint64_t{1} << 30, "1 GiB"); });
+  }
+  EXPECT_LE(host.bytes, uint64_t{256} << 20);
+  EXPECT_NE(host.source.find("ulimit -v, RLIMIT_AS"), std::string::npos) << host.source;
+  EXPECT_NE(error.find("1 GiB needs 1.0 GiB (1073741824 bytes), more than the "), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("address space left under this process's limit"), std::string::npos)
+      << error;
 }
 
 TEST(MemoryLimit, CgroupMemoryLeftIsItsLimitLessItsUse) {

@@ -1,6 +1,7 @@
 #include "data/mnist.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -69,6 +70,18 @@ TEST(Mnist, LoadsGzippedTestSplit) {
                   {"train-images-idx3-ubyte", "not found", "scripts/setup/fetch_mnist.sh"});
 }
 
+// A folder that cannot be looked up (a loop of symbolic links) is named with the system's reason,
+// not called missing with a hint to download it.
+TEST(Mnist, ASymbolicLinkLoopIsNamedNotCalledMissing) {
+  TempDir dir;
+  const std::string loop = dir.file("loop");
+  ASSERT_EQ(::symlink(loop.c_str(), loop.c_str()), 0);
+  const std::string error = error_of([&] { data::load_mnist(loop, Split::Test); });
+  expect_mentions(error, {loop + "/t10k-images-idx3-ubyte: cannot be read: Too many levels of "
+                                 "symbolic links"});
+  EXPECT_EQ(error.find("not found"), std::string::npos) << error;
+}
+
 TEST(Mnist, MissingDirectoryNamesPathAndScript) {
   TempDir dir;
   const std::string missing = dir.file("nowhere");
@@ -94,23 +107,33 @@ TEST(Mnist, MissingFashionNamesTheCommandThatFetchesFashion) {
       << command;
 }
 
-// MNIST's files in the folder that --dataset fashion reads: an error, not digits trained on.
-TEST(Mnist, MnistLabelsAskedForAsFashionAreRefused) {
+// MNIST's files in the folder that --dataset fashion reads, or Fashion-MNIST's read as MNIST: an
+// error naming both, not one dataset trained on (or scored) under the other's name.
+TEST(Mnist, OneDatasetsLabelsAskedForAsTheOtherAreRefused) {
   TempDir dir;
   const Bytes train_start = {5, 0, 4, 1, 9, 2, 1, 3, 1, 4, 3, 5, 3, 6, 1, 7, 2, 8, 6, 9};
   const Bytes pixels(train_start.size(), 7);
   const uint32_t n = static_cast<uint32_t>(train_start.size());
   data_test::write_file(dir.file("train-images-idx3-ubyte"), idx_bytes({n, 1, 1}, pixels));
   data_test::write_file(dir.file("train-labels-idx1-ubyte"), idx_bytes({n}, train_start));
-  expect_mentions(
-      error_of([&] { data::load_mnist(dir.str(), Split::Train, "fashion"); }),
-      {"train-labels-idx1-ubyte", "MNIST's digits, not Fashion-MNIST", "fetch_mnist.sh fashion"});
+  expect_mentions(error_of([&] { data::load_mnist(dir.str(), Split::Train, "fashion"); }),
+                  {"train-labels-idx1-ubyte", "these are MNIST's files, not Fashion-MNIST",
+                   "(the labels begin 5 0 4 1 9 ..., as MNIST's do)", "--dataset mnist",
+                   "fetch_mnist.sh fashion"});
   EXPECT_EQ(data::load_mnist(dir.str(), Split::Train, "mnist").count, 20);
   // Other labels (not MNIST's start) load as Fashion-MNIST.
   Bytes other = train_start;
   other[0] = 9;
   data_test::write_file(dir.file("train-labels-idx1-ubyte"), idx_bytes({n}, other));
   EXPECT_EQ(data::load_mnist(dir.str(), Split::Train, "fashion").count, 20);
+  // Fashion-MNIST's test labels, read as MNIST (an MNIST checkpoint's --eval).
+  const Bytes fashion_test = {9, 2, 1, 1, 6, 1, 4, 6, 5, 7, 4, 5, 7, 3, 4, 1, 2, 4, 8, 0};
+  data_test::write_file(dir.file("t10k-images-idx3-ubyte"), idx_bytes({n, 1, 1}, pixels));
+  data_test::write_file(dir.file("t10k-labels-idx1-ubyte"), idx_bytes({n}, fashion_test));
+  expect_mentions(error_of([&] { data::load_mnist(dir.str(), Split::Test, "mnist"); }),
+                  {"t10k-labels-idx1-ubyte: these are Fashion-MNIST's files, not MNIST",
+                   "(the labels begin 9 2 1 1 6 ..., as Fashion-MNIST's do)", "--dataset fashion"});
+  EXPECT_EQ(data::load_mnist(dir.str(), Split::Test, "fashion").count, 20);
 }
 
 TEST(Mnist, RejectsMismatchedCounts) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -97,5 +98,31 @@ inline void expect_mentions(const std::string& message, const std::vector<std::s
     EXPECT_NE(message.find(part), std::string::npos)
         << "message \"" << message << "\" does not mention \"" << part << "\"";
 }
+
+// This process's address-space limit (RLIMIT_AS, as `ulimit -v` sets it) lowered to what it maps
+// now and `extra` bytes more, for the object's lifetime, then restored.
+class ScopedAddressSpaceLimit {
+ public:
+  explicit ScopedAddressSpaceLimit(uint64_t extra) {
+    ok_ = ::getrlimit(RLIMIT_AS, &saved_) == 0;
+    std::ifstream status("/proc/self/status");
+    uint64_t mapped_kib = 0;
+    for (std::string key; status >> key;)
+      if (key == "VmSize:" && status >> mapped_kib) break;
+    struct rlimit lowered = saved_;
+    lowered.rlim_cur = mapped_kib * 1024 + extra;
+    ok_ = ok_ && mapped_kib > 0 && ::setrlimit(RLIMIT_AS, &lowered) == 0;
+  }
+  ~ScopedAddressSpaceLimit() {
+    if (ok_) ::setrlimit(RLIMIT_AS, &saved_);
+  }
+  ScopedAddressSpaceLimit(const ScopedAddressSpaceLimit&) = delete;
+  ScopedAddressSpaceLimit& operator=(const ScopedAddressSpaceLimit&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  struct rlimit saved_ {};
+  bool ok_ = false;
+};
 
 }  // namespace data_test

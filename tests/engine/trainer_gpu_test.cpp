@@ -194,7 +194,7 @@ TEST(EngineGpu, MeanSquaredErrorMatchesCpu) {
     bad.front() = std::numeric_limits<float>::quiet_NaN();
     bad.back() = -std::numeric_limits<float>::infinity();
     gloss.forward(ctx, gp, Tensor::from_host(Device::CUDA, s.batch, s.cols, bad), gm);
-    EXPECT_THROW_WITH(gm.read(ctx), gemm_mlp::Error, "2 targets were NaN or infinite");
+    EXPECT_THROW_WITH(gm.read(ctx), gemm_mlp::Error, "2 target values were NaN or infinite");
   }
 }
 

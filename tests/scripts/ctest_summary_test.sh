@@ -35,8 +35,12 @@ check() {  # <what> <got> <want>
 }
 check "summary" "$(python3 "$summary" "$work/junit.xml" 2>&1)" \
 "tests: 7 total, 1 passed, 1 failed, 5 skipped
-5 skipped: 2 no usable CUDA device, 1 MNIST not found in /x (run scripts/setup/fetch_mnist.sh), 1 PyTorch is not installed for python3, 1 Disabled
-failed: A.Fails"
+failed: A.Fails
+skipped, by reason:
+  2  no usable CUDA device
+  1  MNIST not found in /x (run scripts/setup/fetch_mnist.sh)
+  1  PyTorch is not installed for python3
+  1  Disabled"
 check "--lines" "$(python3 "$summary" --lines "$work/junit.xml" 2>&1)" \
 "7 1 1 5
 failed A.Fails

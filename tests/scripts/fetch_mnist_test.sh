@@ -32,15 +32,32 @@ expect() {
   fi
 }
 
-expect 0 "usage: $script [fashion] [DIR]" --help
+expect 0 "usage: $script [mnist|fashion] [DIR]" --help
 expect 0 "usage:" -h
 expect 0 "usage:" fashion --help
 [[ ! -e --help && ! -e -h ]] || { echo "FAIL: --help made a folder"; failures=$((failures + 1)); }
 expect 2 "unknown option '--dir'" --dir x
 expect 2 "an argument is empty" ""
 expect 2 "an argument is empty" fashion ""
-expect 2 "too many arguments: a b" a b
+expect 2 "unknown dataset 'a' (mnist or fashion)" a b
 expect 2 "too many arguments: a b" fashion a b
+expect 2 "too many arguments: a b" MNIST a b
+# Names are matched as names: FASHION is Fashion-MNIST (the download it reaches, stubbed, is
+# Fashion-MNIST's, into the folder given, not into a folder named FASHION); an unknown lone word
+# is neither a dataset nor a folder to create.
+for name in FASHION Fashion-MNIST; do
+  out=$(bash "$script" "$name" fx 2>&1)
+  if [[ $out != *"downloading http://fashion-mnist"*"/train-images-idx3-ubyte.gz"* ]]; then
+    echo "FAIL: fetch_mnist.sh $name fx did not fetch Fashion-MNIST:"
+    echo "$out"
+    failures=$((failures + 1))
+  fi
+done
+mkdir -p blocked/train-images-idx3-ubyte
+expect 2 "'blocked/train-images-idx3-ubyte' exists and is not a regular file" FASHION blocked
+expect 2 "'blocked/train-images-idx3-ubyte' exists and is not a regular file" Fashion-MNIST blocked
+expect 2 "'cifar' is no dataset (mnist or fashion) and no folder; to fetch MNIST into a new folder of that name, give it as ./cifar" cifar
+[[ ! -e FASHION && ! -e cifar ]] || { echo "FAIL: a dataset name made a folder"; failures=$((failures + 1)); }
 touch a_file
 expect 2 "'a_file' exists and is not a directory" a_file
 mkdir -p target/train-labels-idx1-ubyte

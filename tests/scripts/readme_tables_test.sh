@@ -59,16 +59,20 @@ elif ! sed -n '/step:warptile:begin/,/step:warptile:end/p' "$work/docs/KERNELS.m
   fail "step:warptile does not name 1024³ at 0.50× of dbuf"
 fi
 
-# A first_run.csv row (scripts/check/first_run_time.sh --csv): its figures in the README's
-# first_run block; a summary.txt that names no date: an error naming the file.
+# first_run.csv rows (scripts/check/first_run_time.sh --csv): the last one's figures in the
+# README's first_run block, with its commit and load; a summary.txt that names no date: an error
+# naming the file.
 cat >"$work/results/first_run.csv" <<'CSV'
-date,commit,cores,gpu,wall_s,user_s,system_s,epoch_s,setup_build_s,train_mlp_bytes
-2026-12-02,abc1234,2,none,300.0,500.0,20.0,17.5,282.5,8000000
+date,commit,cores,gpu,wall_s,user_s,system_s,epoch_s,setup_build_s,train_mlp_bytes,build_wall_s,longest_silence_s,gpu_kernels,load_before
+2026-11-30,0000000,2,none,100.0,200.0,10.0,5.0,95.0,3000000,90.0,10,OFF,
+2026-12-02,abc1234,2,none,300.0,500.0,20.0,17.5,282.5,1650000,270.0,12,OFF,1.5
 CSV
 if ! run "$work/results"; then
   fail "regenerating with a first_run.csv row failed: $(cat "$work/out")"
-elif ! grep -qF "| 2 cores, no GPU (2026-12-02) | 5.0 min | 4.7 min | 17.5 s | 8 MB |" "$work/README.md"; then
-  fail "README.md's first_run block does not show the first_run.csv row"
+elif ! grep -qF '| 2 cores, no GPU (2026-12-02, `abc1234`, load 1.5) | 5.0 min | 4.7 min | 17.5 s | 1.6 MB |' "$work/README.md"; then
+  fail "README.md's first_run block does not show the last first_run.csv row"
+elif grep -qF "0000000" "$work/README.md"; then
+  fail "README.md's first_run block shows an earlier row"
 fi
 echo "no summary" >"$work/results/summary.txt"
 if run "$work/results"; then
