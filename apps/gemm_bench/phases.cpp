@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "apps/gemm_bench/device_info.h"
 #include "apps/gemm_bench/report.h"
 #include "base/cuda_check.h"
+#include "engine/atomic_file.h"
 
 namespace bench {
 namespace {
@@ -203,10 +203,9 @@ int run_phases(const Options& o) {
   }
   cudaStreamDestroy(stream);
   if (o.csv_given) {
-    std::ofstream f(o.csv);
-    for (const auto& row : csv) f << apps::csv_row(row);
-    f.flush();
-    if (!f) throw UsageError("failed writing '" + o.csv + "'");
+    std::string text;
+    for (const auto& row : csv) text += apps::csv_row(row);
+    engine::replace_file("--csv", o.csv, text);
   }
   return status;
 }
