@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/checkpoint.h"
-#include "engine/trainer.h"
+#include "engine/engine.h"
 
 struct Options {
   std::string gemm;  // empty: vec on CUDA, cpu on the CPU

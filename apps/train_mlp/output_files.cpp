@@ -8,7 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "engine/atomic_file.h"
+#include "engine/engine.h"
 
 // A file the run will write, checked before any work: a file name (not a folder), in a folder
 // that exists and is writable, and not something other than a regular file (which the rename
