@@ -21,7 +21,7 @@ if(GEMM_MLP_BUILD_APPS)
 endif()
 
 # The public headers: the GEMM contract, and everything in base/ (the error type), engine/, models/
-# and data/ (engine/backend.h is included by engine/optim.h).
+# and data/ (engine/runtime/backend.h is included by engine/network/optim.h).
 install(FILES ${PROJECT_SOURCE_DIR}/kernels/gemm.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gemm_mlp/kernels)
 foreach(dir base engine models data)

@@ -7,9 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/context.h"
-#include "engine/module.h"
-#include "engine/safetensors.h"
+#include "engine/engine.h"
 
 namespace models {
 

@@ -5,8 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/context.h"
-#include "engine/module.h"
+#include "engine/engine.h"
 
 namespace models {
 

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/atomic_file.h"
+#include "engine/engine.h"
 
 namespace apps {
 

@@ -10,7 +10,7 @@
 #include <tuple>
 
 #include "base/file_kind.h"
-#include "engine/atomic_file.h"
+#include "engine/engine.h"
 
 namespace bench {
 namespace {

@@ -13,7 +13,7 @@
 #include "apps/gemm_bench/device_info.h"
 #include "apps/gemm_bench/report.h"
 #include "base/cuda_check.h"
-#include "engine/atomic_file.h"
+#include "engine/engine.h"
 
 namespace bench {
 namespace {

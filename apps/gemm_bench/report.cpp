@@ -7,7 +7,7 @@
 
 #include "apps/common/csv.h"
 #include "apps/common/output_file.h"
-#include "engine/atomic_file.h"
+#include "engine/engine.h"
 
 namespace bench {
 namespace {

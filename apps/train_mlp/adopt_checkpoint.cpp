@@ -7,8 +7,7 @@
 
 #include "apps/common/parse_number.h"
 #include "data/datasets.h"
-#include "engine/checkpoint.h"
-#include "engine/safetensors.h"
+#include "engine/engine.h"
 #include "models/mlp.h"
 
 using apps::parse_choice;

@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "data/mnist.h"
-#include "engine/checkpoint.h"
-#include "engine/trainer.h"
+#include "engine/engine.h"
 
 struct Options {
   std::string gemm;  // empty: vec on CUDA, cpu on the CPU

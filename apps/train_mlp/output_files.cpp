@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "engine/engine.h"
+
 // The file a path names, as one string: its folder resolved (links, "..", "."), then its name.
 namespace {
 

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "apps/common/csv.h"
-#include "engine/atomic_file.h"
+#include "engine/engine.h"
 
 namespace {
 
@@ -42,7 +42,7 @@ const std::vector<std::string> kHistoryColumns = {"epoch", "loss",    "train_acc
                                                   "lr",    "epoch_s", "gemm_s",    "run_id"};
 
 // A table as CSV, or (a path ending in .json) as a JSON list of objects; written whole
-// (engine/atomic_file.h), so that an interrupted run leaves the previous version.
+// (engine/checkpoint/atomic_file.h), so that an interrupted run leaves the previous version.
 void write_table(const std::string& label, const std::string& path,
                  const std::vector<std::string>& columns,
                  const std::vector<std::vector<Cell>>& rows) {

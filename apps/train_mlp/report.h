@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/trainer.h"
+#include "engine/engine.h"
 
 // One epoch as train_mlp reports it; lr is the rate after the epoch (the next step's).
 struct EpochLog {

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "engine/atomic_file.h"
+#include "engine/engine.h"
 
 StepGraphRecorder::StepGraphRecorder(engine::Context& ctx) : ctx_(ctx) {
   ctx_.set_capture_hook([this](cudaGraph_t graph) { last_ = engine::graph_topology(graph); });

@@ -1,5 +1,5 @@
-// --step-graph: the training step's CUDA graph as JSON (engine/graph_topology.h), recorded when
-// the trainer captures the step and written when the run ends. scripts/check/critical_path.py
+// --step-graph: the training step's CUDA graph as JSON (engine/runtime/graph_topology.h), recorded
+// when the trainer captures the step and written when the run ends. scripts/check/critical_path.py
 // reads it.
 #pragma once
 
@@ -7,8 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/context.h"
-#include "engine/graph_topology.h"
+#include "engine/engine.h"
 
 class StepGraphRecorder {
  public:

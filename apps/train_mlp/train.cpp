@@ -133,8 +133,8 @@ RunResult train(const Options& o, engine::Device device, const gemm::Variant& va
   bool graph_noted = false;
   // The step count of the last save to o.save (the resumed one, when it is the same file).
   int64_t saved_at = resumed && o.save == o.resume ? trainer.steps() : -1;
-  // The trainer's NonFiniteLoss (a step's loss NaN or infinite: engine/trainer.h), the one check
-  // of the loss, names the steps; Diverged adds the epoch and makes it exit status 3.
+  // The trainer's NonFiniteLoss (a step's loss NaN or infinite: engine/network/trainer.h), the one
+  // check of the loss, names the steps; Diverged adds the epoch and makes it exit status 3.
   int epoch = start.first_epoch;
   try {
     for (; epoch <= o.epochs; ++epoch) {

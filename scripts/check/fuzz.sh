@@ -25,8 +25,8 @@ build() {  # build <target> <sources...>
 }
 build idx_fuzz tests/fuzz/idx_fuzz.cpp data/idx.cpp -lz
 build gzip_fuzz tests/fuzz/gzip_fuzz.cpp data/idx.cpp -lz
-build checkpoint_fuzz tests/fuzz/checkpoint_fuzz.cpp engine/safetensors.cpp engine/safetensors_dtypes.cpp \
-  engine/atomic_file.cpp -lz
+build checkpoint_fuzz tests/fuzz/checkpoint_fuzz.cpp engine/checkpoint/safetensors.cpp \
+  engine/checkpoint/safetensors_dtypes.cpp engine/checkpoint/atomic_file.cpp -lz
 
 status=0
 for target in idx gzip checkpoint; do

@@ -24,7 +24,6 @@
 #include <stb_image_write.h>
 
 #include "engine/engine.h"
-#include "engine/safetensors.h"
 #include "gpu_test.h"
 #include "models/mlp.h"
 #include "run_app.h"

@@ -1,7 +1,7 @@
-// Files replaced whole (engine/atomic_file.h): the old version stays when a write fails (a full
-// disk), targets that are not regular files are refused untouched, two writers of one path both
-// succeed, and what a killed writer left is cleaned up.
-#include "engine/atomic_file.h"
+// Files replaced whole (engine/checkpoint/atomic_file.h): the old version stays when a write fails
+// (a full disk), targets that are not regular files are refused untouched, two writers of one path
+// both succeed, and what a killed writer left is cleaned up.
+#include "engine/checkpoint/atomic_file.h"
 
 #include <dirent.h>
 #include <gtest/gtest.h>

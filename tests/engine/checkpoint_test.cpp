@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/atomic_file.h"
 #include "engine/engine.h"
 #include "expect_error.h"
 #include "random_data.h"

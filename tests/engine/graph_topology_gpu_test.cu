@@ -1,5 +1,6 @@
-// engine/graph_topology.h on the GPU: a capture that forks onto a side stream and joins it again
-// with events, read back through Context::set_capture_hook; a hook that throws fails the capture.
+// engine/runtime/graph_topology.h on the GPU: a capture that forks onto a side stream and joins it
+// again with events, read back through Context::set_capture_hook; a hook that throws fails the
+// capture.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -8,7 +9,6 @@
 
 #include "base/cuda_check.h"
 #include "engine/engine.h"
-#include "engine/graph_topology.h"
 #include "expect_error.h"
 #include "gpu_test.h"
 

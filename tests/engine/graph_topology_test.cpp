@@ -1,6 +1,6 @@
-// engine/graph_topology.h without a GPU: the kernel edges of a hand-made node list, through nodes
-// that are not kernels, the JSON written from them, and the lists that cannot be read.
-#include "engine/graph_topology.h"
+// engine/runtime/graph_topology.h without a GPU: the kernel edges of a hand-made node list, through
+// nodes that are not kernels, the JSON written from them, and the lists that cannot be read.
+#include "engine/runtime/graph_topology.h"
 
 #include <gtest/gtest.h>
 

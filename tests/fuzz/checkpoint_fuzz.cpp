@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/safetensors.h"
-#include "engine/tensor.h"
+#include "engine/checkpoint/safetensors.h"
+#include "engine/runtime/tensor.h"
 #include "fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
