@@ -142,12 +142,12 @@ using gemm_mlp::cuda_device_available;
 // Programmatic dependent launch, on by default: set_dependent_launch(bool) and
 // dependent_launch() (base/dependent_launch.h, included above).
 
-// In-kernel phase timestamps of the production kernels (kernels/phase_times.cuh), for
+// In-kernel phase timestamps of the production kernels (kernels/fast/phase_times.cuh), for
 // gemm_bench --phases: compiled in only with -DGEMM_MLP_PHASE_TIMES=ON, so that the kernels of an
 // ordinary build are untouched. Each instrumented kernel's thread 0 of every block writes the
 // %globaltimer (ns) at each phase it passes into a row of the log per (kernel, call, block).
 namespace phase_times {
-enum class Kernel { Pipeline, RegisterA, KMajorCopy, MmaSync, SplitKReduce, kCount };
+enum class Kernel { Pipeline, RegisterA, KMajorCopy, MmaSync, kCount };
 // Start: the first instruction; Awaited: the kernel before it on the stream has finished
 // (dependent launch); SetUp: barriers initialised (before or after Awaited); FirstStage: the
 // first K tile has landed in shared memory; KLoop: the last product has completed; Staged: the

@@ -78,8 +78,6 @@ const char* kernel_name(Kernel k) {
       return "K-major copies";
     case Kernel::MmaSync:
       return "mma.sync tiles";
-    case Kernel::SplitKReduce:
-      return "split-K reduction";
     default:
       return "?";
   }

@@ -6,7 +6,6 @@
 
 #include "base/launch.cuh"
 #include "kernels/launchers.h"
-#include "kernels/phase_times.cuh"
 #include "kernels/split_k.cuh"
 
 namespace gemm::detail {
@@ -15,9 +14,7 @@ namespace {
 // partials: splits × M×N, densely packed. One thread per element of C. Launched dependently
 // (launch.cuh): it starts while the slices' kernel finishes.
 __global__ void split_k_reduce_kernel(const float* partials, int splits, Epilogue c) {
-  GEMM_PHASE_BEGIN(SplitKReduce);
   await_prior_kernels();
-  GEMM_PHASE(Awaited);
   const int row = blockIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= c.n) return;
   const int64_t slice = int64_t(c.m) * c.n;
@@ -25,8 +22,6 @@ __global__ void split_k_reduce_kernel(const float* partials, int splits, Epilogu
   float sum = 0.0f;
   for (int z = 0; z < splits; ++z) sum += p[z * slice];
   c.store(row, col, sum);
-  GEMM_PHASE(Stored);
-  GEMM_PHASE_END();
 }
 
 struct Workspace {

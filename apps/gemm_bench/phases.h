@@ -3,9 +3,10 @@
 // -DGEMM_MLP_PHASE_TIMES=ON).
 //
 // Per shape and variant: --warm-calls back-to-back calls in one CUDA graph, replayed once to warm
-// up and once recorded. Per kernel of a call (a TN GEMM may run a K-major copy first, a split one a
-// reduction after), the table gives, in µs, the median over its blocks and over calls 1.. (call 0
-// has no call before it):
+// up and once recorded. Per stamped kernel of a call (the production kernels of kernels/fast/: a TN
+// GEMM may run a K-major copy first; the ladder's and the split-K reduction are not stamped), the
+// table gives, in µs, the median over its blocks and over calls 1.. (call 0 has no call before
+// it):
 //   gap        its first block's start after the end of the kernel before it on the stream (the
 //              previous call's last kernel, or the copy before it); negative where dependent
 //              launch starts it while that kernel still runs

@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "base/launch.cuh"
-#include "kernels/phase_times.cuh"
+#include "kernels/fast/phase_times.cuh"
 #include "kernels/pipeline.cuh"
 #include "kernels/split_k.cuh"
 

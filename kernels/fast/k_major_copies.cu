@@ -6,7 +6,7 @@
 #include "base/launch.cuh"
 #include "kernels/common.cuh"
 #include "kernels/fast/k_major_copies.h"
-#include "kernels/phase_times.cuh"
+#include "kernels/fast/phase_times.cuh"
 
 namespace gemm::detail {
 namespace {

@@ -16,7 +16,7 @@
 #include "kernels/fast/split_tf32.cuh"
 #include "kernels/launchers.h"
 #include "kernels/mma_sync.cuh"
-#include "kernels/phase_times.cuh"
+#include "kernels/fast/phase_times.cuh"
 
 namespace gemm::detail {
 

@@ -25,7 +25,7 @@
 
 #include "kernels/fast/cluster_split_k.cuh"
 #include "kernels/launchers.h"
-#include "kernels/phase_times.cuh"
+#include "kernels/fast/phase_times.cuh"
 #include "kernels/split_k.cuh"
 #include "kernels/tma.cuh"
 #include "kernels/wgmma.cuh"
