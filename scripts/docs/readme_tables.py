@@ -131,10 +131,10 @@ def warm_table(path):
             variants.append(r["variant"])
     head = ("| GEMM (M×N×K) | cuBLAS fp32 | cuBLAS TF32 | " + " | ".join(
         "`%s`" % v for v in variants) + " |\n|---|" + "--:|" * (2 + len(variants)) + "\n")
+    def us(r, warm):
+        return float(r["warm_us_median"]) if warm else 1e3 * float(r["ms_median"])
     out = []
     for s in shapes:
-        def us(r, warm):
-            return float(r["warm_us_median"]) if warm else 1e3 * float(r["ms_median"])
         cells = []
         for v in ("cublas", "cublas_tf32"):
             r = by.get(s + (v,))

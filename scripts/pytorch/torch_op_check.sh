@@ -109,12 +109,7 @@ if [[ $steps == *,test,* ]]; then
   if [ ! -s "$junit" ]; then
     fail "tests: ctest wrote no JUnit file (exit status $ctest_rc; see ctest.log)"
   else
-    counts=$(python3 "$repo/scripts/check/ctest_summary.py" --lines "$junit")
-    read -r total passed failed skipped <<<"$(head -1 <<<"$counts")"
-    note "tests: $total total, $passed passed, $failed failed, $skipped skipped"
-    while read -r kind name; do
-      if [ -n "${kind:-}" ]; then note "  $kind: $name"; fi
-    done < <(tail -n +2 <<<"$counts" | head -40)
+    junit_counts "$junit"
     if [ "$failed" -gt 0 ]; then fail "tests: $failed failed (ctest.log)"; fi
     if [ "$skipped" -gt 0 ]; then fail "tests: $skipped skipped on a GPU machine with torch"; fi
     if [ "$total" -lt 8 ]; then fail "tests: only $total ran (4 PyTorch.*, 4 GemmWorkspace.*)"; fi

@@ -56,13 +56,7 @@ if [[ $steps == *,test,* ]]; then
   if [ ! -s "$junit" ]; then
     fail "tests: ctest wrote no JUnit file (exit status $ctest_rc; see ctest.log)"
   else
-    # Counts from the JUnit file: run (passed), failed, skipped; the failed and skipped names.
-    counts=$(python3 "$repo/scripts/check/ctest_summary.py" --lines "$junit")
-    read -r total passed failed skipped <<<"$(head -1 <<<"$counts")"
-    note "tests: $total total, $passed passed, $failed failed, $skipped skipped"
-    while read -r kind name; do
-      if [ -n "${kind:-}" ]; then note "  $kind: $name"; fi
-    done < <(tail -n +2 <<<"$counts" | head -40)
+    junit_counts "$junit"
     allowed=0
     if ! mnist_present; then
       allowed=$(tail -n +2 <<<"$counts" | grep -c '^skipped RealMnist\.' || true)

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Sourced by scripts/check/gpu_check.sh: the log and the summary (log, note, fail, the summary
-# written on exit), running a logged command, and whether MNIST is present.
+# Sourced by scripts/check/gpu_check.sh (and scripts/pytorch/torch_op_check.sh): the log and the
+# summary (log, note, fail, the summary written on exit), running a logged command, a ctest run's
+# counts, and whether MNIST is present.
 
 log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$main_log"; }
 note() {  # a line for the summary, logged too
@@ -56,6 +57,19 @@ run_logged() {
   local rc=${PIPESTATUS[0]}
   set -e
   return "$rc"
+}
+
+# junit_counts <junit-file>: sets `counts` (scripts/check/ctest_summary.py --lines: the counts'
+# line, then one line per failed or skipped test) and total, passed, failed and skipped from it,
+# and notes them for the summary (the first 40 names).
+junit_counts() {
+  counts=$(python3 "$repo/scripts/check/ctest_summary.py" --lines "$1")
+  read -r total passed failed skipped <<<"$(head -1 <<<"$counts")"
+  note "tests: $total total, $passed passed, $failed failed, $skipped skipped"
+  local kind name
+  while read -r kind name; do
+    if [ -n "${kind:-}" ]; then note "  $kind: $name"; fi
+  done < <(tail -n +2 <<<"$counts" | head -40)
 }
 
 mnist_present() {
