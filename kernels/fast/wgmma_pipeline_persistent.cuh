@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <string>
 
-#include "kernels/fast/wgmma_pipeline.cuh"
+#include "kernels/fast/wgmma_pipeline_kernel.cuh"
 
 namespace gemm::detail {
 

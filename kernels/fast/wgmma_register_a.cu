@@ -255,6 +255,13 @@ bool wgmma_register_a_fills_half(const Problem& p, int sms) {
 
 namespace {
 
+// A tensor map for TMA copies of an MN-major operand in boxes of 32 x by 32 k, each k's 128-byte
+// row swizzled as wgmma.cuh's swizzled<32>() swizzles a K-major row: chunk c of k at c ^ (k mod 8)
+// (the register-A kernel's B, wgmma_register_a.cu). Throws as encode_tile_map does.
+inline CUtensorMap make_swizzled_mn_tile_map(const Operand<false>& op) {
+  return encode_tile_map(op, kPanelK, kPanelK, CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
 template <class Cfg>
 void launch_register_a(const Problem& p, cudaStream_t stream) {
   static_assert(Cfg::kBm == Tile::kBm && Cfg::kBn == Tile::kBn, "one block tile, one split plan");

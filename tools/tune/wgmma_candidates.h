@@ -6,7 +6,7 @@
 // lists which to build, one translation unit each.
 #pragma once
 
-#include "kernels/fast/wgmma_pipeline.cuh"
+#include "kernels/fast/wgmma_pipeline_kernel.cuh"
 #include "tools/tune/candidate.h"
 
 namespace tune::wgmma_tiles {

@@ -1,0 +1,97 @@
+// The production warp-specialised wgmma kernel (wgmma_pipeline.cuh has its two roles): one output
+// tile a block, K split across a cluster or through the workspace where the grid is small, and its
+// launchers for any pair of tiles. sm_90a only: include from files that kernels/CMakeLists.txt
+// compiles for sm_90a.
+//   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
+#pragma once
+
+#include <string>
+
+#include "kernels/fast/wgmma_pipeline.cuh"
+
+namespace gemm::detail {
+
+// kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
+// (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
+template <class Cfg, bool KMajorA, bool KMajorB, bool kClusterSplit>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_pipeline_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split,
+                          const __grid_constant__ CUtensorMap map_a,
+                          const __grid_constant__ CUtensorMap map_b, bool tma_a, bool tma_b) {
+  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  GEMM_PHASE_BEGIN(Pipeline);
+  await_prior_kernels();
+  GEMM_PHASE(Awaited);
+  const int k_begin = blockIdx.z * k_per_split;
+  enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
+  extern __shared__ float smem_raw[];
+  const WsPipelineSmem<Cfg, KMajorA, KMajorB> s(smem_raw);
+  const int tid = threadIdx.x, warpgroup = tid / 128;
+  const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
+  const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
+
+  if (tid == 0) s.init_barriers();
+  __syncthreads();  // the last block-wide barrier: from here the two roles run apart
+  GEMM_PHASE(SetUp);
+
+  if (warpgroup == Cfg::kConsumers) {
+    const ProducerOperand<Cfg::kBm, KMajorA> pa{tma_a ? &map_a : nullptr, m0, k_begin};
+    const ProducerOperand<Cfg::kBn, KMajorB> pb{tma_b ? &map_b : nullptr, n0, k_begin};
+    ws_produce_tile<Cfg>(s, pa, pb, a, b, k_tiles, 0, tid - 128 * Cfg::kConsumers);
+  } else {
+    ws_consume_tile<Cfg>(s, k_tiles, 0, tid);
+  }
+  store_consumers_tile<Cfg::kBm, Cfg::kBn, Layout::kOutputLd, 128 * Cfg::kConsumers, kClusterSplit>(
+      c, s.smem, m0, n0, tid);
+  GEMM_PHASE_END();
+}
+
+// The operands' TMA maps in the pipeline's boxes, wherever the operand is aligned (TMA needs a
+// 16-byte aligned base and ld % 4 == 0); a misaligned operand's map stays zero, its flag false.
+template <class Cfg>
+struct PipelineMaps {
+  CUtensorMap a{}, b{};
+  bool tma_a = false, tma_b = false;
+  template <bool KMajorA, bool KMajorB>
+  PipelineMaps(const Operand<KMajorA>& op_a, const Operand<KMajorB>& op_b)
+      : tma_a(op_a.vec4_ok), tma_b(op_b.vec4_ok) {
+    if (tma_a) a = make_tile_map(op_a, Cfg::kBm);
+    if (tma_b) b = make_tile_map(op_b, Cfg::kBn);
+  }
+};
+
+// Runs the pipeline with tile Tile and split-K plan `plan` on p (any layout and alignment).
+template <class Tile>
+void launch_wgmma_pipeline_config(const Problem& p, SplitK plan, cudaStream_t stream) {
+  using Cfg = WsPipeline<Tile>;
+  with_layout(p, [&](auto a_k_major, auto b_k_major) {
+    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
+    const Operand<KMajorA> a = operand_a<KMajorA>(p);
+    const Operand<KMajorB> b = operand_b<KMajorB>(p);
+    const PipelineMaps<Cfg> maps(a, b);
+    launch_planned_split_k<Cfg::kBk, wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, true>,
+                           wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, false>>(
+        p, plan, tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads,
+        Cfg::template For<KMajorA, KMajorB>::kSmemBytes, stream, a, b, maps.a, maps.b, maps.tma_a,
+        maps.tma_b);
+  });
+}
+
+// The tile choice for any pair of tiles: the large tile when it gives every multiprocessor a
+// block; otherwise the small one, with K split across blocks until the grid fills one wave
+// (split_k.cuh). wgmma_pipeline.cu gives tf32_fast's and tf32x3_fast's pairs
+// (wgmma_pipeline_tiles.cuh); tools/tune/ times other tiles through it.
+template <class Large, class Small>
+void launch_wgmma_pipeline_tiles(const Problem& p, cudaStream_t stream) {
+  if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
+  const int sms = multiprocessor_count();
+  if (tile_count<Large::kBlockM, Large::kBlockN>(p) >= sms) {
+    launch_wgmma_pipeline_config<Large>(p, SplitK{1, p.k}, stream);
+    return;
+  }
+  // One block per multiprocessor: the slices fill one wave, never spill into a second.
+  const SplitK plan = plan_split_k<WsPipeline<Small>::kBk>(
+      p, tile_count<Small::kBlockM, Small::kBlockN>(p), sms, {.one_wave = true});
+  launch_wgmma_pipeline_config<Small>(p, plan, stream);
+}
+}  // namespace gemm::detail
