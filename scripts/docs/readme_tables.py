@@ -37,7 +37,8 @@ results copied to docs/results/ (docs/results/README.md lists the files). Standa
            variant's own precision (above 1: faster than cuBLAS)
   phases   scripts/check/small_m.sh (phases.csv, gemm_bench --phases): where each kernel's time
            goes at the default model's GEMMs
-The ladder, step:V and production blocks are scripts/gemm_mlp_tools/kernel_tables.py's.
+The ladder, step:V and production blocks are scripts/gemm_mlp_tools/kernel_tables.py's, warm and
+phases small_m_tables.py's.
 """
 import argparse
 import csv
@@ -51,7 +52,8 @@ from gemm_mlp_tools import production_rules  # noqa: E402
 from gemm_mlp_tools.atomic import atomic_write  # noqa: E402
 from gemm_mlp_tools.critical_path import short_name  # noqa: E402
 from gemm_mlp_tools.kernel_tables import (  # noqa: E402
-    STEPS, ladder_table, models_table, production_table, step_block, step_figures)
+    STEPS, ladder_table, models_table, production_table, read_csv, step_block, step_figures)
+from gemm_mlp_tools.small_m_tables import phases_table, warm_table  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -109,61 +111,6 @@ def step_table(results):
             cells.append("" if r is None else "%s (%s%%)" % (fmt(r["tflops"], 1), fmt(pct, 0)))
         rows.append("| %d×%d×%d %s | %s |" % (s + (" | ".join(cells),)))
     return head + "\n".join(rows) + "\n"
-
-
-def read_csv(path):
-    with open(path) as f:
-        return list(csv.DictReader(f))
-
-
-def warm_table(path):
-    """One row per GEMM: cuBLAS fp32 and TF32 in µs, then each production variant's µs with
-    cuBLAS's time over its own in its precision; warm (back to back in one graph) first, then
-    flushed (L2 flushed before each call) in brackets."""
-    rows = read_csv(path)
-    by = {(r["m"], r["n"], r["k"], r["layout"], r["variant"]): r for r in rows}
-    shapes, variants = [], []
-    for r in rows:
-        key = (r["m"], r["n"], r["k"], r["layout"])
-        if key not in shapes:
-            shapes.append(key)
-        if r["variant"] not in variants and not r["variant"].startswith("cublas"):
-            variants.append(r["variant"])
-    head = ("| GEMM (M×N×K) | cuBLAS fp32 | cuBLAS TF32 | " + " | ".join(
-        "`%s`" % v for v in variants) + " |\n|---|" + "--:|" * (2 + len(variants)) + "\n")
-    def us(r, warm):
-        return float(r["warm_us_median"]) if warm else 1e3 * float(r["ms_median"])
-    out = []
-    for s in shapes:
-        cells = []
-        for v in ("cublas", "cublas_tf32"):
-            r = by.get(s + (v,))
-            cells.append("" if r is None else "%.2f (%.2f)" % (us(r, True), us(r, False)))
-        for v in variants:
-            r = by.get(s + (v,))
-            if r is None:
-                cells.append("")
-                continue
-            base = by[s + ("cublas_tf32" if r["precision"] == "TF32" else "cublas",)]
-            cells.append("%.2f, %.2f× (%.2f, %.2f×)" % (
-                us(r, True), us(base, True) / us(r, True), us(r, False),
-                us(base, False) / us(r, False)))
-        out.append("| %s×%s×%s %s | %s |" % (s + (" | ".join(cells),)))
-    return head + "\n".join(out) + "\n"
-
-
-def phases_table(path):
-    """gemm_bench --phases' CSV as a table: µs per phase, median over blocks and calls."""
-    rows = read_csv(path)
-    cols = [c for c in rows[0] if c.endswith(" us")]
-    head = ("| GEMM | variant | kernel | blocks | " + " | ".join(c[:-3] for c in cols) +
-            " |\n|---|---|---|--:|" + "--:|" * len(cols) + "\n")
-    out = []
-    for r in rows:
-        out.append("| %s×%s×%s %s | `%s` | %s | %s | %s |" % (
-            r["m"], r["n"], r["k"], r["layout"], r["variant"], r["kernel"], r["blocks"],
-            " | ".join(r[c] and "%.2f" % float(r[c]) for c in cols)))
-    return head + "\n".join(out) + "\n"
 
 
 def train_table(path, nograph_path, summary_path):
