@@ -98,14 +98,17 @@ const char* default_variant_name(const cudaDeviceProp& props) {
   return props.major == 9 && props.minor == 0 ? "tf32x3_fast" : "fast";
 }
 
+// The device by index: a reference returned from a function given a temporary Device is what
+// GCC's -Wdangling-reference suspects, though the variants live for the whole process.
 const gemm::Variant& resolve_variant(const char* op, const std::string& name,
-                                     const at::Device& device) {
-  const cudaDeviceProp* props = at::cuda::getDeviceProperties(device.index());
+                                     c10::DeviceIndex device) {
+  const cudaDeviceProp* props = at::cuda::getDeviceProperties(device);
   TORCH_CHECK(props->major >= 8, op, ": ", props->name, " has compute capability ", props->major,
               ".", props->minor, "; gemm-mlp's kernels need 8.0 or newer (cp.async)");
   if (name == "default") {
-    const gemm::Variant& fallback = gemm::find_variant(default_variant_name(*props));
-    if (std::string(fallback.name) != "tf32x3_fast")
+    const std::string default_name = default_variant_name(*props);
+    const gemm::Variant& fallback = gemm::find_variant(default_name);
+    if (default_name != "tf32x3_fast") {
       TORCH_WARN_ONCE("gemm_mlp: ", props->name, " (compute capability ", props->major, ".",
                       props->minor,
                       ") is not a Hopper GPU, for which the default variant "
@@ -113,6 +116,7 @@ const gemm::Variant& resolve_variant(const char* op, const std::string& name,
                       fallback.name,
                       "' (fp32 on the CUDA cores). variant='tf32x3_fast' runs its portable "
                       "3xTF32 kernel instead.");
+    }
     return fallback;
   }
   const gemm::Variant* variant = nullptr;
@@ -133,7 +137,7 @@ at::Tensor run_gemm(const char* op, const at::Tensor& a, const at::Tensor& b,
                     const std::optional<at::Tensor>& bias, bool relu,
                     const std::string& variant_name) {
   const c10::cuda::CUDAGuard guard(a.device());
-  const gemm::Variant& variant = resolve_variant(op, variant_name, a.device());
+  const gemm::Variant& variant = resolve_variant(op, variant_name, a.device().index());
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   at::Tensor c = at::empty({m, n}, a.options());
   if (m == 0 || n == 0) return c;
