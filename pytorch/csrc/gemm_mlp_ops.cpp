@@ -255,19 +255,22 @@ class MatmulFunction : public torch::autograd::Function<MatmulFunction> {
   }
 };
 
-// Y = relu?(X·Wᵀ + b). The bias arrives as a tensor, undefined when absent, which counts as an
-// input (the third) whether or not it is there: needs_input_grad(2) is the bias's.
+// Y = relu?(X·Wᵀ + b). The bias stays an optional: Function::apply refuses an undefined tensor
+// (it asks every tensor input for its device), and takes an absent optional as no input at all,
+// so the bias has a gradient edge, the third, only when it is there.
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const at::Tensor& bias, bool relu, const std::string& variant) {
+                            const std::optional<at::Tensor>& bias, bool relu,
+                            const std::string& variant) {
+    const bool has_bias = bias && bias->defined();
     ctx->saved_data["variant"] = variant;
     ctx->saved_data["relu"] = relu;
+    ctx->saved_data["has_bias"] = has_bias;
     at::Tensor y;
     {
       const at::AutoDispatchBelowADInplaceOrView below_autograd;
-      y = call_linear(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt,
-                      relu, variant);
+      y = call_linear(x, weight, has_bias ? bias : std::nullopt, relu, variant);
     }
     // With ReLU, its output says where the gradient passes (> 0 exactly where its input was).
     ctx->save_for_backward({x, weight, relu ? y : at::Tensor()});
@@ -282,7 +285,9 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     at::Tensor grad_x, grad_weight, grad_bias;
     if (ctx->needs_input_grad(0)) grad_x = call_matmul(grad, saved[1], variant);           // NN
     if (ctx->needs_input_grad(1)) grad_weight = call_matmul(grad.t(), saved[0], variant);  // TN
-    if (ctx->needs_input_grad(2)) grad_bias = grad.sum(0);
+    // Without a bias there is no third edge to ask about.
+    if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2)) grad_bias = grad.sum(0);
+    // One gradient per forward argument, the bias's position included either way.
     return {grad_x, grad_weight, grad_bias, at::Tensor(), at::Tensor()};
   }
 };
@@ -294,7 +299,7 @@ at::Tensor matmul_autograd(const at::Tensor& a, const at::Tensor& b, const std::
 at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight,
                            const std::optional<at::Tensor>& bias, bool relu,
                            const std::string& variant) {
-  return LinearFunction::apply(x, weight, bias.value_or(at::Tensor()), relu, variant);
+  return LinearFunction::apply(x, weight, bias, relu, variant);
 }
 
 // --- Queries ------------------------------------------------------------------------------------
