@@ -7,8 +7,9 @@ stream they run after the stream's earlier work and return before it is done (no
 synchronisation); fp32_accurate() routes a small model's layers and each function it names,
 passes the rest through, and restores PyTorch's matmul setting; where the kernels do not serve
 the GPU, fp32_accurate falls back to PyTorch with one warning. Without a GPU: the schemas, the
-fake implementations on meta and fake tensors (torch.library.opcheck), and which functions
-fp32_accurate() routes and passes through, on CPU tensors with the kernels mocked.
+fake implementations on meta and fake tensors (torch.library.opcheck; torch.compile with the
+aot_eager backend, forward and backward), and which functions fp32_accurate() routes and passes
+through, on CPU tensors with the kernels mocked.
 """
 import unittest
 import warnings
@@ -76,6 +77,18 @@ class Tracing(unittest.TestCase):
             c = gm.matmul(x, weight.t())
         self.assertEqual((tuple(y.shape), y.dtype), ((7, 4), torch.float32))
         self.assertEqual(tuple(c.shape), (7, 4))
+
+    def test_compile_traces_forward_and_backward_on_meta_tensors(self):
+        # aot_eager: Dynamo and AOTAutograd trace through the fake implementations and the C++
+        # autograd, with no compiler behind them (and no GPU).
+        x = torch.empty(8, 6, device="meta")
+        params = [torch.empty(*shape, device="meta", requires_grad=True)
+                  for shape in ((5, 6), (5,), (3, 5), (3,))]
+        torch._dynamo.reset()
+        y = torch.compile(mlp, backend="aot_eager", fullgraph=True)(x, *params)
+        y.sum().backward()
+        self.assertEqual(tuple(y.shape), (8, 3))
+        self.assertEqual([tuple(p.grad.shape) for p in params], [(5, 6), (5,), (3, 5), (3,)])
 
     def test_opcheck_on_meta_tensors(self):
         def meta(*shape):
