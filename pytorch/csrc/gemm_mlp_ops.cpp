@@ -98,14 +98,17 @@ const char* default_variant_name(const cudaDeviceProp& props) {
   return props.major == 9 && props.minor == 0 ? "tf32x3_fast" : "fast";
 }
 
+// The device by index: a reference returned from a function given a temporary Device is what
+// GCC's -Wdangling-reference suspects, though the variants live for the whole process.
 const gemm::Variant& resolve_variant(const char* op, const std::string& name,
-                                     const at::Device& device) {
-  const cudaDeviceProp* props = at::cuda::getDeviceProperties(device.index());
+                                     c10::DeviceIndex device) {
+  const cudaDeviceProp* props = at::cuda::getDeviceProperties(device);
   TORCH_CHECK(props->major >= 8, op, ": ", props->name, " has compute capability ", props->major,
               ".", props->minor, "; gemm-mlp's kernels need 8.0 or newer (cp.async)");
   if (name == "default") {
-    const gemm::Variant& fallback = gemm::find_variant(default_variant_name(*props));
-    if (std::string(fallback.name) != "tf32x3_fast")
+    const std::string default_name = default_variant_name(*props);
+    const gemm::Variant& fallback = gemm::find_variant(default_name);
+    if (default_name != "tf32x3_fast") {
       TORCH_WARN_ONCE("gemm_mlp: ", props->name, " (compute capability ", props->major, ".",
                       props->minor,
                       ") is not a Hopper GPU, for which the default variant "
@@ -113,6 +116,7 @@ const gemm::Variant& resolve_variant(const char* op, const std::string& name,
                       fallback.name,
                       "' (fp32 on the CUDA cores). variant='tf32x3_fast' runs its portable "
                       "3xTF32 kernel instead.");
+    }
     return fallback;
   }
   const gemm::Variant* variant = nullptr;
@@ -133,7 +137,7 @@ at::Tensor run_gemm(const char* op, const at::Tensor& a, const at::Tensor& b,
                     const std::optional<at::Tensor>& bias, bool relu,
                     const std::string& variant_name) {
   const c10::cuda::CUDAGuard guard(a.device());
-  const gemm::Variant& variant = resolve_variant(op, variant_name, a.device());
+  const gemm::Variant& variant = resolve_variant(op, variant_name, a.device().index());
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   at::Tensor c = at::empty({m, n}, a.options());
   if (m == 0 || n == 0) return c;
@@ -251,19 +255,22 @@ class MatmulFunction : public torch::autograd::Function<MatmulFunction> {
   }
 };
 
-// Y = relu?(X·Wᵀ + b). The bias arrives as a tensor, undefined when absent, which counts as an
-// input (the third) whether or not it is there: needs_input_grad(2) is the bias's.
+// Y = relu?(X·Wᵀ + b). The bias stays an optional: Function::apply refuses an undefined tensor
+// (it asks every tensor input for its device), and takes an absent optional as no input at all,
+// so the bias has a gradient edge, the third, only when it is there.
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const at::Tensor& bias, bool relu, const std::string& variant) {
+                            const std::optional<at::Tensor>& bias, bool relu,
+                            const std::string& variant) {
+    const bool has_bias = bias && bias->defined();
     ctx->saved_data["variant"] = variant;
     ctx->saved_data["relu"] = relu;
+    ctx->saved_data["has_bias"] = has_bias;
     at::Tensor y;
     {
       const at::AutoDispatchBelowADInplaceOrView below_autograd;
-      y = call_linear(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt,
-                      relu, variant);
+      y = call_linear(x, weight, has_bias ? bias : std::nullopt, relu, variant);
     }
     // With ReLU, its output says where the gradient passes (> 0 exactly where its input was).
     ctx->save_for_backward({x, weight, relu ? y : at::Tensor()});
@@ -278,7 +285,9 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     at::Tensor grad_x, grad_weight, grad_bias;
     if (ctx->needs_input_grad(0)) grad_x = call_matmul(grad, saved[1], variant);           // NN
     if (ctx->needs_input_grad(1)) grad_weight = call_matmul(grad.t(), saved[0], variant);  // TN
-    if (ctx->needs_input_grad(2)) grad_bias = grad.sum(0);
+    // Without a bias there is no third edge to ask about.
+    if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2)) grad_bias = grad.sum(0);
+    // One gradient per forward argument, the bias's position included either way.
     return {grad_x, grad_weight, grad_bias, at::Tensor(), at::Tensor()};
   }
 };
@@ -290,7 +299,7 @@ at::Tensor matmul_autograd(const at::Tensor& a, const at::Tensor& b, const std::
 at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight,
                            const std::optional<at::Tensor>& bias, bool relu,
                            const std::string& variant) {
-  return LinearFunction::apply(x, weight, bias.value_or(at::Tensor()), relu, variant);
+  return LinearFunction::apply(x, weight, bias, relu, variant);
 }
 
 // --- Queries ------------------------------------------------------------------------------------

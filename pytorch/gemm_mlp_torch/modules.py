@@ -131,6 +131,8 @@ def _route_linear(variant, input, weight, bias=None):
     return _ops.linear(input, weight, bias, variant=variant)
 
 
+# `a @ b` reaches the mode as Tensor.matmul (torch 2.6 and 2.14: __matmul__ is C code that
+# dispatches by that name); __matmul__ stays for torches whose Python __matmul__ passes itself.
 _ROUTES = {
     torch.matmul: _route_matmul,
     torch.Tensor.matmul: _route_matmul,

@@ -1,5 +1,7 @@
-"""What the PyTorch op's tests share: operands in every storage layout, and assertWithinBound,
-the fp32 error bound against an fp64 reference (gemm_mlp_torch.accuracy)."""
+"""What the PyTorch op's tests share: operands in every storage layout, assertWithinBound, the
+fp32 error bound against an fp64 reference (gemm_mlp_torch.accuracy), and needs_gpu, which skips
+a test that runs the kernels where there is no GPU (the rest run on meta and CPU tensors)."""
+import unittest
 import warnings
 
 import torch
@@ -7,6 +9,9 @@ import torch
 from gemm_mlp_torch.accuracy import TOLERANCE, bound_ratio  # (importing the package loads the ops)
 
 TOL_FP32, TOL_TF32 = TOLERANCE["fp32"], TOLERANCE["tf32"]
+
+NO_GPU = "no usable CUDA device (torch.cuda.is_available() is False)"
+needs_gpu = unittest.skipUnless(torch.cuda.is_available(), NO_GPU)
 
 
 def generator(seed):

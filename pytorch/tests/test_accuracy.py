@@ -12,7 +12,7 @@ import torch
 
 import gemm_mlp_torch as gm
 from _support import (TOL_FP32, TOL_TF32, Fp32MatmulTestCase, bound_ratio, generator, matrix,
-                      set_tf32)
+                      needs_gpu, set_tf32)
 
 # M, N, K: single rows and columns, sizes that are no tile's multiple, the default model's first
 # GEMM (K split across blocks), a narrow output, short K, and a TN large enough to run on K-major
@@ -22,6 +22,7 @@ SHAPES = [(1, 1, 1), (1, 37, 5), (37, 1, 129), (17, 33, 65), (129, 257, 511), (2
 LAYOUTS = ["NN", "NT", "TN", "TT"]
 
 
+@needs_gpu
 class Accuracy(Fp32MatmulTestCase, unittest.TestCase):
     def test_odd_shapes_every_layout_offset_and_padding(self):
         gen = generator(1)

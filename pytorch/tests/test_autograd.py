@@ -11,9 +11,10 @@ import unittest
 import torch
 
 import gemm_mlp_torch as gm
-from _support import Fp32MatmulTestCase, generator
+from _support import Fp32MatmulTestCase, generator, needs_gpu
 
 
+@needs_gpu
 class Autograd(Fp32MatmulTestCase, unittest.TestCase):
     def test_matmul_gradients_in_every_layout(self):
         gen = generator(11)
@@ -90,6 +91,31 @@ class Autograd(Fp32MatmulTestCase, unittest.TestCase):
                                 ("db", ref.bias.grad, ref64.bias.grad)):
             rel = ((got.double() - want).abs().max() / want.abs().max()).item()
             self.assertLess(rel, 1e-5, f"{name}: relative error {rel:.3g}")
+
+
+class AutogradOnMeta(unittest.TestCase):
+    """The C++ autograd on meta tensors, whose GEMMs are the fake implementations: what is saved,
+    which gradients are computed, an absent bias; shapes only, no GPU."""
+
+    def test_linear_gradients_have_their_inputs_shapes(self):
+        for with_bias, relu in ((True, True), (True, False), (False, True)):
+            x = torch.empty(6, 5, device="meta", requires_grad=True)
+            weight = torch.empty(4, 5, device="meta", requires_grad=True)
+            bias = torch.empty(4, device="meta", requires_grad=True) if with_bias else None
+            gm.linear(x, weight, bias, relu=relu).sum().backward()
+            self.assertEqual(tuple(x.grad.shape), (6, 5))
+            self.assertEqual(tuple(weight.grad.shape), (4, 5))
+            if with_bias:
+                self.assertEqual(tuple(bias.grad.shape), (4,))
+
+    def test_matmul_gradients_only_where_asked(self):
+        a = torch.empty(6, 5, device="meta")
+        b_leaf = torch.empty(3, 5, device="meta", requires_grad=True)
+        c = gm.matmul(a, b_leaf.t())  # a transposed view
+        self.assertEqual(tuple(c.shape), (6, 3))
+        c.sum().backward()
+        self.assertIsNone(a.grad)
+        self.assertEqual(tuple(b_leaf.grad.shape), (3, 5))
 
 
 if __name__ == "__main__":

@@ -13,20 +13,23 @@ import warnings
 import torch
 
 import gemm_mlp_torch as gm
-from _support import Fp32MatmulTestCase
+from _support import Fp32MatmulTestCase, needs_gpu
 
 
 def cuda(*shape, dtype=torch.float32):
     return torch.randn(*shape, device="cuda").to(dtype)
 
 
-class Errors(Fp32MatmulTestCase, unittest.TestCase):
+class Refusals:
     def assertRefused(self, call, *texts):
         with self.assertRaises(RuntimeError) as caught:
             call()
         for text in texts:
             self.assertIn(text, str(caught.exception))
 
+
+@needs_gpu
+class Errors(Refusals, Fp32MatmulTestCase, unittest.TestCase):
     def test_cpu_tensors(self):
         a, b = torch.randn(4, 3), torch.randn(3, 2)
         self.assertRefused(lambda: gm.matmul(a, b), "gemm_mlp::matmul", "a is on cpu",
@@ -81,9 +84,6 @@ class Errors(Fp32MatmulTestCase, unittest.TestCase):
         with self.assertRaises(Exception) as caught:
             torch.compile(bad, fullgraph=True)(cuda(4, 3), cuda(4, 2))
         self.assertIn("a's columns must equal b's rows", str(caught.exception))
-        self.assertRefused(lambda: gm.matmul(torch.empty(4, 3, device="meta"),
-                                             torch.empty(4, 2, device="meta")),
-                           "a's columns must equal b's rows")
 
     def test_variants(self):
         a, b = cuda(4, 3), cuda(3, 2)
@@ -108,6 +108,34 @@ class Errors(Fp32MatmulTestCase, unittest.TestCase):
         ours = [w for w in caught if "is not a Hopper GPU" in str(w.message)]
         self.assertEqual(len(ours), 1)  # the first default call of this process; then no more
         self.assertTrue(torch.equal(c, gm.matmul(a, b, variant=gm.default_variant())))
+
+
+class ErrorsWithoutGpu(Refusals, unittest.TestCase):
+    """What is refused before any kernel runs: CPU tensors (the op's CPU kernel says so by name),
+    and bad dtypes and shapes on meta tensors (the fake implementations, as while tracing)."""
+
+    def test_cpu_tensors(self):
+        a, b = torch.randn(4, 3), torch.randn(3, 2)
+        self.assertRefused(lambda: gm.matmul(a, b), "gemm_mlp::matmul", "a is on cpu",
+                           "CUDA tensors only")
+        self.assertRefused(lambda: gm.matmul(a.half(), b), "a is on cpu")
+        self.assertRefused(lambda: gm.linear(a, b.t(), torch.randn(2), relu=True),
+                           "gemm_mlp::linear", "x is on cpu")
+
+    def test_meta_dtypes_and_shapes(self):
+        def meta(*shape, dtype=torch.float32):
+            return torch.empty(*shape, device="meta", dtype=dtype)
+
+        self.assertRefused(lambda: gm.matmul(meta(4, 3, dtype=torch.float16), meta(3, 2)),
+                           "gemm_mlp::matmul", "a is torch.float16", "float32 only")
+        self.assertRefused(lambda: gm.linear(meta(4, 3), meta(2, 3), meta(2, dtype=torch.float64)),
+                           "bias is torch.float64")
+        self.assertRefused(lambda: gm.matmul(meta(4), meta(4, 2)), "must be 2-D")
+        self.assertRefused(lambda: gm.matmul(meta(4, 3), meta(4, 2)),
+                           "a's columns must equal b's rows")
+        self.assertRefused(lambda: gm.linear(meta(4, 3), meta(2, 5)), "x's columns must equal")
+        self.assertRefused(lambda: gm.linear(meta(4, 3), meta(2, 3), meta(3)), "bias is (3,)",
+                           "weight has 2 rows")
 
     def test_missing_library_at_import(self):
         env = dict(os.environ, GEMM_MLP_TORCH_LIBRARY="/nonexistent/libgemm_mlp_torch_ops.so")

@@ -6,7 +6,10 @@ before, whose scratch memory comes from the graph's pool) and its replays are ri
 stream they run after the stream's earlier work and return before it is done (no host
 synchronisation); fp32_accurate() routes a small model's layers and each function it names,
 passes the rest through, and restores PyTorch's matmul setting; where the kernels do not serve
-the GPU, fp32_accurate falls back to PyTorch with one warning.
+the GPU, fp32_accurate falls back to PyTorch with one warning. Without a GPU: the schemas, the
+fake implementations on meta and fake tensors (torch.library.opcheck; torch.compile with the
+aot_eager backend, forward and backward), and which functions fp32_accurate() routes and passes
+through, on CPU tensors with the kernels mocked.
 """
 import unittest
 import warnings
@@ -17,13 +20,14 @@ import torch.nn.functional as F
 
 import gemm_mlp_torch as gm
 import gemm_mlp_torch._device as gm_device
-from _support import Fp32MatmulTestCase, generator, matrix, set_tf32
+from _support import Fp32MatmulTestCase, generator, matrix, needs_gpu, set_tf32
 
 
 def mlp(x, w1, b1, w2, b2):
     return gm.linear(gm.linear(x, w1, b1, relu=True), w2, b2)
 
 
+@needs_gpu
 class Compile(Fp32MatmulTestCase, unittest.TestCase):
     def test_fullgraph_forward_and_backward_match_eager(self):
         gen = generator(21)
@@ -44,12 +48,62 @@ class Compile(Fp32MatmulTestCase, unittest.TestCase):
             rel = ((got - want).abs().max() / want.abs().max()).item()
             self.assertLess(rel, 1e-5, f"{name}: compiled differs from eager by {rel:.3g}")
 
+
+class Tracing(unittest.TestCase):
+    """What torch.compile traces with, no GPU needed: the schemas and the fake implementations."""
+
+    def test_schemas(self):
+        self.assertEqual(str(torch.ops.gemm_mlp.matmul.default._schema),
+                         'gemm_mlp::matmul(Tensor a, Tensor b, str variant="default") -> Tensor')
+        self.assertEqual(str(torch.ops.gemm_mlp.linear.default._schema),
+                         "gemm_mlp::linear(Tensor x, Tensor weight, Tensor? bias=None, "
+                         'bool relu=False, str variant="default") -> Tensor')
+
     def test_meta_tensors_give_the_shape(self):
         a = torch.empty(7, 5, device="meta")
         self.assertEqual(tuple(gm.matmul(a, torch.empty(5, 3, device="meta")).shape), (7, 3))
         self.assertEqual(tuple(gm.linear(a, torch.empty(4, 5, device="meta")).shape), (7, 4))
+        x3 = torch.empty(2, 7, 5, device="meta")  # batch dimensions, reshaped to rows
+        self.assertEqual(tuple(gm.linear(x3, torch.empty(4, 5, device="meta")).shape), (2, 7, 4))
+
+    def test_fake_tensors_give_the_shape(self):
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        with FakeTensorMode() as mode:
+            x = mode.from_tensor(torch.empty(7, 5, device="meta"))
+            weight = mode.from_tensor(torch.empty(4, 5, device="meta"))
+            bias = mode.from_tensor(torch.empty(4, device="meta"))
+            y = gm.linear(x, weight, bias, relu=True)
+            c = gm.matmul(x, weight.t())
+        self.assertEqual((tuple(y.shape), y.dtype), ((7, 4), torch.float32))
+        self.assertEqual(tuple(c.shape), (7, 4))
+
+    def test_compile_traces_forward_and_backward_on_meta_tensors(self):
+        # aot_eager: Dynamo and AOTAutograd trace through the fake implementations and the C++
+        # autograd, with no compiler behind them (and no GPU).
+        x = torch.empty(8, 6, device="meta")
+        params = [torch.empty(*shape, device="meta", requires_grad=True)
+                  for shape in ((5, 6), (5,), (3, 5), (3,))]
+        torch._dynamo.reset()
+        y = torch.compile(mlp, backend="aot_eager", fullgraph=True)(x, *params)
+        y.sum().backward()
+        self.assertEqual(tuple(y.shape), (8, 3))
+        self.assertEqual([tuple(p.grad.shape) for p in params], [(5, 6), (5,), (3, 5), (3,)])
+
+    def test_opcheck_on_meta_tensors(self):
+        def meta(*shape):
+            return torch.empty(*shape, device="meta", requires_grad=True)
+
+        for op, args, kwargs in (
+                (torch.ops.gemm_mlp.matmul.default, (meta(7, 5), meta(5, 3)), {}),
+                (torch.ops.gemm_mlp.matmul.default, (meta(7, 5), meta(3, 5).t()), {}),
+                (torch.ops.gemm_mlp.linear.default, (meta(7, 5), meta(4, 5), meta(4)),
+                 {"relu": True}),
+                (torch.ops.gemm_mlp.linear.default, (meta(7, 5), meta(4, 5)), {})):
+            torch.library.opcheck(op, args, kwargs)  # schema, autograd, fake, AOT dispatch
 
 
+@needs_gpu
 class Graphs(Fp32MatmulTestCase, unittest.TestCase):
     def _capture_and_replay(self, shapes, warm_up):
         """Captures one op call per (M, N, K, layout, epilogue), replays with new inputs copied in
@@ -91,6 +145,7 @@ class Graphs(Fp32MatmulTestCase, unittest.TestCase):
         self._capture_and_replay([(250, 1030, 790, "NT"), (3601, 3605, 37, "TN")], warm_up=False)
 
 
+@needs_gpu
 class Streams(Fp32MatmulTestCase, unittest.TestCase):
     def test_side_stream_order_and_no_host_synchronisation(self):
         gen = generator(23)
@@ -114,6 +169,7 @@ class Streams(Fp32MatmulTestCase, unittest.TestCase):
         self.assertWithinBound(y, new_a, b, relu=True, what="linear on the side stream")
 
 
+@needs_gpu
 class Fp32Accurate(Fp32MatmulTestCase, unittest.TestCase):
     def test_small_model_forward_and_backward(self):
         # Tanh rather than ReLU: a ReLU input within rounding of 0 could flip between fp32 and
@@ -216,6 +272,86 @@ class Fp32Accurate(Fp32MatmulTestCase, unittest.TestCase):
         self.assertEqual((mode.routed, mode.passed_through), (0, 2))
         self.assertWithinBound(c1, a, b, what="fallback matmul (TF32 off)")
         self.assertWithinBound(c2, a, b, what="fallback linear (TF32 off)")
+
+
+class Fp32AccurateRouting(unittest.TestCase):
+    """Which functions fp32_accurate() intercepts, as this torch passes them to a
+    TorchFunctionMode, and what it makes of their arguments, on CPU tensors: the kernels' check
+    (float32 CUDA on a GPU they serve) is mocked to take float32 CPU tensors, and the ops to
+    record their calls and compute with torch."""
+
+    def setUp(self):
+        self.calls = []
+
+        def matmul(a, b, variant):
+            self.calls.append(("matmul", variant))
+            return torch.mm(a, b)
+
+        def linear(x, weight, bias=None, relu=False, variant=None):
+            self.calls.append(("linear", variant))
+            return F.linear(x, weight, bias)
+
+        def served(*tensors):
+            return all(isinstance(t, torch.Tensor) and t.dtype == torch.float32 for t in tensors)
+
+        for target, name, value in ((gm.modules, "_served", served),
+                                    (gm.modules._ops, "matmul", matmul),
+                                    (gm.modules._ops, "linear", linear)):
+            patcher = mock.patch.object(target, name, value)
+            patcher.start()
+            self.addCleanup(patcher.stop)
+        set_tf32(True)
+        self.addCleanup(set_tf32, False)
+
+    def test_each_function_is_routed(self):
+        torch.manual_seed(28)
+        a, b, a3 = torch.randn(6, 5), torch.randn(5, 4), torch.randn(2, 3, 5)
+        bias, c0 = torch.randn(4), torch.randn(6, 4)
+        layer = torch.nn.Linear(5, 4)
+        with gm.fp32_accurate(variant="fast") as mode:
+            self.assertEqual(torch.get_float32_matmul_precision(), "highest")
+            got = {
+                "torch.matmul": torch.matmul(a, b),
+                "Tensor.matmul": a.matmul(b),
+                "@": a @ b,
+                "torch.mm": torch.mm(a, b),
+                "Tensor.mm": a.mm(b),
+                "addmm, bias": torch.addmm(bias, a, b),
+                "Tensor.addmm": bias.addmm(a, b),
+                "addmm, alpha, beta": torch.addmm(c0, a, b, beta=0.5, alpha=2.0),
+                "F.linear": F.linear(a, b.t(), bias),
+                "nn.Linear": layer(a),
+                "3-D @ 2-D": a3 @ b,
+                "F.linear, 3-D": F.linear(a3, b.t()),
+            }
+        self.assertEqual(torch.get_float32_matmul_precision(), "high", "setting not restored")
+        self.assertEqual((mode.routed, mode.passed_through), (len(got), 0))
+        self.assertEqual({variant for _, variant in self.calls}, {"fast"})
+        # Each bias (an addmm's 1-D input, a linear's bias) goes to the fused epilogue.
+        self.assertEqual([op for op, _ in self.calls].count("linear"), 5)
+        ab, a3b = a @ b, (a3.reshape(6, 5) @ b).reshape(2, 3, 4)
+        want = dict.fromkeys(("torch.matmul", "Tensor.matmul", "@", "torch.mm", "Tensor.mm"), ab)
+        want.update({"addmm, bias": ab + bias, "Tensor.addmm": ab + bias,
+                     "addmm, alpha, beta": 2 * ab + 0.5 * c0, "F.linear": ab + bias,
+                     "nn.Linear": a @ layer.weight.t() + layer.bias, "3-D @ 2-D": a3b,
+                     "F.linear, 3-D": a3b})
+        for name, value in got.items():
+            self.assertEqual(value.shape, want[name].shape, name)
+            self.assertTrue(torch.allclose(value, want[name], rtol=1e-5, atol=1e-5), name)
+
+    def test_the_rest_passes_through(self):
+        a, b = torch.randn(6, 5), torch.randn(5, 4)
+        with gm.fp32_accurate() as mode:
+            float64 = torch.mm(a.double(), b.double())
+            batched = torch.matmul(a.expand(3, 6, 5), b.expand(3, 5, 4))  # a batch of B's
+            vector = torch.matmul(a, b[:, 0])  # matrix @ vector
+            out = torch.mm(a, b, out=torch.empty(6, 4))
+            torch.relu(a)  # not a matrix product: not counted
+        self.assertEqual((mode.routed, mode.passed_through), (0, 4))
+        self.assertEqual(self.calls, [])
+        self.assertEqual(float64.dtype, torch.float64)
+        self.assertEqual((tuple(batched.shape), tuple(vector.shape)), ((3, 6, 4), (6,)))
+        self.assertTrue(torch.allclose(out, a @ b))
 
 
 if __name__ == "__main__":
