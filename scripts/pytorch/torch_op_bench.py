@@ -32,7 +32,6 @@ Exit status 1 when a row failed (its note says why), 2 without PyTorch and a CUD
 """
 
 import argparse
-import csv
 import datetime
 import json
 import os
@@ -44,6 +43,8 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(HERE, ".."))
+from gemm_mlp_tools.atomic import atomic_write  # noqa: E402
+from gemm_mlp_tools.formatted_rows import fmt, formatted_csv, markdown_table  # noqa: E402
 from gemm_mlp_tools.model_list import parse_model, split_list  # noqa: E402
 
 DEFAULT_MODELS = "784-1024-1024-10:256,784-512-512-10:128,784-4096-4096-10:512"
@@ -290,31 +291,9 @@ def run_training(args):
 
 # --- Output ------------------------------------------------------------------------------------
 
-def fmt(value, spec, scale=1.0):
-    return "" if value is None else format(value * scale, spec)
-
-
 FORMATS = {"median_us": ".2f", "tflops": ".2f", "err_ratio": ".4g", "max_abs_err": ".3g",
            "graph_us": ".2f", "eager_us": ".2f", "host_us": ".2f", "overhead_us": ".2f",
            "s_per_epoch": ".6f", "speedup_over_fp32": ".3f", "test_acc": ".2f"}
-
-
-def write_csv(path, columns, rows):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(columns)
-        for r in rows:
-            w.writerow([fmt(r[c], FORMATS[c]) if c in FORMATS else r[c] for c in columns])
-    print(f"wrote {path}", file=sys.stderr)
-
-
-def print_markdown(columns, rows):
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-    for r in rows:
-        print("| " + " | ".join((fmt(r[c], FORMATS[c]) if c in FORMATS else str(r[c])) or "-"
-                                for c in columns) + " |")
-    print()
 
 
 def main(argv=None):
@@ -344,17 +323,17 @@ def main(argv=None):
     if "train" not in args.skip:
         results["train"] = (TRAIN_COLUMNS, run_training(args))
     for part, (columns, rows) in results.items():
-        write_csv(os.path.join(args.out, f"torch_op_{part}.csv"), columns, rows)
-        print(f"## {part}\n")
-        print_markdown(columns, rows)
+        path = os.path.join(args.out, f"torch_op_{part}.csv")
+        atomic_write(path, formatted_csv(columns, rows, FORMATS))
+        print(f"wrote {path}", file=sys.stderr)
+        print(f"## {part}\n\n" + markdown_table(columns, rows, FORMATS))
     sidecar = os.path.join(args.out, "torch_op_bench.json")
-    with open(sidecar, "w") as f:
-        json.dump({**baseline.environment(), "default_variant": gm.default_variant(),
-                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat("T", "seconds"),
-                   "reps": args.reps, "warmup": args.warmup, "calls": args.calls,
-                   "epochs": args.epochs, "seed": args.seed,
-                   **{part: rows for part, (_, rows) in results.items()}}, f, indent=1)
-        f.write("\n")
+    atomic_write(sidecar, json.dumps(
+        {**baseline.environment(), "default_variant": gm.default_variant(),
+         "date": datetime.datetime.now(datetime.timezone.utc).isoformat("T", "seconds"),
+         "reps": args.reps, "warmup": args.warmup, "calls": args.calls, "epochs": args.epochs,
+         "seed": args.seed, **{part: rows for part, (_, rows) in results.items()}},
+        indent=1) + "\n")
     print(f"wrote {sidecar}", file=sys.stderr)
     return 1 if any(r["note"] for _, rows in results.values() for r in rows) else 0
 

@@ -40,7 +40,8 @@ import tempfile
 import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gemm_mlp_tools.atomic import atomic_write, csv_text  # noqa: E402
+from gemm_mlp_tools.atomic import atomic_write  # noqa: E402
+from gemm_mlp_tools.formatted_rows import fmt, formatted_csv  # noqa: E402
 from gemm_mlp_tools.model_list import parse_model, split_list  # noqa: E402
 from gemm_mlp_tools.train_mlp_runner import run_train_mlp  # noqa: E402
 
@@ -127,18 +128,12 @@ def run_all(args, data):
     return rows
 
 
-def fmt(value, spec, scale=1.0):
-    return "" if value is None else format(value * scale, spec)
-
-
 CSV_FORMATS = {"s_per_epoch": ".6f", "ratio_to_pytorch_graph": ".3f", "test_acc": ".2f"}
 
 
 def write_outputs(args, rows):
     os.makedirs(os.path.dirname(os.path.abspath(args.csv)), exist_ok=True)
-    table = [COLUMNS] + [[fmt(r[c], CSV_FORMATS[c]) if c in CSV_FORMATS else r[c] for c in COLUMNS]
-                         for r in rows]
-    atomic_write(args.csv, csv_text(table, lineterminator="\n"))
+    atomic_write(args.csv, formatted_csv(COLUMNS, rows, CSV_FORMATS))
     sidecar = os.path.splitext(args.csv)[0] + ".json"
     atomic_write(sidecar, json.dumps(
         {**baseline.environment(),
