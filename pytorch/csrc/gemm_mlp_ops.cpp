@@ -302,8 +302,8 @@ at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight,
   return LinearFunction::apply(x, weight, bias, relu, variant);
 }
 
-// Queries. One line per device variant, "name<TAB>fp32|tf32<TAB>why it cannot run on the current GPU, or
-// nothing", for gemm_mlp_torch.variants().
+// Queries. One line per device variant, "name<TAB>fp32|tf32<TAB>why it cannot run on the current
+// GPU, or nothing", for gemm_mlp_torch.variants().
 std::string variant_table() {
   std::string table;
   for (const gemm::Variant& v : gemm::variants()) {
