@@ -9,9 +9,13 @@
 # Writes <out-dir>/small_m.csv and small_m.json (the timings) and phases.csv (the phases), and
 # prints both tables. Builds gemm_bench in BUILD_DIR (default build-gpu) and BUILD_DIR-phases
 # (-DGEMM_MLP_PHASE_TIMES=ON); CMAKE_ARGS and CUDA_ARCHS (default 90) as gpu_check.sh takes them.
-# SKIP_BUILD=1 uses the builds as they are. BASE_SRC=<source tree> (e.g. `git archive BASE | tar
-# -x -C DIR`) also builds that tree the same two ways, and measures it first, in the same run:
-# its results are <out-dir>/small_m_base.csv, small_m_base.json and phases_base.csv. Needs a GPU.
+# SKIP_BUILD=1 uses the builds as they are; PHASES=0 leaves out the phases (and their builds).
+# BASE_SRC=<source tree> (e.g. `git archive BASE | tar -x -C DIR`) also builds that tree the same
+# ways, and measures it first, in the same run: its results are <out-dir>/small_m_base.csv,
+# small_m_base.json and phases_base.csv, and small_m_ab_base.csv compares this tree's warm times
+# with it (scripts/check/bench_ab.py --warm). BASE_SRC may also list several trees, each
+# LABEL=DIR (e.g. "main=/tmp/main step1=/tmp/step1"): each is built and measured in that order,
+# its results suffixed _LABEL. Needs a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ $# -ne 1 ]; then
@@ -35,17 +39,31 @@ build_gemm_bench() {
   fi
   cmake --build "$2" -j "$jobs" --target gemm_bench >>"$log" 2>&1
 }
-sides=(".:$build")
-[ -n "${BASE_SRC:-}" ] && sides=("$BASE_SRC:$build-base" "${sides[@]}")
+# Each side: its label ("" for this tree), its source tree and its build folder.
+labels=() sources=() builds=()
+for base in ${BASE_SRC:-}; do
+  label=base src=$base
+  [[ $base == *=* ]] && label=${base%%=*} src=${base#*=}
+  [[ $label =~ ^[A-Za-z0-9_.-]+$ && -d $src ]] || {
+    echo "small_m.sh: BASE_SRC: '$base' is not DIR or LABEL=DIR with an existing DIR" >&2
+    exit 2
+  }
+  labels+=("$label") sources+=("$src") builds+=("$build-$label")
+done
+labels+=("") sources+=(.) builds+=("$build")
+phases=${PHASES:-1}
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   # Every build at once, the cores shared.
-  jobs=$(( ($(nproc) + 2 * ${#sides[@]} - 1) / (2 * ${#sides[@]}) ))
+  per_side=$((phases == 1 ? 2 : 1))
+  jobs=$(( ($(nproc) + per_side * ${#labels[@]} - 1) / (per_side * ${#labels[@]}) ))
   pids=()
-  for side in "${sides[@]}"; do
-    build_gemm_bench "${side%%:*}" "${side#*:}" OFF &
+  for i in "${!labels[@]}"; do
+    build_gemm_bench "${sources[$i]}" "${builds[$i]}" OFF &
     pids+=($!)
-    build_gemm_bench "${side%%:*}" "${side#*:}-phases" ON &
-    pids+=($!)
+    if [ "$phases" = 1 ]; then
+      build_gemm_bench "${sources[$i]}" "${builds[$i]}-phases" ON &
+      pids+=($!)
+    fi
   done
   for pid in "${pids[@]}"; do wait "$pid" || { tail -40 "$log"; exit 1; }; done
 fi
@@ -55,13 +73,20 @@ fi
 shapes=256x1024x784:NT,256x1024x1024:NT,256x1024x1024:NN,1024x1024x256:TN,1024x784x256:TN
 shapes+=,128x512x784:NT,128x512x512:NT,128x512x512:NN,512x512x128:TN,512x784x128:TN
 shapes+=,512x4096x784:NT,512x4096x4096:NT,512x4096x4096:NN,4096x4096x512:TN,4096x784x512:TN
-for side in "${sides[@]}"; do
-  dir=${side#*:}
-  suffix=""
-  [ "$dir" = "$build-base" ] && suffix=_base
-  echo "=== ${side%%:*}"
+for i in "${!labels[@]}"; do
+  dir=${builds[$i]} suffix=${labels[$i]:+_${labels[$i]}}
+  echo "=== ${sources[$i]}"
   "$dir/apps/gemm_bench/gemm_bench" --variants tf32_fast,tf32x3_fast,auto --shapes "$shapes" \
     --reps 20 --csv "$out/small_m$suffix.csv" --json "$out/small_m$suffix.json"
-  "$dir-phases/apps/gemm_bench/gemm_bench" --phases --variants tf32_fast,tf32x3_fast \
-    --csv "$out/phases$suffix.csv"
+  if [ "$phases" = 1 ]; then
+    "$dir-phases/apps/gemm_bench/gemm_bench" --phases --variants tf32_fast,tf32x3_fast \
+      --csv "$out/phases$suffix.csv"
+  fi
+done
+# This tree's warm times over each base's.
+for label in "${labels[@]}"; do
+  [ -n "$label" ] || continue
+  echo "=== warm: this tree over $label"
+  python3 scripts/check/bench_ab.py --warm --a "$out/small_m_$label.json" --b "$out/small_m.json" \
+    --csv "$out/small_m_ab_$label.csv"
 done
