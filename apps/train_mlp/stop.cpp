@@ -11,7 +11,8 @@ using gemm_mlp::shell_quoted;
 
 namespace {
 
-volatile std::sig_atomic_t received = 0;  // set by the handler, read between steps
+volatile std::sig_atomic_t received = 0;    // set by the handler, read between steps
+volatile std::sig_atomic_t stop_saved = 0;  // the stop's checkpoint is complete
 const char* program_name = "train_mlp";
 
 // --eval: nothing to save, so the first signal ends the process (write and _exit are safe here).
@@ -28,11 +29,16 @@ extern "C" void on_stop_signal_at_once(int sig) {
 }
 
 extern "C" void on_stop_signal(int sig) {
-  if (received != 0) {  // the second: stop at once, and say that nothing is saved
+  if (received != 0) {  // the second: stop at once, and say what is saved
     static const char at_once[] =
         "\ntrain_mlp: second signal: stopped at once; no save was made (the last complete save, "
         "if any, stays whole)\n";
-    const ssize_t ignored = ::write(STDERR_FILENO, at_once, sizeof at_once - 1);
+    static const char after_save[] =
+        "\ntrain_mlp: second signal: stopped at once, after this stop's checkpoint was complete "
+        "(resume from it)\n";
+    const char* text = stop_saved ? after_save : at_once;
+    const size_t size = stop_saved ? sizeof after_save : sizeof at_once;
+    const ssize_t ignored = ::write(STDERR_FILENO, text, size - 1);
     (void)ignored;
     ::signal(sig, SIG_DFL);
     ::raise(sig);  // delivered when this handler returns: the process ends by the signal
@@ -58,6 +64,8 @@ void install_stop_handlers(const char* program, bool at_once) {
 }
 
 int stop_signal() { return received; }
+
+void note_stop_checkpoint_complete() { stop_saved = 1; }
 
 std::string resume_command(const Options& o) {
   std::string command = shell_quoted(program_name) + " --resume " + shell_quoted(o.save);

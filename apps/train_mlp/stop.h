@@ -11,13 +11,17 @@
 #include "apps/train_mlp/options.h"
 
 // Installs the handlers: the first signal sets the flag; a second one stops the process at once,
-// saying that no save was made. `program` (argv[0]) starts the resume command. at_once (--eval,
-// which writes nothing): the first signal stops the process at once, saying so, with exit status
-// 130 or 143.
+// saying whether the stop's checkpoint was complete. `program` (argv[0]) starts the resume command.
+// at_once (--eval, which writes nothing): the first signal stops the process at once, saying so,
+// with exit status 130 or 143.
 void install_stop_handlers(const char* program, bool at_once = false);
 
 // The signal that asked the run to stop (SIGINT or SIGTERM), or 0.
 int stop_signal();
+
+// Called once the stop's checkpoint is complete: a second signal from then on says so, rather
+// than that no save was made.
+void note_stop_checkpoint_complete();
 
 // Thrown when a signal stopped the run (after its checkpoint was saved): exit 128 + signal.
 struct Stopped {

@@ -54,6 +54,7 @@ void print_run_line(const Options& o, engine::Device device, const char* variant
   if (o.save.empty()) {
     std::cout << "nothing saved (no --save)\n";
   } else if (trainer.steps() == saved_at) {  // nothing new since the last save
+    note_stop_checkpoint_complete();
     std::cout << o.save << " holds this point already\nresume with: " << resume_command(o) << "\n";
   } else if (trainer.steps() == 0) {
     std::cout << "no step was taken, nothing saved\n";
@@ -66,6 +67,7 @@ void print_run_line(const Options& o, engine::Device device, const char* variant
                      {"epoch_seen", std::to_string(c.seen + so_far.seen)},
                      {"epoch_seconds", exact(carried.seconds + times.epoch_s)},
                      {"epoch_gemm_seconds", exact(carried.gemm_seconds + gemm_s)}});
+    note_stop_checkpoint_complete();
     std::cout << "saved " << o.save << " and " << engine::optimizer_state_path(o.save)
               << "\nresume with: " << resume_command(o) << "\n";
   }

@@ -33,8 +33,18 @@ int temporaries_of(const std::string& path) {
   return std::stoi(r.output);
 }
 
+// Whether the process sleeps in a pipe write, as /proc/PID/wchan names it (anon_pipe_write,
+// pipe_write or pipe_wait, by kernel); true where the kernel does not say (empty or "0").
+bool sleeps_in_pipe(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/wchan");
+  std::string where;
+  std::getline(f, where);
+  return where.empty() || where == "0" || where.find("pipe") != std::string::npos;
+}
+
 // Waits until the child, which the test does not read yet, blocks on its full output pipe: its
-// output stops growing while it still runs. False if it never does (within a minute).
+// output stops growing while it still runs, asleep in a pipe write (on a loaded machine a child
+// that is merely descheduled also stops growing). False if it never does (within a minute).
 bool wait_until_blocked(const Child& c) {
   int pending = -1, unchanged = 0;
   for (int i = 0; i < 30000 && unchanged < 100; ++i) {
@@ -42,7 +52,7 @@ bool wait_until_blocked(const Child& c) {
     int now = 0;
     if (::ioctl(c.out, FIONREAD, &now) != 0 || ::waitpid(c.pid, nullptr, WNOHANG) != 0)
       return false;
-    unchanged = now > 0 && now == pending ? unchanged + 1 : 0;
+    unchanged = now > 0 && now == pending && sleeps_in_pipe(c.pid) ? unchanged + 1 : 0;
     pending = now;
   }
   return unchanged >= 100;
