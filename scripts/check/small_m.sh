@@ -75,7 +75,7 @@ shapes+=,128x512x784:NT,128x512x512:NT,128x512x512:NN,512x512x128:TN,512x784x128
 shapes+=,512x4096x784:NT,512x4096x4096:NT,512x4096x4096:NN,4096x4096x512:TN,4096x784x512:TN
 for i in "${!labels[@]}"; do
   dir=${builds[$i]} suffix=${labels[$i]:+_${labels[$i]}}
-  echo "=== ${sources[$i]}"
+  echo "=== ${labels[$i]:-this tree} (${sources[$i]})"
   "$dir/apps/gemm_bench/gemm_bench" --variants tf32_fast,tf32x3_fast,auto --shapes "$shapes" \
     --reps 20 --csv "$out/small_m$suffix.csv" --json "$out/small_m$suffix.json"
   if [ "$phases" = 1 ]; then
