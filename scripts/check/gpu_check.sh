@@ -92,10 +92,13 @@ if [ $# -ne 1 ]; then
 fi
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
-build_dir=${BUILD_DIR:-build-gpu}
-case "$build_dir" in /*) ;; *) build_dir="$repo/$build_dir" ;; esac
-mnist_dir=${MNIST_DIR:-data/mnist}
-case "$mnist_dir" in /*) ;; *) mnist_dir="$repo/$mnist_dir" ;; esac
+# The steps, each a script of scripts/check/gpu_check/ sourced here: they share this shell's
+# variables (out, build_dir, mnist_dir, steps, jobs) and common.sh's helpers.
+steps_dir="$repo/scripts/check/gpu_check"
+# shellcheck source=gpu_check/common.sh
+source "$steps_dir/common.sh"
+build_dir=$(in_repo "${BUILD_DIR:-build-gpu}")
+mnist_dir=$(in_repo "${MNIST_DIR:-data/mnist}")
 all_steps=build,test,bench,phases,sanitize,train,odd,vs,path
 steps=",${STEPS:-$all_steps},"
 for step in ${steps//,/ }; do
@@ -105,18 +108,8 @@ for step in ${steps//,/ }; do
   fi
 done
 jobs=$(nproc)
+start_log gpu_check
 
-main_log="$out/gpu_check.log"
-summary="$out/summary.txt"
-: >"$main_log"
-declare -a summary_lines=()
-overall=0
-
-# The steps, each a script of scripts/check/gpu_check/ sourced here: they share this shell's
-# variables (out, build_dir, mnist_dir, steps, jobs) and common.sh's helpers.
-steps_dir="$repo/scripts/check/gpu_check"
-# shellcheck source=gpu_check/common.sh
-source "$steps_dir/common.sh"
 trap 'on_exit $?' EXIT
 # shellcheck source=gpu_check/build_test.sh
 source "$steps_dir/build_test.sh"

@@ -33,22 +33,15 @@ if [ $# -ne 1 ]; then
 fi
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
-build_dir=${BUILD_DIR:-build-torch}
-case "$build_dir" in /*) ;; *) build_dir="$repo/$build_dir" ;; esac
-mnist_dir=${MNIST_DIR:-data/mnist}
-case "$mnist_dir" in /*) ;; *) mnist_dir="$repo/$mnist_dir" ;; esac
-python=${PYTHON:-python3}
-steps=",${STEPS:-build,test,bench},"
-jobs=$(nproc)
-
-main_log="$out/torch_op_check.log"
-summary="$out/summary.txt"
-: >"$main_log"
-declare -a summary_lines=()
-overall=0
 # log, note, fail, run_logged, mnist_present and the exit trap, shared with gpu_check.sh.
 # shellcheck source=scripts/check/gpu_check/common.sh
 source "$repo/scripts/check/gpu_check/common.sh"
+build_dir=$(in_repo "${BUILD_DIR:-build-torch}")
+mnist_dir=$(in_repo "${MNIST_DIR:-data/mnist}")
+python=${PYTHON:-python3}
+steps=",${STEPS:-build,test,bench},"
+jobs=$(nproc)
+start_log torch_op_check
 # shellcheck disable=SC2317  # called from the EXIT trap
 write_summary() {
   {

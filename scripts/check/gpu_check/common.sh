@@ -1,8 +1,18 @@
 # shellcheck shell=bash
-# Sourced by scripts/check/gpu_check.sh (and scripts/pytorch/torch_op_check.sh): the log and the
-# summary (log, note, fail, the summary written on exit), running a logged command, a ctest run's
-# counts, and whether MNIST is present.
+# Sourced by scripts/check/gpu_check.sh (and scripts/pytorch/torch_op_check.sh): paths under the
+# repository, the log and the summary (start_log, log, note, fail, the summary written on exit),
+# running a logged command, a ctest run's counts, and whether MNIST is present.
 
+# PATH made absolute: under the repository where it is relative.
+in_repo() { case "$1" in /*) echo "$1" ;; *) echo "$repo/$1" ;; esac; }
+# Starts OUT/NAME.log empty, and the summary (OUT/summary.txt) with no lines and no failure.
+start_log() {
+  main_log="$out/$1.log"
+  summary="$out/summary.txt"
+  : >"$main_log"
+  summary_lines=()
+  overall=0
+}
 log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$main_log"; }
 note() {  # a line for the summary, logged too
   summary_lines+=("$*")
