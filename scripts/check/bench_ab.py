@@ -46,10 +46,10 @@ def main():
     args = ap.parse_args()
     a, b = load(args.a, args.warm), load(args.b, args.warm)
     rows = []
+    digits = 5 if args.warm else 4  # warm calls take microseconds
     for key in sorted(a.keys() & b.keys()):
         (ta, pa), (tb, pb) = a[key], b[key]
         variant, m, n, k, layout = key
-        digits = 5 if args.warm else 4  # warm calls take microseconds
         rows.append([variant, f"{m}x{n}x{k}", layout, f"{ta:.{digits}f}", f"{tb:.{digits}f}",
                      f"{tb / ta:.3f}",
                      "" if pa is None else f"{pa:.1f}", "" if pb is None else f"{pb:.1f}"])
