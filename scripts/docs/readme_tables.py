@@ -41,7 +41,6 @@ The ladder, step:V and production blocks are scripts/gemm_mlp_tools/kernel_table
 phases small_m_tables.py's.
 """
 import argparse
-import csv
 import json
 import os
 import re
