@@ -19,6 +19,8 @@
 # Environment:
 #   BUILD_DIR   build folder (default build-torch)
 #   CUDA_ARCHS  CMAKE_CUDA_ARCHITECTURES (default 90: the H200 only, for build speed)
+#   CMAKE_ARGS  extra configure arguments (word-split), e.g. where CMake finds nlohmann/json and
+#               stb: "-DCMAKE_PREFIX_PATH=/opt/deps -DSTB_INCLUDE_DIR=/opt/deps/include/stb"
 #   PYTHON      the Python with torch (default python3)
 #   MNIST_DIR   MNIST files (default data/mnist)
 #   BENCH_ARGS  extra torch_op_bench.py arguments (word-split), e.g. "--epochs 3 --skip train"
@@ -41,6 +43,8 @@ mnist_dir=$(in_repo "${MNIST_DIR:-data/mnist}")
 python=${PYTHON:-python3}
 steps=",${STEPS:-build,test,bench},"
 jobs=$(nproc)
+# shellcheck disable=SC2206
+cmake_extra=(${CMAKE_ARGS:-})
 start_log torch_op_check
 # shellcheck disable=SC2317  # called from the EXIT trap
 write_summary() {
@@ -75,7 +79,8 @@ fi
 if [[ $steps == *,build,* ]]; then
   if ! run_logged "$main_log" cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
       -DGEMM_MLP_GPU_KERNELS=ON -DGEMM_MLP_TORCH=ON -DGEMM_MLP_PYTHON="$python" \
-      -DGEMM_MLP_BUILD_APPS=OFF -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}"; then
+      -DGEMM_MLP_BUILD_APPS=OFF -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" \
+      "${cmake_extra[@]}"; then
     fail "configure failed (torch_op_check.log: the 'gemm_mlp: ' lines say why)"
     exit 1
   fi
