@@ -3,8 +3,9 @@
 // layout, the fastest of this project's fp32 kernels that passed validation and was timed. cuBLAS,
 // TF32 kernels and auto itself are not candidates. The medians compared are the warm ones (back to
 // back in one graph, as a training step runs them) where every candidate of the shape was timed
-// warm, else the flushed ones. Medians within kAutoTieMargin of the fastest count as a tie, which goes to the variant first in the registry's order. The results are this
-// run's, or (--from-json) those of earlier runs on one GPU, read back from their --json files.
+// warm, else the flushed ones. Medians within kAutoTieMargin of the fastest count as a tie, which
+// goes to the variant first in the registry's order. The results are this run's, or (--from-json)
+// those of earlier runs on one GPU, read back from their --json files.
 #pragma once
 
 #include <string>

@@ -13,10 +13,10 @@
 #pragma once
 
 #include "kernels/fast/cluster_split_k.cuh"
+#include "kernels/fast/phase_times.cuh"
 #include "kernels/fast/split_tf32.cuh"
 #include "kernels/launchers.h"
 #include "kernels/mma_sync.cuh"
-#include "kernels/fast/phase_times.cuh"
 
 namespace gemm::detail {
 

@@ -3,8 +3,8 @@
 // tiles); also the routing both variants share between the pipeline and the register-A kernel.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N. sm_90a.
 #include "kernels/fast/k_major_copies.h"
-#include "kernels/fast/wgmma_pipeline_kernel.cuh"
 #include "kernels/fast/wgmma_pipeline.h"
+#include "kernels/fast/wgmma_pipeline_kernel.cuh"
 #include "kernels/fast/wgmma_pipeline_persistent.cuh"
 #include "kernels/fast/wgmma_pipeline_tiles.cuh"
 

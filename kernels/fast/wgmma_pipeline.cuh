@@ -23,8 +23,8 @@
 #include <cstdint>
 
 #include "kernels/fast/cluster_split_k.cuh"
-#include "kernels/launchers.h"
 #include "kernels/fast/phase_times.cuh"
+#include "kernels/launchers.h"
 #include "kernels/split_k.cuh"
 #include "kernels/tma.cuh"
 #include "kernels/wgmma.cuh"
