@@ -10,6 +10,7 @@
 # prints both tables. Builds gemm_bench in BUILD_DIR (default build-gpu) and BUILD_DIR-phases
 # (-DGEMM_MLP_PHASE_TIMES=ON); CMAKE_ARGS and CUDA_ARCHS (default 90) as gpu_check.sh takes them.
 # SKIP_BUILD=1 uses the builds as they are; PHASES=0 leaves out the phases (and their builds).
+# VARIANTS (default tf32_fast,tf32x3_fast,auto) are the variants timed beside cuBLAS.
 # BASE_SRC=<source tree> (e.g. `git archive BASE | tar -x -C DIR`) also builds that tree the same
 # ways, and measures it first, in the same run: its results are <out-dir>/small_m_base.csv,
 # small_m_base.json and phases_base.csv, and small_m_ab_base.csv compares this tree's warm times
@@ -76,8 +77,8 @@ shapes+=,512x4096x784:NT,512x4096x4096:NT,512x4096x4096:NN,4096x4096x512:TN,4096
 for i in "${!labels[@]}"; do
   dir=${builds[$i]} suffix=${labels[$i]:+_${labels[$i]}}
   echo "=== ${labels[$i]:-this tree} (${sources[$i]})"
-  "$dir/apps/gemm_bench/gemm_bench" --variants tf32_fast,tf32x3_fast,auto --shapes "$shapes" \
-    --reps 20 --csv "$out/small_m$suffix.csv" --json "$out/small_m$suffix.json"
+  "$dir/apps/gemm_bench/gemm_bench" --variants "${VARIANTS:-tf32_fast,tf32x3_fast,auto}" \
+    --shapes "$shapes" --reps 20 --csv "$out/small_m$suffix.csv" --json "$out/small_m$suffix.json"
   if [ "$phases" = 1 ]; then
     "$dir-phases/apps/gemm_bench/gemm_bench" --phases --variants tf32_fast,tf32x3_fast \
       --csv "$out/phases$suffix.csv"
