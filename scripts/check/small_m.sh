@@ -16,7 +16,8 @@
 # small_m_base.json and phases_base.csv, and small_m_ab_base.csv compares this tree's warm times
 # with it (scripts/check/bench_ab.py --warm). BASE_SRC may also list several trees, each
 # LABEL=DIR (e.g. "main=/tmp/main step1=/tmp/step1"): each is built and measured in that order,
-# its results suffixed _LABEL. Needs a GPU.
+# its results suffixed _LABEL. A side whose build or run fails is named and left out, the others
+# measured (exit status 1). Needs a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ $# -ne 1 ]; then
@@ -53,20 +54,34 @@ for base in ${BASE_SRC:-}; do
 done
 labels+=("") sources+=(.) builds+=("$build")
 phases=${PHASES:-1}
+# A side whose build or run fails is named and left out; the others go on, and the exit status
+# is 1 at the end.
+failed=()
+side_ok=()
+for i in "${!labels[@]}"; do side_ok[i]=1; done
+side_name() { echo "${labels[$1]:-this tree}"; }
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   # Every build at once, the cores shared.
   per_side=$((phases == 1 ? 2 : 1))
   jobs=$(( ($(nproc) + per_side * ${#labels[@]} - 1) / (per_side * ${#labels[@]}) ))
-  pids=()
+  pids=() pid_side=()
   for i in "${!labels[@]}"; do
     build_gemm_bench "${sources[$i]}" "${builds[$i]}" OFF &
-    pids+=($!)
+    pids+=($!) pid_side+=("$i")
     if [ "$phases" = 1 ]; then
       build_gemm_bench "${sources[$i]}" "${builds[$i]}-phases" ON &
-      pids+=($!)
+      pids+=($!) pid_side+=("$i")
     fi
   done
-  for pid in "${pids[@]}"; do wait "$pid" || { tail -40 "$log"; exit 1; }; done
+  for j in "${!pids[@]}"; do
+    wait "${pids[$j]}" && continue
+    i=${pid_side[$j]}
+    if [ "${side_ok[$i]}" = 1 ]; then
+      side_ok[i]=0
+      failed+=("$(side_name "$i"): build (small_m_build.log)")
+    fi
+  done
+  [ ${#failed[@]} -eq 0 ] || tail -40 "$log"
 fi
 
 # The large GEMMs of each model's step: 784-1024-1024-10 at batch 256, 784-512-512-10 at 128,
@@ -75,19 +90,33 @@ shapes=256x1024x784:NT,256x1024x1024:NT,256x1024x1024:NN,1024x1024x256:TN,1024x7
 shapes+=,128x512x784:NT,128x512x512:NT,128x512x512:NN,512x512x128:TN,512x784x128:TN
 shapes+=,512x4096x784:NT,512x4096x4096:NT,512x4096x4096:NN,4096x4096x512:TN,4096x784x512:TN
 for i in "${!labels[@]}"; do
+  [ "${side_ok[$i]}" = 1 ] || continue
   dir=${builds[$i]} suffix=${labels[$i]:+_${labels[$i]}}
-  echo "=== ${labels[$i]:-this tree} (${sources[$i]})"
-  "$dir/apps/gemm_bench/gemm_bench" --variants "${VARIANTS:-tf32_fast,tf32x3_fast,auto}" \
-    --shapes "$shapes" --reps 20 --csv "$out/small_m$suffix.csv" --json "$out/small_m$suffix.json"
-  if [ "$phases" = 1 ]; then
-    "$dir-phases/apps/gemm_bench/gemm_bench" --phases --variants tf32_fast,tf32x3_fast \
-      --csv "$out/phases$suffix.csv"
+  echo "=== $(side_name "$i") (${sources[$i]})"
+  if ! "$dir/apps/gemm_bench/gemm_bench" --variants "${VARIANTS:-tf32_fast,tf32x3_fast,auto}" \
+    --shapes "$shapes" --reps 20 --csv "$out/small_m$suffix.csv" --json "$out/small_m$suffix.json"; then
+    side_ok[i]=0
+    failed+=("$(side_name "$i"): gemm_bench")
+    continue
+  fi
+  if [ "$phases" = 1 ] && ! "$dir-phases/apps/gemm_bench/gemm_bench" --phases \
+    --variants tf32_fast,tf32x3_fast --csv "$out/phases$suffix.csv"; then
+    failed+=("$(side_name "$i"): gemm_bench --phases")
   fi
 done
 # This tree's warm times over each base's.
-for label in "${labels[@]}"; do
-  [ -n "$label" ] || continue
+last=$((${#labels[@]} - 1))
+for i in "${!labels[@]}"; do
+  if [ "$i" -eq "$last" ] || [ "${side_ok[$i]}" != 1 ] || [ "${side_ok[$last]}" != 1 ]; then
+    continue
+  fi
+  label=${labels[$i]}
   echo "=== warm: this tree over $label"
   python3 scripts/check/bench_ab.py --warm --a "$out/small_m_$label.json" --b "$out/small_m.json" \
-    --csv "$out/small_m_ab_$label.csv"
+    --csv "$out/small_m_ab_$label.csv" || failed+=("this tree over $label: bench_ab.py")
 done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "small_m.sh: failed:" >&2
+  printf '  %s\n' "${failed[@]}" >&2
+  exit 1
+fi
