@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkpoint_fixture.h"
@@ -36,6 +37,15 @@ struct TinyRun {
     trainer = std::make_unique<engine::Trainer>(ctx, net, o);
   }
   void step() { trainer->step(x, y); }
+  // A step saved to `path` as run "run-a", then a second step not saved: the parameters and
+  // momentum of each.
+  std::pair<std::vector<float>, std::vector<float>> save_then_step(const std::string& path) {
+    step();
+    save(path, "run-a");
+    std::vector<float> saved = values();
+    step();
+    return {std::move(saved), values()};
+  }
   std::vector<float> values() { return trainer->optimizer().values().download(); }
   void save(const std::string& path, const std::string& run_id) {
     engine::save_training_checkpoint(ctx, path, net.parameters(), trainer->optimizer(),
@@ -104,11 +114,7 @@ TEST_F(Checkpoint, TrainingPairIsWholeAfterAStopAtEveryStepOfASave) {
   for (int stop = 0; stop <= kPairSaveSteps; ++stop) {
     SCOPED_TRACE("stopped before file step " + std::to_string(stop));
     TinyRun run(1);
-    run.step();
-    run.save(path_, "run-a");
-    const std::vector<float> before = run.values();
-    run.step();
-    const std::vector<float> after = run.values();
+    const auto [before, after] = run.save_then_step(path_);
     save_stopped_at(run, path_, stop);
     if (HasFatalFailure()) return;
 
@@ -136,11 +142,7 @@ TEST_F(Checkpoint, TrainingPairIsWholeAfterAFailureAtEveryStepOfASave) {
   for (int fail = 0; fail < kPairSaveSteps; ++fail) {
     SCOPED_TRACE("failed at file step " + std::to_string(fail));
     TinyRun run(1);
-    run.step();
-    run.save(path_, "run-a");
-    const std::vector<float> before = run.values();
-    run.step();
-    const std::vector<float> after = run.values();
+    const auto [before, after] = run.save_then_step(path_);
     hook_calls = 0, hook_at = fail, hook_errno = fail == kRenameOptimizer ? EXDEV : ENOSPC;
     engine::testing::set_file_hook([](engine::testing::FileStep, const std::string&) {
       return hook_calls++ == hook_at ? hook_errno : 0;
