@@ -22,11 +22,66 @@ constexpr int kMaxClusterSplits = 8;
 // Whether the current device runs thread block clusters (compute capability 9.0 and newer).
 inline bool clusters_supported() { return compute_capability_9_or_newer(); }
 
-// In a kernel launched with cluster dims (1, 1, gridDim.z): `partial` is this block's BM×BN
-// partial product in its own shared memory (row stride LD, 16-byte rows). Every thread of the
-// block calls this; after a cluster barrier, threads 0 … NT − 1 of block z sum rows z, z + S, …
-// of all S partials, in order z = 0, 1, … as the workspace way does, and store them through c at
-// (m0, n0), 4 columns per thread. A second barrier keeps every partial alive until the last read.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// Thread tid (< NT) of block z of S sums its rows z + S·(tid / (BN/4)) + S·kRowsPerPass·i of the S
+// partials, in order q = 0, 1, …, and stores them. Every load comes before the first store: C and
+// the partials' generic addresses might alias, so a store would hold back the next row's loads,
+// a round trip through distributed shared memory per row. S is a template parameter so that the
+// loads unroll into registers.
+template <int S, int BM, int BN, int LD, int NT>
+__device__ __forceinline__ void cluster_sum_share(const cooperative_groups::cluster_group& cluster,
+                                                  const Epilogue& c, const float* partial, int m0,
+                                                  int n0, int tid) {
+  constexpr int kRowsPerPass = NT / (BN / 4);
+  constexpr int kRows = (BM + S * kRowsPerPass - 1) / (S * kRowsPerPass);  // per thread, at most
+  const int col = (tid % (BN / 4)) * 4;
+  const int first = int(cluster.block_rank()) + (tid / (BN / 4)) * S;
+  const float* shares[S];
+#pragma unroll
+  for (int q = 0; q < S; ++q) shares[q] = cluster.map_shared_rank(partial, q) + col;
+  float4 sum[kRows];
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    const int r = first + i * kRowsPerPass * S;
+    sum[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (r >= BM) continue;
+#pragma unroll
+    for (int q = 0; q < S; ++q) {
+      const float4 v = *reinterpret_cast<const float4*>(shares[q] + r * LD);
+      sum[i].x += v.x;
+      sum[i].y += v.y;
+      sum[i].z += v.z;
+      sum[i].w += v.w;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    const int r = first + i * kRowsPerPass * S;
+    if (r < BM) c.store4(m0 + r, n0 + col, sum[i]);
+  }
+}
+
+// cluster_sum_share<S> for S = splits, from S0 up to kMaxClusterSplits.
+template <int S0, int BM, int BN, int LD, int NT>
+__device__ __forceinline__ void cluster_sum_share_of(
+    int splits, const cooperative_groups::cluster_group& cluster, const Epilogue& c,
+    const float* partial, int m0, int n0, int tid) {
+  if (splits == S0) {
+    cluster_sum_share<S0, BM, BN, LD, NT>(cluster, c, partial, m0, n0, tid);
+  } else if constexpr (S0 < kMaxClusterSplits) {
+    cluster_sum_share_of<S0 + 1, BM, BN, LD, NT>(splits, cluster, c, partial, m0, n0, tid);
+  } else {
+    __trap();  // launch_planned_split_k launches 2 to kMaxClusterSplits slices
+  }
+}
+#endif
+
+// In a kernel launched with cluster dims (1, 1, gridDim.z), 2 ≤ gridDim.z ≤ kMaxClusterSplits:
+// `partial` is this block's BM×BN partial product in its own shared memory (row stride LD, 16-byte
+// rows). Every thread of the block calls this; after a cluster barrier, threads 0 … NT − 1 of
+// block z sum rows z, z + S, … of all S partials, in order z = 0, 1, … as the workspace way does,
+// and store them through c at (m0, n0), 4 columns per thread (cluster_sum_share). A second
+// barrier keeps every partial alive until the last read.
 template <int BM, int BN, int LD, int NT>
 __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const float* partial,
                                                       int m0, int n0, int tid) {
@@ -34,23 +89,12 @@ __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const f
                 "a row is read a float4 at a time by a whole number of row groups of threads");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
+  const cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();
   GEMM_PHASE(SlicesReady);
-  const int splits = int(cluster.num_blocks()), z = int(cluster.block_rank());
-  constexpr int kRowsPerPass = NT / (BN / 4);
-  const int col = (tid % (BN / 4)) * 4;
-  for (int r = z + (tid / (BN / 4)) * splits; tid < NT && r < BM; r += kRowsPerPass * splits) {
-    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int q = 0; q < splits; ++q) {
-      const float4 v =
-          *reinterpret_cast<const float4*>(cluster.map_shared_rank(partial, q) + r * LD + col);
-      sum.x += v.x;
-      sum.y += v.y;
-      sum.z += v.z;
-      sum.w += v.w;
-    }
-    c.store4(m0 + r, n0 + col, sum);
+  if (tid < NT) {
+    cluster_sum_share_of<2, BM, BN, LD, NT>(int(cluster.num_blocks()), cluster, c, partial, m0, n0,
+                                            tid);
   }
   GEMM_PHASE(Stored);
   cluster.sync();
