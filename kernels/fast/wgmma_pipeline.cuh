@@ -93,6 +93,12 @@ struct WsPipeline {
   };
 };
 
+// Brings `map` (a __grid_constant__ kernel parameter) into the tensor-map cache ahead of its
+// first copy. It reads only the kernel's parameters, so it may run before await_prior_kernels().
+__device__ __forceinline__ void prefetch_tile_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
 // How the producer fills one operand's BX×32 swizzled tiles, per operand and layout:
 //   K-major, aligned: TMA straight into the tile (map).
 //   MN-major, aligned: TMA into a staging slot as stored (map), then the producer's 128

@@ -20,8 +20,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                           const __grid_constant__ CUtensorMap map_b, bool tma_a, bool tma_b) {
   using Layout = typename Cfg::template For<KMajorA, KMajorB>;
   GEMM_PHASE_BEGIN(Pipeline);
-  await_prior_kernels();
-  GEMM_PHASE(Awaited);
   const int k_begin = blockIdx.z * k_per_split;
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ float smem_raw[];
@@ -30,9 +28,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int m0 = blockIdx.y * Cfg::kBm, n0 = blockIdx.x * Cfg::kBn;
   const int k_tiles = (a.extent_k + Cfg::kBk - 1) / Cfg::kBk;
 
-  if (tid == 0) s.init_barriers();
+  // The set-up touches only shared memory and the parameters: it overlaps the previous kernel.
+  if (tid == 0) {
+    s.init_barriers();
+    if (tma_a) prefetch_tile_map(&map_a);
+    if (tma_b) prefetch_tile_map(&map_b);
+  }
   __syncthreads();  // the last block-wide barrier: from here the two roles run apart
   GEMM_PHASE(SetUp);
+  await_prior_kernels();
+  GEMM_PHASE(Awaited);
 
   if (warpgroup == Cfg::kConsumers) {
     const ProducerOperand<Cfg::kBm, KMajorA> pa{tma_a ? &map_a : nullptr, m0, k_begin};

@@ -99,8 +99,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                             const __grid_constant__ CUtensorMap map_a,
                             const __grid_constant__ CUtensorMap map_b) {
   GEMM_PHASE_BEGIN(RegisterA);
-  await_prior_kernels();
-  GEMM_PHASE(Awaited);
   const int k_begin = blockIdx.z * k_per_split;
   enter_k_slice(a, b, c, k_per_split, !kClusterSplit);
   extern __shared__ float smem_raw[];
@@ -120,9 +118,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       mbarrier_init(&empty[s], 128 * Cfg::kConsumers);  // every consumer thread
     }
     fence_mbarrier_init();
+    prefetch_tile_map(&map_a);  // the set-up reads no global memory: it overlaps the last kernel
+    prefetch_tile_map(&map_b);
   }
   __syncthreads();
   GEMM_PHASE(SetUp);
+  await_prior_kernels();
+  GEMM_PHASE(Awaited);
 
   if (warpgroup == Cfg::kConsumers) {
     // Producer: one thread waits for the consumers to empty a stage and refills it by TMA.
