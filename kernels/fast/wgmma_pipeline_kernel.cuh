@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "kernels/fast/split_k_rules.cuh"
 #include "kernels/fast/wgmma_pipeline.cuh"
 
 namespace gemm::detail {
@@ -84,19 +85,29 @@ void launch_wgmma_pipeline_config(const Problem& p, SplitK plan, cudaStream_t st
 
 // The tile choice for any pair of tiles: the large tile when it gives every multiprocessor a
 // block; otherwise the small one, with K split across blocks until the grid fills one wave
-// (split_k.cuh). wgmma_pipeline.cu gives tf32_fast's and tf32x3_fast's pairs
-// (wgmma_pipeline_tiles.cuh); tools/tune/ times other tiles through it.
+// (split_k.cuh), or the large one split so, where that costs less (split_k_rules.cuh).
+// wgmma_pipeline.cu gives tf32_fast's and tf32x3_fast's pairs (wgmma_pipeline_tiles.cuh);
+// tools/tune/ times other tiles through it.
 template <class Large, class Small>
 void launch_wgmma_pipeline_tiles(const Problem& p, cudaStream_t stream) {
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
+  constexpr int kBk = WsPipeline<Small>::kBk;
+  static_assert(WsPipeline<Large>::kBk == kBk, "both tiles take K tiles of one size");
   const int sms = multiprocessor_count();
-  if (tile_count<Large::kBlockM, Large::kBlockN>(p) >= sms) {
+  const long large_tiles = tile_count<Large::kBlockM, Large::kBlockN>(p);
+  if (large_tiles >= sms) {
     launch_wgmma_pipeline_config<Large>(p, SplitK{1, p.k}, stream);
     return;
   }
   // One block per multiprocessor: the slices fill one wave, never spill into a second.
-  const SplitK plan = plan_split_k<WsPipeline<Small>::kBk>(
-      p, tile_count<Small::kBlockM, Small::kBlockN>(p), sms, {.one_wave = true});
-  launch_wgmma_pipeline_config<Small>(p, plan, stream);
+  const long small_tiles = tile_count<Small::kBlockM, Small::kBlockN>(p);
+  const SplitK small = plan_split_k<kBk>(p, small_tiles, sms, {.one_wave = true});
+  const SplitK large = plan_split_k<kBk>(p, large_tiles, sms, {.one_wave = true});
+  if (large_tile_split_beats_small<kBk>(large_tiles, large, small_tiles, small, sms)) {
+    launch_wgmma_pipeline_config<Large>(p, large, stream);
+    return;
+  }
+  launch_wgmma_pipeline_config<Small>(p, small, stream);
 }
+
 }  // namespace gemm::detail

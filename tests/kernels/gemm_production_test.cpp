@@ -7,7 +7,8 @@
 // half the multiprocessors a block), with K unsplit, split in a cluster, and split through the
 // workspace. Each is checked against the double reference in the variant's own tolerance.
 // fast's small tile in fewer slices than planned, where the plan leaves a short last wave.
-// The wgmma pipeline run persistently, its barriers' phases carried from tile to tile.
+// The wgmma pipeline's large tile with K split. The wgmma pipeline run persistently, its
+// barriers' phases carried from tile to tile.
 // Also, without a GPU: the copies' threshold and layout check, and which NN the register-A kernel
 // serves.
 #include <gtest/gtest.h>
@@ -77,6 +78,23 @@ TEST(GemmProduction, Tf32FastRunsNnOnTheRegisterAKernel) {
 
 TEST(GemmProduction, Tf32x3FastRunsNnOnTheRegisterAKernel) {
   expect_nn_on_register_a_correct("tf32x3_fast");
+}
+
+// The wgmma pipeline's large tile with K split in a cluster, where its slices cost less than the
+// small tile's unsplit K loop (large_tile_split_beats_small, fast/split_k_rules.cuh): NT with 64
+// large tiles, the last row of them half empty; and misaligned, through the producer's copies.
+TEST(GemmProduction, Tf32FastSplitsTheLargeTileOfThePipeline) {
+  const gemm::Variant& variant = gemm::find_variant("tf32_fast");
+  VARIANT_TEST_OR_SKIP(variant);
+  Case nt;
+  nt.op_a = gemm::Op::N, nt.op_b = gemm::Op::T;
+  nt.m = 384, nt.n = 4096, nt.k = 2048, nt.seed = 20;
+  Case misaligned = nt;
+  misaligned.m = 300, misaligned.n = 4000, misaligned.k = 2100, misaligned.seed = 21;
+  misaligned.lda = 2103, misaligned.off_a = 1;
+  const std::vector<std::string> failures =
+      run_and_check(variant, Batch({finished(nt), finished(misaligned)}));
+  EXPECT_TRUE(failures.empty()) << failures.front();
 }
 
 // fast's small tile where its planned slices leave a short last wave and fewer slices run

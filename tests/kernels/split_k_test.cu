@@ -14,6 +14,7 @@ namespace {
 using gemm::detail::cluster_split;
 using gemm::detail::finer_tile_beats_split;
 using gemm::detail::in_whole_waves;
+using gemm::detail::large_tile_split_beats_small;
 using gemm::detail::plan_split_k;
 using gemm::detail::SplitK;
 
@@ -125,6 +126,27 @@ TEST(SplitKPlanner, WholeWavesCoverKInWholeNonEmptySlicesAndNeverAddSlices) {
         EXPECT_GE(long(waved.splits) * waved.k_per_split, long(k));
         EXPECT_LT(long(waved.splits - 1) * waved.k_per_split, long(k));
       }
+}
+
+// The wgmma pipeline's choice between its large tile (256×128) with K split and its small tile
+// (128×128) as planned, both in one wave of one block per multiprocessor, K tiles of 32.
+TEST(SplitKPlanner, LargeTileSplitReplacesLongUnsplitSmallTiles) {
+  constexpr int kPanel = 32;
+  auto large_wins = [](int m, int n, int k) {
+    gemm::Problem p;
+    p.m = m, p.n = n, p.k = k;
+    const long large_tiles = long((m + 255) / 256) * ((n + 127) / 128);
+    const long small_tiles = long((m + 127) / 128) * ((n + 127) / 128);
+    const SplitK large = plan_split_k<kPanel>(p, large_tiles, kSms, {.one_wave = true});
+    const SplitK small = plan_split_k<kPanel>(p, small_tiles, kSms, {.one_wave = true});
+    return large_tile_split_beats_small<kPanel>(large_tiles, large, small_tiles, small, kSms);
+  };
+  EXPECT_TRUE(large_wins(512, 4096, 4096));   // 64 tiles in 2 slices of 64 K tiles, or 128 of 128
+  EXPECT_TRUE(large_wins(384, 4096, 2048));   // 64 tiles in 2 slices of 32, or 96 of 64
+  EXPECT_FALSE(large_wins(512, 4096, 784));   // slices of 13 K tiles do not pay for the sum
+  EXPECT_FALSE(large_wins(256, 1024, 784));   // both split in 5: the small tile's K tiles cost less
+  EXPECT_FALSE(large_wins(1024, 1024, 256));  // both split in 2
+  EXPECT_FALSE(large_wins(1024, 4096, 4096));  // 128 large tiles: one wave unsplit, no split
 }
 
 // fast's choice between its 64×64 tile and the 64×32 one (the tile counts of M×N).
