@@ -11,6 +11,7 @@
 
 #include "base/launch.cuh"
 #include "kernels/fast/phase_times.cuh"
+#include "kernels/fast/staged_store.cuh"
 #include "kernels/pipeline.cuh"
 #include "kernels/split_k.cuh"
 
@@ -23,42 +24,18 @@ constexpr int kMaxClusterSplits = 8;
 inline bool clusters_supported() { return compute_capability_9_or_newer(); }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// Thread tid (< NT) of block z of S sums its rows z + S·(tid / (BN/4)) + S·kRowsPerPass·i of the S
-// partials, in order q = 0, 1, …, and stores them. Every load comes before the first store: C and
-// the partials' generic addresses might alias, so a store would hold back the next row's loads,
-// a round trip through distributed shared memory per row. S is a template parameter so that the
-// loads unroll into registers.
+// Thread tid (< NT) of block z of S sums its rows z + S·(tid / (BN/4)), … of the S partials, in
+// order q = 0, 1, …, and stores them (staged_store.cuh: every load before the first store). S is
+// a template parameter so that the loads unroll into registers.
 template <int S, int BM, int BN, int LD, int NT>
 __device__ __forceinline__ void cluster_sum_share(const cooperative_groups::cluster_group& cluster,
                                                   const Epilogue& c, const float* partial, int m0,
                                                   int n0, int tid) {
-  constexpr int kRowsPerPass = NT / (BN / 4);
-  constexpr int kRows = (BM + S * kRowsPerPass - 1) / (S * kRowsPerPass);  // per thread, at most
-  const int col = (tid % (BN / 4)) * 4;
-  const int first = int(cluster.block_rank()) + (tid / (BN / 4)) * S;
   const float* shares[S];
 #pragma unroll
-  for (int q = 0; q < S; ++q) shares[q] = cluster.map_shared_rank(partial, q) + col;
-  float4 sum[kRows];
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) {
-    const int r = first + i * kRowsPerPass * S;
-    sum[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (r >= BM) continue;
-#pragma unroll
-    for (int q = 0; q < S; ++q) {
-      const float4 v = *reinterpret_cast<const float4*>(shares[q] + r * LD);
-      sum[i].x += v.x;
-      sum[i].y += v.y;
-      sum[i].z += v.z;
-      sum[i].w += v.w;
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) {
-    const int r = first + i * kRowsPerPass * S;
-    if (r < BM) c.store4(m0 + r, n0 + col, sum[i]);
-  }
+  for (int q = 0; q < S; ++q) shares[q] = cluster.map_shared_rank(partial, q);
+  const int first = int(cluster.block_rank()) + (tid / (BN / 4)) * S;
+  sum_rows_and_store<S, BM, BN, LD, NT>(shares, c, first, m0, n0, tid);
 }
 
 // cluster_sum_share<S> for S = splits, from S0 up to kMaxClusterSplits.
@@ -85,8 +62,6 @@ __device__ __forceinline__ void cluster_sum_share_of(
 template <int BM, int BN, int LD, int NT>
 __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const float* partial,
                                                       int m0, int n0, int tid) {
-  static_assert(BN % 4 == 0 && LD % 4 == 0 && NT % (BN / 4) == 0,
-                "a row is read a float4 at a time by a whole number of row groups of threads");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();

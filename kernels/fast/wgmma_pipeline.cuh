@@ -153,7 +153,7 @@ __device__ __forceinline__ void store_consumers_tile(const Epilogue& c, const fl
   if constexpr (kClusterSplit) {
     cluster_split_k_store<BM, BN, LD, NT>(c, tile, m0, n0, tid);
   } else if (tid < NT) {
-    store_staged_tile<BM, BN, LD, NT>(c, tile, m0, n0, tid);
+    store_staged_tile_batched<BM, BN, LD, NT>(c, tile, m0, n0, tid);
     GEMM_PHASE(Stored);
   }
 }
