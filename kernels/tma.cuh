@@ -40,15 +40,29 @@ __device__ __forceinline__ void mbarrier_expect_bytes(uint64_t* bar, int bytes) 
       : "memory");
 }
 // Waits for the completion of the barrier's phase with this parity (phases alternate 0, 1, 0, …).
+// Bounded: a phase still open after 10 s is one that never completes (a copy that never lands, an
+// arrival that never comes; no kernel here runs that long, even under compute-sanitizer), and the
+// kernel traps, so that its launch fails with an error instead of hanging. The clock is read only
+// once the first try has failed.
 __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, int parity) {
-  uint32_t done = 0;
-  while (!done)
+  constexpr unsigned long long kLimitNs = 10'000'000'000ull;
+  auto done = [&] {  // waits a while in hardware before it answers no
+    uint32_t completed;
     asm volatile(
         "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
         "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
+        : "=r"(completed)
         : "r"(smem_address(bar)), "r"(parity)
         : "memory");
+    return completed != 0;
+  };
+  if (done()) return;
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  while (!done()) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - start > kLimitNs) __trap();
+  }
 }
 
 // Barrier 1 among the 128 threads of the producer warpgroup (barrier 0 is __syncthreads).
