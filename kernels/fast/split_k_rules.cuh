@@ -1,6 +1,6 @@
 // The production variants' split-K rules, on top of the ladder's planner (plan_split_k and
 // in_whole_waves, kernels/split_k.cuh): fast's finer tile in place of short slices (fast.cu), and
-// the wgmma pipeline's coarser tile with its K split in place of the finer tile unsplit
+// the wgmma pipeline's choice among its tiles, each with K split as planned
 // (wgmma_pipeline_kernel.cuh). Host logic; the ladder does not use it.
 #pragma once
 
@@ -17,19 +17,25 @@ bool finer_tile_beats_split(const SplitK& coarse, const SplitK& fine) {
   return coarse.splits > 1 && coarse.k_per_split < kShortKTiles * BK && fine.splits == 1;
 }
 
-// A K tile of the wgmma pipeline's large tile (256×128) costs about 3/2 of the small tile's
-// (128×128) for twice the output: 4096³ NT on the H200 ran at 351 TFLOP/s against 266
-// (docs/results/tuning_wgmma_h200.txt). Summing a split tile's slices costs about 8 small K tiles:
-// the cluster sum and store took 2.9 µs, a small K tile 0.43 µs at 512×4096×4096 NT
-// (docs/results/phases.csv). In half small K tiles:
-constexpr long kLargeKTileCost = 3, kSmallKTileCost = 2, kSplitSumCost = 16;
+// What the wgmma pipeline's tiles cost, in quarter small K tiles (a 128×128×32 product: 0.43 µs
+// at 512×4096×4096 NT, docs/results/phases.csv). A K tile of the large tile (256×128) costs about
+// 3/2 of the small tile's for twice the output: 4096³ NT ran at 351 TFLOP/s against 266
+// (docs/results/tuning_wgmma_h200.txt). The narrow tile's (64×128, one consumer warpgroup: half
+// the products, 3/4 of the bytes) about 3/4, an estimate. Summing a split tile's slices: the
+// cluster sum and store of a 128×128 tile took 2.9 µs, about 7 small K tiles; here a fixed 4 and
+// 4 per 128×128 of output (every block reads its share of each slice's partial), an estimate.
+struct PipelineTileCost {
+  long k_tile;     // one K tile of the output tile
+  long split_sum;  // the sum of its K slices, where K is split
+};
+constexpr PipelineTileCost kLargeTileCost{6, 48}, kSmallTileCost{4, 32}, kNarrowTileCost{3, 24};
 
-// A plan's cost for `tiles` output tiles of K-tile cost `k_tile_cost`: its waves on `sms`
-// multiprocessors (one block each) times a slice's K tiles of BK, plus the sum where K is split.
+// A plan's cost for `tiles` output tiles: its waves on `sms` multiprocessors (one block each)
+// times a slice's K tiles of BK, plus the sum where K is split.
 template <int BK>
-long pipeline_plan_cost(long tiles, const SplitK& plan, int sms, long k_tile_cost) {
+long pipeline_plan_cost(long tiles, const SplitK& plan, int sms, const PipelineTileCost& cost) {
   const long waves = (tiles * plan.splits + sms - 1) / sms;
-  return waves * (plan.k_per_split / BK) * k_tile_cost + (plan.splits > 1 ? kSplitSumCost : 0);
+  return waves * (plan.k_per_split / BK) * cost.k_tile + (plan.splits > 1 ? cost.split_sum : 0);
 }
 
 // Whether the wgmma pipeline's large tile, with K split as `large` says over `large_tiles` tiles,
@@ -40,8 +46,21 @@ long pipeline_plan_cost(long tiles, const SplitK& plan, int sms, long k_tile_cos
 template <int BK>
 bool large_tile_split_beats_small(long large_tiles, const SplitK& large, long small_tiles,
                                   const SplitK& small, int sms) {
-  return large.splits > 1 && pipeline_plan_cost<BK>(large_tiles, large, sms, kLargeKTileCost) <
-                                 pipeline_plan_cost<BK>(small_tiles, small, sms, kSmallKTileCost);
+  return large.splits > 1 && pipeline_plan_cost<BK>(large_tiles, large, sms, kLargeTileCost) <
+                                 pipeline_plan_cost<BK>(small_tiles, small, sms, kSmallTileCost);
+}
+
+// Whether the narrow tile, with K split as `narrow` says over `narrow_tiles` tiles, should replace
+// the small tile as `small` says over `small_tiles`: only where the small tile splits K (there
+// twice the tiles take more slices or shorter ones, and each block sums half the share), and where
+// it costs less: the M = 128–512 forward GEMMs of the models. The caller offers it only where both
+// operands are K-major: the producer transposes an MN-major operand's tile every K tile whatever
+// the tile's rows, which on the narrow tile is twice the transposing per product.
+template <int BK>
+bool narrow_tile_beats_small(long narrow_tiles, const SplitK& narrow, long small_tiles,
+                             const SplitK& small, int sms) {
+  return small.splits > 1 && pipeline_plan_cost<BK>(narrow_tiles, narrow, sms, kNarrowTileCost) <
+                                 pipeline_plan_cost<BK>(small_tiles, small, sms, kSmallTileCost);
 }
 
 }  // namespace gemm::detail

@@ -11,11 +11,13 @@
 namespace gemm::detail {
 
 void launch_tf32_pipeline(const Problem& p, cudaStream_t stream) {
-  launch_wgmma_pipeline_tiles<Tf32PipelineLargeTile, Tf32PipelineSmallTile>(p, stream);
+  launch_wgmma_pipeline_tiles<Tf32PipelineLargeTile, Tf32PipelineSmallTile, Tf32PipelineNarrowTile>(
+      p, stream);
 }
 
 void launch_tf32x3_pipeline(const Problem& p, cudaStream_t stream) {
-  launch_wgmma_pipeline_tiles<Tf32x3PipelineTile, Tf32x3PipelineTile>(p, stream);
+  launch_wgmma_pipeline_tiles<Tf32x3PipelineTile, Tf32x3PipelineTile, Tf32x3PipelineNarrowTile>(
+      p, stream);
 }
 
 void launch_tf32_pipeline_persistent(const Problem& p, int blocks, cudaStream_t stream) {

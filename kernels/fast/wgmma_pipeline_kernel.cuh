@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 
 #include "kernels/fast/split_k_rules.cuh"
 #include "kernels/fast/wgmma_pipeline.cuh"
@@ -67,29 +68,37 @@ struct PipelineMaps {
   }
 };
 
-// Runs the pipeline with tile Tile and split-K plan `plan` on p (any layout and alignment).
+// Runs the pipeline with tile Tile and split-K plan `plan` on p, whose layout makes A and B
+// K-major as KMajorA and KMajorB say (any alignment).
+template <class Tile, bool KMajorA, bool KMajorB>
+void launch_wgmma_pipeline_layout(const Problem& p, SplitK plan, cudaStream_t stream) {
+  using Cfg = WsPipeline<Tile>;
+  using Layout = typename Cfg::template For<KMajorA, KMajorB>;
+  const Operand<KMajorA> a = operand_a<KMajorA>(p);
+  const Operand<KMajorB> b = operand_b<KMajorB>(p);
+  const PipelineMaps<Cfg> maps(a, b);
+  launch_planned_split_k<Cfg::kBk, wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, true>,
+                         wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, false>>(
+      p, plan, tile_grid<Cfg::kBm, Cfg::kBn>(p), Layout::kThreads, Layout::kSmemBytes, stream, a, b,
+      maps.a, maps.b, maps.tma_a, maps.tma_b);
+}
+
+// The same in any layout.
 template <class Tile>
 void launch_wgmma_pipeline_config(const Problem& p, SplitK plan, cudaStream_t stream) {
-  using Cfg = WsPipeline<Tile>;
   with_layout(p, [&](auto a_k_major, auto b_k_major) {
-    constexpr bool KMajorA = decltype(a_k_major)::value, KMajorB = decltype(b_k_major)::value;
-    const Operand<KMajorA> a = operand_a<KMajorA>(p);
-    const Operand<KMajorB> b = operand_b<KMajorB>(p);
-    const PipelineMaps<Cfg> maps(a, b);
-    launch_planned_split_k<Cfg::kBk, wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, true>,
-                           wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, false>>(
-        p, plan, tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::template For<KMajorA, KMajorB>::kThreads,
-        Cfg::template For<KMajorA, KMajorB>::kSmemBytes, stream, a, b, maps.a, maps.b, maps.tma_a,
-        maps.tma_b);
+    launch_wgmma_pipeline_layout<Tile, decltype(a_k_major)::value, decltype(b_k_major)::value>(
+        p, plan, stream);
   });
 }
 
-// The tile choice for any pair of tiles: the large tile when it gives every multiprocessor a
+// The tile choice among the pipeline's tiles: the large tile when it gives every multiprocessor a
 // block; otherwise the small one, with K split across blocks until the grid fills one wave
-// (split_k.cuh), or the large one split so, where that costs less (split_k_rules.cuh).
-// wgmma_pipeline.cu gives tf32_fast's and tf32x3_fast's pairs (wgmma_pipeline_tiles.cuh);
-// tools/tune/ times other tiles through it.
-template <class Large, class Small>
+// (split_k.cuh), or, where that costs less (split_k_rules.cuh), the large one split so or, with
+// both operands K-major, the narrow one split so (Narrow = void: none). wgmma_pipeline.cu gives
+// tf32_fast's and tf32x3_fast's tiles (wgmma_pipeline_tiles.cuh); tools/tune/ times other tiles
+// through it.
+template <class Large, class Small, class Narrow = void>
 void launch_wgmma_pipeline_tiles(const Problem& p, cudaStream_t stream) {
   if (const char* why = wgmma_unavailable()) throw Error(std::string("gemm: ") + why);
   constexpr int kBk = WsPipeline<Small>::kBk;
@@ -107,6 +116,17 @@ void launch_wgmma_pipeline_tiles(const Problem& p, cudaStream_t stream) {
   if (large_tile_split_beats_small<kBk>(large_tiles, large, small_tiles, small, sms)) {
     launch_wgmma_pipeline_config<Large>(p, large, stream);
     return;
+  }
+  if constexpr (!std::is_void_v<Narrow>) {
+    static_assert(WsPipeline<Narrow>::kBk == kBk, "every tile takes K tiles of one size");
+    if (p.op_a == Op::N && p.op_b == Op::T) {  // both K-major
+      const long narrow_tiles = tile_count<Narrow::kBlockM, Narrow::kBlockN>(p);
+      const SplitK narrow = plan_split_k<kBk>(p, narrow_tiles, sms, {.one_wave = true});
+      if (narrow_tile_beats_small<kBk>(narrow_tiles, narrow, small_tiles, small, sms)) {
+        launch_wgmma_pipeline_layout<Narrow, true, true>(p, narrow, stream);
+        return;
+      }
+    }
   }
   launch_wgmma_pipeline_config<Small>(p, small, stream);
 }

@@ -7,8 +7,8 @@
 // half the multiprocessors a block), with K unsplit, split in a cluster, and split through the
 // workspace. Each is checked against the double reference in the variant's own tolerance.
 // fast's small tile in fewer slices than planned, where the plan leaves a short last wave.
-// The wgmma pipeline's large tile with K split. The wgmma pipeline run persistently, its
-// barriers' phases carried from tile to tile.
+// The wgmma pipeline's large tile with K split, and its narrow tile. The wgmma pipeline run
+// persistently, its barriers' phases carried from tile to tile.
 // Also, without a GPU: the copies' threshold and layout check, and which NN the register-A kernel
 // serves.
 #include <gtest/gtest.h>
@@ -95,6 +95,36 @@ TEST(GemmProduction, Tf32FastSplitsTheLargeTileOfThePipeline) {
   const std::vector<std::string> failures =
       run_and_check(variant, Batch({finished(nt), finished(misaligned)}));
   EXPECT_TRUE(failures.empty()) << failures.front();
+}
+
+// The wgmma pipeline's narrow tile (64×128) with K split in a cluster, where it costs less than
+// the small tile split (narrow_tile_beats_small, fast/split_k_rules.cuh): the default model's
+// first forward GEMM with bias and ReLU in the epilogue, 100 rows (the second row of narrow tiles
+// part empty), and misaligned operands and C, through the producer's copies.
+void expect_narrow_tile_correct(const char* name) {
+  const gemm::Variant& variant = gemm::find_variant(name);
+  VARIANT_TEST_OR_SKIP(variant);
+  Case forward;
+  forward.op_a = gemm::Op::N, forward.op_b = gemm::Op::T;
+  forward.m = 256, forward.n = 1024, forward.k = 784, forward.seed = 30;
+  forward.epilogue = gemm::EpilogueOp::BiasRelu, forward.off_bias = 1;
+  Case short_m = forward;
+  short_m.m = 100, short_m.n = 512, short_m.epilogue = gemm::EpilogueOp::None, short_m.seed = 31;
+  Case misaligned = short_m;
+  misaligned.m = 200, misaligned.n = 1000, misaligned.k = 700, misaligned.seed = 32;
+  misaligned.lda = 703, misaligned.ldb = 702, misaligned.ldc = 1001;
+  misaligned.off_a = 1, misaligned.off_b = 2, misaligned.off_c = 3;
+  const std::vector<std::string> failures =
+      run_and_check(variant, Batch({finished(forward), finished(short_m), finished(misaligned)}));
+  EXPECT_TRUE(failures.empty()) << failures.front();
+}
+
+TEST(GemmProduction, Tf32FastSplitsTheNarrowTileOfThePipeline) {
+  expect_narrow_tile_correct("tf32_fast");
+}
+
+TEST(GemmProduction, Tf32x3FastSplitsTheNarrowTileOfThePipeline) {
+  expect_narrow_tile_correct("tf32x3_fast");
 }
 
 // fast's small tile where its planned slices leave a short last wave and fewer slices run

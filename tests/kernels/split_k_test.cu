@@ -15,6 +15,7 @@ using gemm::detail::cluster_split;
 using gemm::detail::finer_tile_beats_split;
 using gemm::detail::in_whole_waves;
 using gemm::detail::large_tile_split_beats_small;
+using gemm::detail::narrow_tile_beats_small;
 using gemm::detail::plan_split_k;
 using gemm::detail::SplitK;
 
@@ -147,6 +148,27 @@ TEST(SplitKPlanner, LargeTileSplitReplacesLongUnsplitSmallTiles) {
   EXPECT_FALSE(large_wins(256, 1024, 784));   // both split in 5: the small tile's K tiles cost less
   EXPECT_FALSE(large_wins(1024, 1024, 256));  // both split in 2
   EXPECT_FALSE(large_wins(1024, 4096, 4096));  // 128 large tiles: one wave unsplit, no split
+}
+
+// The wgmma pipeline's choice between its narrow tile (64×128) and its small tile (128×128), both
+// with K split as planned in one wave of one block per multiprocessor, K tiles of 32.
+TEST(SplitKPlanner, NarrowTileReplacesTheSmallTileWhereBothSplit) {
+  constexpr int kPanel = 32;
+  auto narrow_wins = [](int m, int n, int k) {
+    gemm::Problem p;
+    p.m = m, p.n = n, p.k = k;
+    const long narrow_tiles = long((m + 63) / 64) * ((n + 127) / 128);
+    const long small_tiles = long((m + 127) / 128) * ((n + 127) / 128);
+    const SplitK narrow = plan_split_k<kPanel>(p, narrow_tiles, kSms, {.one_wave = true});
+    const SplitK small = plan_split_k<kPanel>(p, small_tiles, kSms, {.one_wave = true});
+    return narrow_tile_beats_small<kPanel>(narrow_tiles, narrow, small_tiles, small, kSms);
+  };
+  EXPECT_TRUE(narrow_wins(256, 1024, 784));   // 32 tiles in 4 slices of 7 K tiles, or 16 in 5 of 5
+  EXPECT_TRUE(narrow_wins(128, 512, 784));    // 8 tiles in 5 slices of 5, or 4 in 5 of 5
+  EXPECT_TRUE(narrow_wins(128, 512, 512));    // 8 tiles in 4 slices of 4, or 4 in 4 of 4
+  EXPECT_TRUE(narrow_wins(200, 1000, 700));   // 32 tiles in 4 slices of 6, or 16 in 5 of 5
+  EXPECT_FALSE(narrow_wins(512, 4096, 784));  // the small tile unsplit: 128 tiles in one wave
+  EXPECT_FALSE(narrow_wins(256, 1024, 64));   // K too short to split
 }
 
 // fast's choice between its 64×64 tile and the 64×32 one (the tile counts of M×N).
