@@ -11,7 +11,9 @@
 //   bias_relu, relu_mask (alpha 1.5; beta 0.5 on half of them);
 //   37×45×29 with every operand misaligned and padded leading dimensions (the non-TMA paths);
 //   1500×1400×100 (grids of more tiles than multiprocessors: the large-tile paths, over 4 K
-//   tiles, so that the stages and the 3×TF32 remainders' ring are reused).
+//   tiles, so that the stages and the 3×TF32 remainders' ring are reused);
+//   300×3000×2000 NT (the wgmma pipeline's large tile with K split in a cluster; the split NT
+//   shapes above take its narrow tile).
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -58,6 +60,10 @@ std::vector<gemm_test::Case> sanitizer_cases() {
       large.epilogue = EpilogueOp::Bias, large.seed = seed++;
       cases.push_back(gemm_test::finished(large));
     }
+  gemm_test::Case long_k;
+  long_k.op_a = Op::N, long_k.op_b = Op::T, long_k.m = 300, long_k.n = 3000, long_k.k = 2000;
+  long_k.epilogue = EpilogueOp::BiasRelu, long_k.seed = seed++;
+  cases.push_back(gemm_test::finished(long_k));
   return cases;
 }
 

@@ -142,8 +142,10 @@ TEST(SplitKPlanner, LargeTileSplitReplacesLongUnsplitSmallTiles) {
     const SplitK small = plan_split_k<kPanel>(p, small_tiles, kSms, {.one_wave = true});
     return large_tile_split_beats_small<kPanel>(large_tiles, large, small_tiles, small, kSms);
   };
-  EXPECT_TRUE(large_wins(512, 4096, 4096));   // 64 tiles in 2 slices of 64 K tiles, or 128 of 128
-  EXPECT_TRUE(large_wins(384, 4096, 2048));   // 64 tiles in 2 slices of 32, or 96 of 64
+  EXPECT_TRUE(large_wins(512, 4096, 4096));  // 64 tiles in 2 slices of 64 K tiles, or 128 of 128
+  EXPECT_TRUE(large_wins(384, 4096, 2048));  // 64 tiles in 2 slices of 32, or 96 of 64
+  EXPECT_TRUE(
+      large_wins(300, 3000, 2000));  // gemm_sanitizer_cases' long K: 48 in 2 of 32, or 72 of 63
   EXPECT_FALSE(large_wins(512, 4096, 784));   // slices of 13 K tiles do not pay for the sum
   EXPECT_FALSE(large_wins(256, 1024, 784));   // both split in 5: the small tile's K tiles cost less
   EXPECT_FALSE(large_wins(1024, 1024, 256));  // both split in 2
@@ -163,10 +165,12 @@ TEST(SplitKPlanner, NarrowTileReplacesTheSmallTileWhereBothSplit) {
     const SplitK small = plan_split_k<kPanel>(p, small_tiles, kSms, {.one_wave = true});
     return narrow_tile_beats_small<kPanel>(narrow_tiles, narrow, small_tiles, small, kSms);
   };
-  EXPECT_TRUE(narrow_wins(256, 1024, 784));   // 32 tiles in 4 slices of 7 K tiles, or 16 in 5 of 5
-  EXPECT_TRUE(narrow_wins(128, 512, 784));    // 8 tiles in 5 slices of 5, or 4 in 5 of 5
-  EXPECT_TRUE(narrow_wins(128, 512, 512));    // 8 tiles in 4 slices of 4, or 4 in 4 of 4
-  EXPECT_TRUE(narrow_wins(200, 1000, 700));   // 32 tiles in 4 slices of 6, or 16 in 5 of 5
+  EXPECT_TRUE(narrow_wins(256, 1024, 784));  // 32 tiles in 4 slices of 7 K tiles, or 16 in 5 of 5
+  EXPECT_TRUE(narrow_wins(128, 512, 784));   // 8 tiles in 5 slices of 5, or 4 in 5 of 5
+  EXPECT_TRUE(narrow_wins(128, 512, 512));   // 8 tiles in 4 slices of 4, or 4 in 4 of 4
+  EXPECT_TRUE(narrow_wins(200, 1000, 700));  // 32 tiles in 4 slices of 6, or 16 in 5 of 5
+  EXPECT_TRUE(narrow_wins(131, 67, 300));    // gemm_sanitizer_cases' split shapes
+  EXPECT_TRUE(narrow_wins(67, 260, 1031));
   EXPECT_FALSE(narrow_wins(512, 4096, 784));  // the small tile unsplit: 128 tiles in one wave
   EXPECT_FALSE(narrow_wins(256, 1024, 64));   // K too short to split
 }
