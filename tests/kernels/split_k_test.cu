@@ -129,23 +129,32 @@ TEST(SplitKPlanner, WholeWavesCoverKInWholeNonEmptySlicesAndNeverAddSlices) {
       }
 }
 
+// An M×N×K problem in tiles of BM×BN, K split as the wgmma pipeline plans it: one wave of one
+// block per multiprocessor, K tiles of 32.
+struct TilePlan {
+  long tiles;
+  SplitK plan;
+};
+template <int BM, int BN>
+TilePlan pipeline_plan(int m, int n, int k) {
+  gemm::Problem p;
+  p.m = m, p.n = n, p.k = k;
+  const long tiles = long((m + BM - 1) / BM) * ((n + BN - 1) / BN);
+  return {tiles, plan_split_k<32>(p, tiles, kSms, {.one_wave = true})};
+}
+
 // The wgmma pipeline's choice between its large tile (256×128) with K split and its small tile
-// (128×128) as planned, both in one wave of one block per multiprocessor, K tiles of 32.
+// (128×128) as planned.
 TEST(SplitKPlanner, LargeTileSplitReplacesLongUnsplitSmallTiles) {
-  constexpr int kPanel = 32;
   auto large_wins = [](int m, int n, int k) {
-    gemm::Problem p;
-    p.m = m, p.n = n, p.k = k;
-    const long large_tiles = long((m + 255) / 256) * ((n + 127) / 128);
-    const long small_tiles = long((m + 127) / 128) * ((n + 127) / 128);
-    const SplitK large = plan_split_k<kPanel>(p, large_tiles, kSms, {.one_wave = true});
-    const SplitK small = plan_split_k<kPanel>(p, small_tiles, kSms, {.one_wave = true});
-    return large_tile_split_beats_small<kPanel>(large_tiles, large, small_tiles, small, kSms);
+    const TilePlan large = pipeline_plan<256, 128>(m, n, k),
+                   small = pipeline_plan<128, 128>(m, n, k);
+    return large_tile_split_beats_small<32>(large.tiles, large.plan, small.tiles, small.plan, kSms);
   };
   EXPECT_TRUE(large_wins(512, 4096, 4096));  // 64 tiles in 2 slices of 64 K tiles, or 128 of 128
   EXPECT_TRUE(large_wins(384, 4096, 2048));  // 64 tiles in 2 slices of 32, or 96 of 64
-  EXPECT_TRUE(
-      large_wins(300, 3000, 2000));  // gemm_sanitizer_cases' long K: 48 in 2 of 32, or 72 of 63
+  // gemm_sanitizer_cases' long K: 48 tiles in 2 slices of 32, or 72 of 63
+  EXPECT_TRUE(large_wins(300, 3000, 2000));
   EXPECT_FALSE(large_wins(512, 4096, 784));   // slices of 13 K tiles do not pay for the sum
   EXPECT_FALSE(large_wins(256, 1024, 784));   // both split in 5: the small tile's K tiles cost less
   EXPECT_FALSE(large_wins(1024, 1024, 256));  // both split in 2
@@ -153,17 +162,12 @@ TEST(SplitKPlanner, LargeTileSplitReplacesLongUnsplitSmallTiles) {
 }
 
 // The wgmma pipeline's choice between its narrow tile (64×128) and its small tile (128×128), both
-// with K split as planned in one wave of one block per multiprocessor, K tiles of 32.
+// with K split as planned.
 TEST(SplitKPlanner, NarrowTileReplacesTheSmallTileWhereBothSplit) {
-  constexpr int kPanel = 32;
   auto narrow_wins = [](int m, int n, int k) {
-    gemm::Problem p;
-    p.m = m, p.n = n, p.k = k;
-    const long narrow_tiles = long((m + 63) / 64) * ((n + 127) / 128);
-    const long small_tiles = long((m + 127) / 128) * ((n + 127) / 128);
-    const SplitK narrow = plan_split_k<kPanel>(p, narrow_tiles, kSms, {.one_wave = true});
-    const SplitK small = plan_split_k<kPanel>(p, small_tiles, kSms, {.one_wave = true});
-    return narrow_tile_beats_small<kPanel>(narrow_tiles, narrow, small_tiles, small, kSms);
+    const TilePlan narrow = pipeline_plan<64, 128>(m, n, k),
+                   small = pipeline_plan<128, 128>(m, n, k);
+    return narrow_tile_beats_small<32>(narrow.tiles, narrow.plan, small.tiles, small.plan, kSms);
   };
   EXPECT_TRUE(narrow_wins(256, 1024, 784));  // 32 tiles in 4 slices of 7 K tiles, or 16 in 5 of 5
   EXPECT_TRUE(narrow_wins(128, 512, 784));   // 8 tiles in 5 slices of 5, or 4 in 5 of 5
