@@ -12,12 +12,10 @@
 namespace gemm::detail {
 
 // TN takes the copies from this many flops (2·M·N·K) per element they write ((M + N)·K), i.e.
-// where M·N ≥ 400·(M + N). Measured on the H200 with the operands flushed from L2
-// (scripts/tuning/tune.sh tf32x3), with the wgmma pipeline in TF32 and 3×TF32 alike: the copies
-// lost at 1024 × 1024 × 256 (1024 flops per element) and won at 4096 × 784 × 512 (1316) and at
-// every larger GEMM. 800 tries them warm in L2, as in a training step, at the default model's
-// weight gradients (1024 × 1024 × 256, and 1024 × 784 × 256: 888): not yet measured.
-constexpr double kCopiesMinFlopsPerElement = 800;
+// where M·N ≥ 600·(M + N). Measured on the H200 (scripts/tuning/tune.sh tf32x3) with the wgmma
+// pipeline in TF32 and 3×TF32 alike: the copies lose at 1024 × 1024 × 256 (1024 flops per
+// element), win at 4096 × 784 × 512 (1316) and at every larger GEMM.
+constexpr double kCopiesMinFlopsPerElement = 1200;
 
 // Whether p is TN and does at least kCopiesMinFlopsPerElement flops per element the copies write.
 bool k_major_copies_pay(const Problem& p);

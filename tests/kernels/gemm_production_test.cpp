@@ -1,6 +1,6 @@
 // GemmProduction.*: paths of the production tensor-core variants that the correctness suite's
 // shapes are too small to reach. TN GEMMs run on K-major copies (kernels/fast/k_major_copies.h;
-// from M·N ≥ 400·(M + N)): tf32_fast and tf32x3_fast copy A alone and run NN on the register-A
+// from M·N ≥ 600·(M + N)): tf32_fast and tf32x3_fast copy A alone and run NN on the register-A
 // kernel where B is aligned, else copy A and B and run NT. K leaves the copies' rows padded; the
 // second case has misaligned operands and leading dimensions. NN GEMMs that both run on the
 // register-A kernel (kernels/fast/wgmma_register_a.cu, in TF32 and in 3×TF32, where its grid gives
@@ -208,16 +208,16 @@ gemm::Problem problem(gemm::Op op_a, gemm::Op op_b, int m, int n, int k) {
   return p;
 }
 
-// The threshold fast/k_major_copies.h gives its measurements for: M·N ≥ 400·(M + N), TN only.
-TEST(GemmProduction, KMajorCopiesPayFromEightHundredFlopsPerElementInTnOnly) {
+// The threshold docs/NOTES.md gives its measurements for: M·N ≥ 600·(M + N), TN only.
+TEST(GemmProduction, KMajorCopiesPayFromTwelveHundredFlopsPerElementInTnOnly) {
   using gemm::Op;
   using gemm::detail::k_major_copies_pay;
-  EXPECT_TRUE(k_major_copies_pay(problem(Op::T, Op::N, 1024, 1024, 256)));  // 1024 per element
-  EXPECT_TRUE(k_major_copies_pay(problem(Op::T, Op::N, 1024, 784, 256)));   // 888
-  EXPECT_FALSE(k_major_copies_pay(problem(Op::T, Op::N, 512, 784, 128)));   // 619
-  EXPECT_TRUE(k_major_copies_pay(problem(Op::T, Op::N, 4096, 784, 512)));   // 1316
-  EXPECT_TRUE(k_major_copies_pay(problem(Op::T, Op::N, 800, 800, 1)));      // exactly 800
-  EXPECT_FALSE(k_major_copies_pay(problem(Op::T, Op::N, 799, 799, 1)));
+  EXPECT_FALSE(k_major_copies_pay(problem(Op::T, Op::N, 1024, 1024, 256)));  // 1024 per element
+  EXPECT_FALSE(k_major_copies_pay(problem(Op::T, Op::N, 1024, 784, 256)));
+  EXPECT_TRUE(k_major_copies_pay(problem(Op::T, Op::N, 4096, 784, 512)));  // 1316 per element
+  EXPECT_TRUE(k_major_copies_pay(problem(Op::T, Op::N, 4096, 4096, 512)));
+  EXPECT_TRUE(k_major_copies_pay(problem(Op::T, Op::N, 1200, 1200, 1)));  // exactly 1200
+  EXPECT_FALSE(k_major_copies_pay(problem(Op::T, Op::N, 1199, 1199, 1)));
   for (Op a : {Op::N, Op::T})
     for (Op b : {Op::N, Op::T}) {
       if (a != Op::T || b != Op::N) {

@@ -82,7 +82,7 @@ TEST(GemmTf32x3, WideRangeMissesTheFp32BoundWithWgmmaWsAndMeetsItWithTf32x3Ws) {
 
 // Its narrow tiles (N or M ≤ 16), its short-K tiles (K ≤ 32; on the large grid `fast` where
 // K ≤ 16), the pipeline (NT), and the register-A kernel (1300² NN, and TN on A's K-major copy:
-// M·N ≥ 400·(M + N)).
+// M·N ≥ 600·(M + N)).
 TEST(GemmTf32x3, WideRangeMeetsTheFp32BoundOnEveryPathOfTf32x3Fast) {
   VARIANT_TEST_OR_SKIP(gemm::find_variant("tf32x3_fast"));
   const Batch batch = wide_range_batch({{256, 10, 1024},
