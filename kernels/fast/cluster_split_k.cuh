@@ -25,9 +25,8 @@ inline bool clusters_supported() { return compute_capability_9_or_newer(); }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // Thread tid (< NT) of block z of S sums its rows z + S·(tid / (BN/4)), … of the S partials, in
-// order q = 0, 1, …, and stores them (staged_store.cuh: every load before the first store). Once
-// it holds them it arrives on the cluster's closing barrier: the other blocks' shared memory may
-// go while it stores. S is a template parameter so that the loads unroll into registers.
+// order q = 0, 1, …, and stores them (staged_store.cuh: every load before the first store). S is
+// a template parameter so that the loads unroll into registers.
 template <int S, int BM, int BN, int LD, int NT>
 __device__ __forceinline__ void cluster_sum_share(const cooperative_groups::cluster_group& cluster,
                                                   const Epilogue& c, const float* partial, int m0,
@@ -36,8 +35,7 @@ __device__ __forceinline__ void cluster_sum_share(const cooperative_groups::clus
 #pragma unroll
   for (int q = 0; q < S; ++q) shares[q] = cluster.map_shared_rank(partial, q);
   const int first = int(cluster.block_rank()) + (tid / (BN / 4)) * S;
-  sum_rows_and_store<S, BM, BN, LD, NT>(shares, c, first, m0, n0, tid,
-                                        [&] { cluster.barrier_arrive(); });
+  sum_rows_and_store<S, BM, BN, LD, NT>(shares, c, first, m0, n0, tid);
 }
 
 // cluster_sum_share<S> for S = splits, from S0 up to kMaxClusterSplits.
@@ -60,8 +58,7 @@ __device__ __forceinline__ void cluster_sum_share_of(
 // rows). Every thread of the block calls this; after a cluster barrier, threads 0 … NT − 1 of
 // block z sum rows z, z + S, … of all S partials, in order z = 0, 1, … as the workspace way does,
 // and store them through c at (m0, n0), 4 columns per thread (cluster_sum_share). A second
-// barrier keeps every partial alive until the last read: a thread arrives on it once it holds
-// what it reads, and waits on it after its stores.
+// barrier keeps every partial alive until the last read.
 template <int BM, int BN, int LD, int NT>
 __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const float* partial,
                                                       int m0, int n0, int tid) {
@@ -73,11 +70,9 @@ __device__ __forceinline__ void cluster_split_k_store(const Epilogue& c, const f
   if (tid < NT) {
     cluster_sum_share_of<2, BM, BN, LD, NT>(int(cluster.num_blocks()), cluster, c, partial, m0, n0,
                                             tid);
-  } else {
-    cluster.barrier_arrive();
   }
   GEMM_PHASE(Stored);
-  cluster.barrier_wait();
+  cluster.sync();
 #else
   __trap();  // launched only where clusters_supported()
 #endif

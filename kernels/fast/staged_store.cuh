@@ -13,11 +13,10 @@ namespace gemm::detail {
 
 // The shares of one BM×BN tile (row stride LD) that thread `tid` of NT sums and stores, S of them;
 // its rows are first, first + S·kRowsPerPass, … (kRowsPerPass = NT / (BN/4) threads a pass).
-// after_loads() runs once the thread holds every value it reads, before its first store.
-template <int S, int BM, int BN, int LD, int NT, class AfterLoads>
+template <int S, int BM, int BN, int LD, int NT>
 __device__ __forceinline__ void sum_rows_and_store(const float* const (&shares)[S],
                                                    const Epilogue& c, int first, int m0, int n0,
-                                                   int tid, AfterLoads&& after_loads) {
+                                                   int tid) {
   static_assert(BN % 4 == 0 && LD % 4 == 0 && NT % (BN / 4) == 0,
                 "a row is read a float4 at a time by a whole number of row groups of threads");
   constexpr int kRowsPerPass = NT / (BN / 4);
@@ -38,7 +37,6 @@ __device__ __forceinline__ void sum_rows_and_store(const float* const (&shares)[
       sum[i].w += v.w;
     }
   }
-  after_loads();
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
     const int r = first + i * kRowsPerPass * S;
@@ -52,7 +50,7 @@ template <int BM, int BN, int LD, int NT>
 __device__ __forceinline__ void store_staged_tile_batched(const Epilogue& c, const float* tile,
                                                           int m0, int n0, int tid) {
   const float* const shares[1] = {tile};
-  sum_rows_and_store<1, BM, BN, LD, NT>(shares, c, tid / (BN / 4), m0, n0, tid, [] {});
+  sum_rows_and_store<1, BM, BN, LD, NT>(shares, c, tid / (BN / 4), m0, n0, tid);
 }
 
 }  // namespace gemm::detail
