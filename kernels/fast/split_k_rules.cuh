@@ -20,15 +20,16 @@ bool finer_tile_beats_split(const SplitK& coarse, const SplitK& fine) {
 // What the wgmma pipeline's tiles cost, in quarter small K tiles (a 128×128×32 product: 0.43 µs
 // at 512×4096×4096 NT, docs/results/phases.csv). A K tile of the large tile (256×128) costs about
 // 3/2 of the small tile's for twice the output: 4096³ NT ran at 351 TFLOP/s against 266
-// (docs/results/tuning_wgmma_h200.txt). The narrow tile's (64×128, one consumer warpgroup: half
-// the products, 3/4 of the bytes) about 3/4, an estimate. Summing a split tile's slices: the
-// cluster sum and store of a 128×128 tile took 2.9 µs, about 7 small K tiles; here a fixed 4 and
-// 4 per 128×128 of output (every block reads its share of each slice's partial), an estimate.
+// (docs/results/tuning_wgmma_h200.txt). The narrow tile's (64×128, one consumer warpgroup) is
+// the tile's own (wgmma_pipeline_tiles.cuh). Summing a split tile's slices: the cluster sum and
+// store of a 128×128 tile took 2.9 µs, about 7 small K tiles; here a fixed 4 and 4 per 128×128 of
+// output (every block reads its share of each slice's partial), an estimate.
 struct PipelineTileCost {
   long k_tile;     // one K tile of the output tile
   long split_sum;  // the sum of its K slices, where K is split
 };
-constexpr PipelineTileCost kLargeTileCost{6, 48}, kSmallTileCost{4, 32}, kNarrowTileCost{3, 24};
+constexpr PipelineTileCost kLargeTileCost{6, 48}, kSmallTileCost{4, 32};
+constexpr long kNarrowSplitSumCost = 24;
 
 // A plan's cost for `tiles` output tiles: its waves on `sms` multiprocessors (one block each)
 // times a slice's K tiles of BK, plus the sum where K is split.
@@ -56,10 +57,12 @@ bool large_tile_split_beats_small(long large_tiles, const SplitK& large, long sm
 // it costs less: the M = 128–512 forward GEMMs of the models. The caller offers it only where both
 // operands are K-major: the producer transposes an MN-major operand's tile every K tile whatever
 // the tile's rows, which on the narrow tile is twice the transposing per product.
+// narrow_k_tile_cost: a narrow K tile's cost, in quarter small K tiles.
 template <int BK>
-bool narrow_tile_beats_small(long narrow_tiles, const SplitK& narrow, long small_tiles,
-                             const SplitK& small, int sms) {
-  return small.splits > 1 && pipeline_plan_cost<BK>(narrow_tiles, narrow, sms, kNarrowTileCost) <
+bool narrow_tile_beats_small(long narrow_tiles, const SplitK& narrow, long narrow_k_tile_cost,
+                             long small_tiles, const SplitK& small, int sms) {
+  const PipelineTileCost narrow_cost{narrow_k_tile_cost, kNarrowSplitSumCost};
+  return small.splits > 1 && pipeline_plan_cost<BK>(narrow_tiles, narrow, sms, narrow_cost) <
                                  pipeline_plan_cost<BK>(small_tiles, small, sms, kSmallTileCost);
 }
 

@@ -1,10 +1,11 @@
-// A staged output tile stored by the threads that staged it, for the production kernels (fast/):
-// each thread takes one float4 column of rows first, first + S·kRowsPerPass, …, loads all of
-// them (and, split in S slices, the same rows of every slice's partial) before its first store,
-// sums them in order q = 0, 1, …, and stores them through the epilogue. The ladder's
-// store_staged_tile (common.cuh) stores a row before loading the next: C and the tile's generic
-// addresses might alias, so each store holds back the next load, a shared-memory round trip per
-// row (per row of every slice, through distributed shared memory, in the cluster's sum).
+// The cluster sum's store, for the production kernels (fast/): each thread takes one float4
+// column of rows first, first + S·kRowsPerPass, …, loads those rows of every slice's partial
+// before its first store, sums them in order q = 0, 1, …, and stores them through the epilogue.
+// The ladder's store_staged_tile (common.cuh) stores a row before loading the next: C and the
+// partials' generic addresses might alias, so each store holds back the next load, a round trip
+// through distributed shared memory per row and slice. An unsplit tile keeps that store: batched
+// the same way (all of a thread's rows, 32 float4 on the large tile), it ran 1.08–1.16× slower on
+// the large grids (H200, docs/results/archive/small_m_candidates_warm.csv, c4).
 #pragma once
 
 #include "kernels/common.cuh"
@@ -42,15 +43,6 @@ __device__ __forceinline__ void sum_rows_and_store(const float* const (&shares)[
     const int r = first + i * kRowsPerPass * S;
     if (r < BM) c.store4(m0 + r, n0 + col, sum[i]);
   }
-}
-
-// Threads 0 … NT − 1 store the BM×BN tile at `tile` (row stride LD), staged by them, through c at
-// (m0, n0), every load before the first store.
-template <int BM, int BN, int LD, int NT>
-__device__ __forceinline__ void store_staged_tile_batched(const Epilogue& c, const float* tile,
-                                                          int m0, int n0, int tid) {
-  const float* const shares[1] = {tile};
-  sum_rows_and_store<1, BM, BN, LD, NT>(shares, c, tid / (BN / 4), m0, n0, tid);
 }
 
 }  // namespace gemm::detail

@@ -87,10 +87,10 @@ struct WsPipeline {
     static_assert(kBm * kOutputLd <= kPipelineFloats,
                   "the staged output tile must fit in the pipeline's shared memory");
     static_assert(kStagedFloats == 0 || kSlots >= 1, "an MN-major operand needs a staging slot");
-    // Producer warpgroups: two where an MN-major operand is transposed every K tile (TN's K loop:
-    // 1 µs a K tile, NT's 0.36, docs/results/phases.csv) if a consumer's accumulators fit a
-    // 512-thread block's 128 registers a thread (64×128: 64 each); else one.
-    static constexpr int kProducers = (kStagedFloats > 0 && kWm * kBn <= 64 * 128) ? 2 : 1;
+    // One producer warpgroup. Two where an MN-major operand is transposed every K tile (64×128
+    // consumers, 512 threads) measured no faster: 0.99–1.03× on NN and TN (H200,
+    // docs/results/archive/small_m_candidates_warm.csv, c5).
+    static constexpr int kProducers = 1;
     static constexpr int kProducerThreads = 128 * kProducers;
     static constexpr int kThreads = 128 * kConsumers + kProducerThreads;
     static_assert(kStages <= Tile::kStages, "no more stages than the tile asks for");
@@ -158,7 +158,7 @@ __device__ __forceinline__ void store_consumers_tile(const Epilogue& c, const fl
   if constexpr (kClusterSplit) {
     cluster_split_k_store<BM, BN, LD, NT>(c, tile, m0, n0, tid);
   } else if (tid < NT) {
-    store_staged_tile_batched<BM, BN, LD, NT>(c, tile, m0, n0, tid);
+    store_staged_tile<BM, BN, LD, NT>(c, tile, m0, n0, tid);
     GEMM_PHASE(Stored);
   }
 }

@@ -122,7 +122,8 @@ void launch_wgmma_pipeline_tiles(const Problem& p, cudaStream_t stream) {
     if (p.op_a == Op::N && p.op_b == Op::T) {  // both K-major
       const long narrow_tiles = tile_count<Narrow::kBlockM, Narrow::kBlockN>(p);
       const SplitK narrow = plan_split_k<kBk>(p, narrow_tiles, sms, {.one_wave = true});
-      if (narrow_tile_beats_small<kBk>(narrow_tiles, narrow, small_tiles, small, sms)) {
+      if (narrow_tile_beats_small<kBk>(narrow_tiles, narrow, Narrow::kKTileCost, small_tiles, small,
+                                       sms)) {
         launch_wgmma_pipeline_layout<Narrow, true, true>(p, narrow, stream);
         return;
       }

@@ -162,21 +162,26 @@ TEST(SplitKPlanner, LargeTileSplitReplacesLongUnsplitSmallTiles) {
 }
 
 // The wgmma pipeline's choice between its narrow tile (64×128) and its small tile (128×128), both
-// with K split as planned.
+// with K split as planned: in TF32 (a narrow K tile 3 quarter small K tiles) and in 3×TF32 (5).
 TEST(SplitKPlanner, NarrowTileReplacesTheSmallTileWhereBothSplit) {
-  auto narrow_wins = [](int m, int n, int k) {
+  auto narrow_wins = [](long k_tile_cost, int m, int n, int k) {
     const TilePlan narrow = pipeline_plan<64, 128>(m, n, k),
                    small = pipeline_plan<128, 128>(m, n, k);
-    return narrow_tile_beats_small<32>(narrow.tiles, narrow.plan, small.tiles, small.plan, kSms);
+    return narrow_tile_beats_small<32>(narrow.tiles, narrow.plan, k_tile_cost, small.tiles,
+                                       small.plan, kSms);
   };
-  EXPECT_TRUE(narrow_wins(256, 1024, 784));  // 32 tiles in 4 slices of 7 K tiles, or 16 in 5 of 5
-  EXPECT_TRUE(narrow_wins(128, 512, 784));   // 8 tiles in 5 slices of 5, or 4 in 5 of 5
-  EXPECT_TRUE(narrow_wins(128, 512, 512));   // 8 tiles in 4 slices of 4, or 4 in 4 of 4
-  EXPECT_TRUE(narrow_wins(200, 1000, 700));  // 32 tiles in 4 slices of 6, or 16 in 5 of 5
-  EXPECT_TRUE(narrow_wins(131, 67, 300));    // gemm_sanitizer_cases' split shapes
-  EXPECT_TRUE(narrow_wins(67, 260, 1031));
-  EXPECT_FALSE(narrow_wins(512, 4096, 784));  // the small tile unsplit: 128 tiles in one wave
-  EXPECT_FALSE(narrow_wins(256, 1024, 64));   // K too short to split
+  for (long cost : {3L, 5L}) {
+    EXPECT_TRUE(narrow_wins(cost, 128, 512, 784));    // 8 tiles in 5 slices of 5, or 4 in 5 of 5
+    EXPECT_TRUE(narrow_wins(cost, 128, 512, 512));    // 8 tiles in 4 slices of 4, or 4 in 4 of 4
+    EXPECT_TRUE(narrow_wins(cost, 131, 67, 300));     // gemm_sanitizer_cases' split shapes
+    EXPECT_FALSE(narrow_wins(cost, 512, 4096, 784));  // the small tile unsplit: 128 in one wave
+    EXPECT_FALSE(narrow_wins(cost, 256, 1024, 64));   // K too short to split
+  }
+  // 32 tiles in 4 slices of 7 K tiles, or 16 in 5 of 5: longer slices pay in TF32 alone.
+  EXPECT_TRUE(narrow_wins(3, 256, 1024, 784));
+  EXPECT_FALSE(narrow_wins(5, 256, 1024, 784));
+  EXPECT_TRUE(narrow_wins(3, 200, 1000, 700));  // 32 tiles in 4 slices of 6, or 16 in 5 of 5
+  EXPECT_FALSE(narrow_wins(5, 200, 1000, 700));
 }
 
 // fast's choice between its 64×64 tile and the 64×32 one (the tile counts of M×N).
