@@ -42,7 +42,8 @@ struct WsPipeline {
   using Arithmetic = typename Tile::Arithmetic;
   static constexpr int kBm = Tile::kBlockM, kBn = Tile::kBlockN, kBk = kPanelK;  // a TMA box: 32 k
   static constexpr int kConsumers = Tile::kConsumers;
-  static constexpr int kWm = kBm / kConsumers;  // rows per consumer warpgroup
+  static constexpr int kWm = kBm / kConsumers;             // rows per consumer warpgroup
+  static constexpr int kThreads = 128 * (kConsumers + 1);  // + one producer warpgroup
   // A stage: the A and B tiles as loaded (one part). Where the arithmetic derives a second part
   // from them (kPrepared), the consumers write it into a ring of two such parts: the one that the
   // batch of K tile kt − 1 reads, and the one they prepare for tile kt meanwhile.
@@ -87,12 +88,6 @@ struct WsPipeline {
     static_assert(kBm * kOutputLd <= kPipelineFloats,
                   "the staged output tile must fit in the pipeline's shared memory");
     static_assert(kStagedFloats == 0 || kSlots >= 1, "an MN-major operand needs a staging slot");
-    // One producer warpgroup. Two where an MN-major operand is transposed every K tile (64×128
-    // consumers, 512 threads) measured no faster: 0.99–1.03× on NN and TN (H200,
-    // docs/results/archive/small_m_candidates_warm.csv, c5).
-    static constexpr int kProducers = 1;
-    static constexpr int kProducerThreads = 128 * kProducers;
-    static constexpr int kThreads = 128 * kConsumers + kProducerThreads;
     static_assert(kStages <= Tile::kStages, "no more stages than the tile asks for");
     static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is limited to 227 KB");
   };
@@ -106,14 +101,14 @@ __device__ __forceinline__ void prefetch_tile_map(const CUtensorMap* map) {
 
 // How the producer fills one operand's BX×32 swizzled tiles, per operand and layout:
 //   K-major, aligned: TMA straight into the tile (map).
-//   MN-major, aligned: TMA into a staging slot as stored (map), then the NT producer threads
-//     transpose it into the tile (SwizzledTileLoader, reading the slot).
+//   MN-major, aligned: TMA into a staging slot as stored (map), then the producer's 128
+//     threads transpose it into the tile (SwizzledTileLoader, reading the slot).
 //   misaligned (TMA needs a 16-byte aligned base and ld % 4 == 0): the threads copy from global
 //     memory, by cp.async (K-major) or transposing through registers (MN-major).
-template <int BX, bool KMajor, int NT>
+template <int BX, bool KMajor>
 struct ProducerOperand {
   static constexpr int kBk = kPanelK, kTileBytes = BX * kBk * int(sizeof(float));
-  using Loader = SwizzledTileLoader<BX, kBk, NT, KMajor>;
+  using Loader = SwizzledTileLoader<BX, kBk, 128, KMajor>;
   const CUtensorMap* map;  // null: misaligned
   int x0, k_begin;         // tile origin; first k of this block's split-K slice
 
@@ -212,21 +207,15 @@ struct WsPipelineSmem {
   // Thread 0; the caller publishes the barriers to the block (__syncthreads).
   __device__ __forceinline__ void init_barriers() const {
     for (int s = 0; s < Layout::kStages; ++s) {
-      mbarrier_init(&full[s], Layout::kProducerThreads);  // every producer thread, + TMA bytes
-      mbarrier_init(&empty[s], 128 * Cfg::kConsumers);    // every consumer thread
+      mbarrier_init(&full[s], 128);                     // every producer thread, + TMA bytes
+      mbarrier_init(&empty[s], 128 * Cfg::kConsumers);  // every consumer thread
     }
     for (int s = 0; s < Layout::kSlots; ++s) mbarrier_init(&staged[s], 1);  // thread 0, + TMA bytes
     fence_mbarrier_init();
   }
 };
 
-// Barrier 1 among the producer warpgroups' N threads (tma.cuh's producer_barrier: 128).
-template <int N>
-__device__ __forceinline__ void producers_barrier() {
-  asm volatile("bar.sync 1, %0;\n" ::"n"(N) : "memory");
-}
-
-// The producer warpgroups' part of one output tile (ptid: their thread, 0 … NT − 1), K tiles
+// The producer warpgroup's part of one output tile (ptid: its thread, 0..127), K tiles
 // 0..k_tiles − 1 of the operands pa and pb describe. `issued` counts the K tiles this block's
 // pipeline ran before this tile (0 for its first), so that a block can run tile after tile with
 // every barrier's phase carried over: K tile kt is the pipeline's g = issued + kt, in stage
@@ -234,15 +223,14 @@ __device__ __forceinline__ void producers_barrier() {
 // previous tile, g − S), has thread 0 start the direct TMA copies into it, transposes the staged
 // tiles (copied kSlots steps earlier) into it, and arrives on its "full" barrier; then thread 0
 // refills the slot just read with tile kt + kSlots.
-template <class Cfg, bool KMajorA, bool KMajorB, int NT>
+template <class Cfg, bool KMajorA, bool KMajorB>
 __device__ __forceinline__ void ws_produce_tile(const WsPipelineSmem<Cfg, KMajorA, KMajorB>& s,
-                                                const ProducerOperand<Cfg::kBm, KMajorA, NT>& pa,
-                                                const ProducerOperand<Cfg::kBn, KMajorB, NT>& pb,
+                                                const ProducerOperand<Cfg::kBm, KMajorA>& pa,
+                                                const ProducerOperand<Cfg::kBn, KMajorB>& pb,
                                                 const Operand<KMajorA>& a,
                                                 const Operand<KMajorB>& b, int k_tiles, int issued,
                                                 int ptid) {
   using Layout = typename Cfg::template For<KMajorA, KMajorB>;
-  static_assert(NT == Layout::kProducerThreads, "every producer thread copies the tiles");
   const int direct_bytes = pa.direct_bytes() + pb.direct_bytes();
   const int staged_bytes = pa.staged_bytes() + pb.staged_bytes();
   const bool uses_cp_async = (KMajorA && !pa.map) || (KMajorB && !pb.map);
@@ -277,7 +265,7 @@ __device__ __forceinline__ void ws_produce_tile(const WsPipelineSmem<Cfg, KMajor
     // TMA copy that refills it (both are the async proxy).
     fence_proxy_async();
     if (staged_bytes > 0) {
-      producers_barrier<NT>();  // every thread is done reading the slot
+      producer_barrier();  // every thread is done reading the slot
       if (ptid == 0 && kt + Layout::kSlots < k_tiles) stage_copies(kt + Layout::kSlots);
     }
     mbarrier_arrive(&s.full[stage]);

@@ -16,7 +16,7 @@ namespace gemm::detail {
 // kClusterSplit: the K slices of a tile form a cluster and sum their partials in shared memory
 // (split_k.cuh); otherwise each slice writes its own (the workspace, or C when unsplit).
 template <class Cfg, bool KMajorA, bool KMajorB, bool kClusterSplit>
-__global__ void __launch_bounds__(Cfg::template For<KMajorA, KMajorB>::kThreads, 1)
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_pipeline_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c, int k_per_split,
                           const __grid_constant__ CUtensorMap map_a,
                           const __grid_constant__ CUtensorMap map_b, bool tma_a, bool tma_b) {
@@ -41,10 +41,9 @@ __global__ void __launch_bounds__(Cfg::template For<KMajorA, KMajorB>::kThreads,
   await_prior_kernels();
   GEMM_PHASE(Awaited);
 
-  if (warpgroup >= Cfg::kConsumers) {
-    constexpr int kNt = Layout::kProducerThreads;
-    const ProducerOperand<Cfg::kBm, KMajorA, kNt> pa{tma_a ? &map_a : nullptr, m0, k_begin};
-    const ProducerOperand<Cfg::kBn, KMajorB, kNt> pb{tma_b ? &map_b : nullptr, n0, k_begin};
+  if (warpgroup == Cfg::kConsumers) {
+    const ProducerOperand<Cfg::kBm, KMajorA> pa{tma_a ? &map_a : nullptr, m0, k_begin};
+    const ProducerOperand<Cfg::kBn, KMajorB> pb{tma_b ? &map_b : nullptr, n0, k_begin};
     ws_produce_tile<Cfg>(s, pa, pb, a, b, k_tiles, 0, tid - 128 * Cfg::kConsumers);
   } else {
     ws_consume_tile<Cfg>(s, k_tiles, 0, tid);
@@ -79,7 +78,7 @@ void launch_wgmma_pipeline_layout(const Problem& p, SplitK plan, cudaStream_t st
   const PipelineMaps<Cfg> maps(a, b);
   launch_planned_split_k<Cfg::kBk, wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, true>,
                          wgmma_pipeline_kernel<Cfg, KMajorA, KMajorB, false>>(
-      p, plan, tile_grid<Cfg::kBm, Cfg::kBn>(p), Layout::kThreads, Layout::kSmemBytes, stream, a, b,
+      p, plan, tile_grid<Cfg::kBm, Cfg::kBn>(p), Cfg::kThreads, Layout::kSmemBytes, stream, a, b,
       maps.a, maps.b, maps.tma_a, maps.tma_b);
 }
 

@@ -18,7 +18,7 @@ namespace gemm::detail {
 // consumer has stored the block's last one ("output_free"). Any grid: blocks never wait for each
 // other.
 template <class Cfg, bool KMajorA, bool KMajorB>
-__global__ void __launch_bounds__(Cfg::template For<KMajorA, KMajorB>::kThreads, 1)
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_pipeline_persistent_kernel(Operand<KMajorA> a, Operand<KMajorB> b, Epilogue c,
                                      const __grid_constant__ CUtensorMap map_a,
                                      const __grid_constant__ CUtensorMap map_b, bool tma_a,
@@ -45,11 +45,10 @@ __global__ void __launch_bounds__(Cfg::template For<KMajorA, KMajorB>::kThreads,
   for (int tile = blockIdx.x, round = 0; tile < tiles;
        tile += gridDim.x, issued += k_tiles, ++round) {
     const int m0 = tile / tiles_n * Cfg::kBm, n0 = tile % tiles_n * Cfg::kBn;
-    if (warpgroup >= Cfg::kConsumers) {
+    if (warpgroup == Cfg::kConsumers) {
       if (round > 0) mbarrier_wait(&output_free, (round - 1) & 1);
-      constexpr int kNt = Layout::kProducerThreads;
-      const ProducerOperand<Cfg::kBm, KMajorA, kNt> pa{tma_a ? &map_a : nullptr, m0, 0};
-      const ProducerOperand<Cfg::kBn, KMajorB, kNt> pb{tma_b ? &map_b : nullptr, n0, 0};
+      const ProducerOperand<Cfg::kBm, KMajorA> pa{tma_a ? &map_a : nullptr, m0, 0};
+      const ProducerOperand<Cfg::kBn, KMajorB> pb{tma_b ? &map_b : nullptr, n0, 0};
       ws_produce_tile<Cfg>(s, pa, pb, a, b, k_tiles, issued, tid - kConsumerThreads);
     } else {
       ws_consume_tile<Cfg>(s, k_tiles, issued, tid);
@@ -81,8 +80,8 @@ void launch_wgmma_pipeline_persistent(const Problem& p, int blocks, cudaStream_t
     allow_dynamic_smem<kKernel>(smem_bytes);
     const long tiles = tile_count<Cfg::kBm, Cfg::kBn>(p);
     const int grid = int(std::min<long>(std::max(blocks, 1), tiles));
-    kKernel<<<grid, Cfg::template For<KMajorA, KMajorB>::kThreads, smem_bytes, stream>>>(
-        a, b, epilogue(p), maps.a, maps.b, maps.tma_a, maps.tma_b);
+    kKernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(a, b, epilogue(p), maps.a, maps.b,
+                                                         maps.tma_a, maps.tma_b);
     CUDA_CHECK_LAUNCH();
   });
 }
