@@ -148,10 +148,19 @@ CUtensorMap encode_tile_map(const Operand<KMajor>& op, int box_contiguous, int b
   const cuuint64_t strides[1] = {cuuint64_t(op.ld) * sizeof(float)};  // bytes per line
   const cuuint32_t box[2] = {cuuint32_t(box_contiguous), cuuint32_t(box_lines)};
   const cuuint32_t unit_steps[2] = {1, 1};
-  const CUresult r =
-      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(op.p), dims,
-                           strides, box, unit_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const auto encode = [&] {
+    return tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(op.p),
+                                dims, strides, box, unit_steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  };
+  CUresult r = encode();
+  // The driver's encoder needs a current context, which a thread that has only set its device
+  // lacks (PyTorch's autograd threads): a runtime call binds the device's primary context.
+  if (r == CUDA_ERROR_INVALID_CONTEXT) {
+    CUDA_CHECK(cudaFree(nullptr));
+    r = encode();
+  }
   if (r != CUDA_SUCCESS)
     throw Error("gemm: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
                 ") for an operand of " + std::to_string(op.extent_x) + " x " +

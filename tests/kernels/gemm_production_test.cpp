@@ -8,12 +8,17 @@
 // workspace. Each is checked against the double reference in the variant's own tolerance.
 // fast's small tile in fewer slices than planned, where the plan leaves a short last wave.
 // The wgmma pipeline's large tile with K split, and its narrow tile. The wgmma pipeline run
-// persistently, its barriers' phases carried from tile to tile.
+// persistently, its barriers' phases carried from tile to tile. The TMA path from a thread that has
+// set no context current (as PyTorch's autograd threads).
 // Also, without a GPU: the copies' threshold and layout check, and which NN the register-A kernel
 // serves.
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <gtest/gtest.h>
 
+#include <exception>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "expect_error.h"
@@ -201,6 +206,54 @@ TEST(GemmProduction, PipelineCarriesItsPhasesAcrossTilesInTf32) {
 
 TEST(GemmProduction, PipelineCarriesItsPhasesAcrossTilesIn3xTf32) {
   expect_persistent_pipeline_correct<true>();
+}
+
+// tf32_fast launched from a new thread, on which no CUDA context is current until a runtime call
+// binds one: the tensor maps' encoder needs one (kernels/tma.cuh).
+bool fresh_thread_had_context = true;
+
+bool context_is_current() {
+  static const auto get_current = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 4000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      throw gemm::Error("the test cannot find cuCtxGetCurrent");
+    return reinterpret_cast<PFN_cuCtxGetCurrent_v4000>(fn);
+  }();
+  CUcontext context = nullptr;
+  return get_current(&context) == CUDA_SUCCESS && context != nullptr;
+}
+
+void launch_tf32_fast_on_a_fresh_thread(const gemm::Problem& p, cudaStream_t stream) {
+  std::exception_ptr error;
+  std::thread worker([&] {
+    try {
+      fresh_thread_had_context = context_is_current();
+      gemm::find_variant("tf32_fast").launch(p, stream);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  worker.join();
+  if (error) std::rethrow_exception(error);
+}
+
+TEST(GemmProduction, TmaPathRunsOnAThreadWithNoCurrentContext) {
+  const gemm::Variant& tf32_fast = gemm::find_variant("tf32_fast");
+  VARIANT_TEST_OR_SKIP(tf32_fast);
+  Case nt;  // the pipeline's TMA path (NT, aligned)
+  nt.op_b = gemm::Op::T, nt.m = 256, nt.n = 1024, nt.k = 784, nt.seed = 60;
+  const Batch batch({finished(nt)});
+  // Once here first, so that the launcher's one-time set-up (which binds a context) is done.
+  std::vector<std::string> failures = run_and_check(tf32_fast, batch);
+  ASSERT_TRUE(failures.empty()) << failures.front();
+  gemm::Variant threaded = tf32_fast;
+  threaded.launch = launch_tf32_fast_on_a_fresh_thread;
+  failures = run_and_check(threaded, batch);
+  EXPECT_TRUE(failures.empty()) << failures.front();
+  EXPECT_FALSE(fresh_thread_had_context) << "the new thread had a context: the case is not tested";
 }
 
 gemm::Problem problem(gemm::Op op_a, gemm::Op op_b, int m, int n, int k) {
