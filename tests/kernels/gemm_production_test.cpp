@@ -216,8 +216,8 @@ bool context_is_current() {
   static const auto get_current = [] {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 4000, cudaEnableDefault,
-                                         &found) != cudaSuccess ||
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 4000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
         found != cudaDriverEntryPointSuccess)
       throw gemm::Error("the test cannot find cuCtxGetCurrent");
     return reinterpret_cast<PFN_cuCtxGetCurrent_v4000>(fn);
