@@ -37,6 +37,7 @@ results copied to docs/results/ (docs/results/README.md lists the files). Standa
            variant's own precision (above 1: faster than cuBLAS)
   phases   scripts/check/small_m.sh (phases.csv, gemm_bench --phases): where each kernel's time
            goes at the default model's GEMMs
+  phases_before  the same table before the small-M work (archive/phases_before_small_m.csv)
 The ladder, step:V and production blocks are scripts/gemm_mlp_tools/kernel_tables.py's, warm and
 phases small_m_tables.py's.
 """
@@ -312,6 +313,8 @@ def main():
     replace_block(docs, "production", production_table(figures, results))
     replace_block(docs, "warm", warm_table(os.path.join(args.results, "small_m.csv")))
     replace_block(docs, "phases", phases_table(os.path.join(args.results, "phases.csv")))
+    replace_block(docs, "phases_before", phases_table(
+        os.path.join(args.results, "archive", "phases_before_small_m.csv")))
     for path, text in docs.items():
         atomic_write(path, text)
     print("readme_tables.py: updated", ", ".join(os.path.relpath(p) for p in docs))
