@@ -38,6 +38,8 @@ results copied to docs/results/ (docs/results/README.md lists the files). Standa
   phases   scripts/check/small_m.sh (phases.csv, gemm_bench --phases): where each kernel's time
            goes at the default model's GEMMs
   phases_before  the same table before the small-M work (archive/phases_before_small_m.csv)
+  torch_gemm, torch_overhead, torch_train  scripts/pytorch/torch_op_bench.py (torch_op_*.csv): the
+           torch op beside torch.matmul, a call's overhead, MNIST through fp32_accurate()
 The ladder, step:V and production blocks are scripts/gemm_mlp_tools/kernel_tables.py's, warm and
 phases small_m_tables.py's.
 """
@@ -54,6 +56,7 @@ from gemm_mlp_tools.critical_path import short_name  # noqa: E402
 from gemm_mlp_tools.kernel_tables import (  # noqa: E402
     STEPS, ladder_table, models_table, production_table, read_csv, step_block, step_figures)
 from gemm_mlp_tools.small_m_tables import phases_table, warm_table  # noqa: E402
+from gemm_mlp_tools import torch_op_tables  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -315,6 +318,11 @@ def main():
     replace_block(docs, "phases", phases_table(os.path.join(args.results, "phases.csv")))
     replace_block(docs, "phases_before", phases_table(
         os.path.join(args.results, "archive", "phases_before_small_m.csv")))
+    torch_op = {name: os.path.join(args.results, "torch_op_%s.csv" % name)
+                for name in ("gemm", "overhead", "train")}
+    replace_block(docs, "torch_gemm", torch_op_tables.gemm_table(torch_op["gemm"]))
+    replace_block(docs, "torch_overhead", torch_op_tables.overhead_table(torch_op["overhead"]))
+    replace_block(docs, "torch_train", torch_op_tables.train_table(torch_op["train"]))
     for path, text in docs.items():
         atomic_write(path, text)
     print("readme_tables.py: updated", ", ".join(os.path.relpath(p) for p in docs))
