@@ -1,6 +1,5 @@
 // The one dispatch point: the table of variants, argument validation, and run().
 #include <cstdint>
-#include <sstream>
 
 #include "base/cuda_check.h"
 #include "kernels/gemm.h"
@@ -59,10 +58,9 @@ const std::vector<Variant>& variants() {
 const Variant& find_variant(const std::string& name) {
   for (const Variant& v : variants())
     if (name == v.name) return v;
-  std::ostringstream msg;
-  msg << "gemm: unknown variant '" << name << "'; known variants:";
-  for (const Variant& v : variants()) msg << ' ' << v.name;
-  throw Error(msg.str());
+  std::string msg = "gemm: unknown variant '" + name + "'; known variants:";
+  for (const Variant& v : variants()) msg += std::string(" ") + v.name;
+  throw Error(msg);
 }
 
 #ifdef GEMM_MLP_NO_GPU_KERNELS

@@ -41,11 +41,39 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/gemm.h"
 
 namespace {
+
+// The op's messages as one string, never through c10::str's stream: with torch 2.11's pip wheel
+// on the H200, a number streamed from this library crashed the process (every refusal that named
+// a size; those of strings alone did not), as a process with parts of two libstdc++ builds does
+// (the wheel's libraries carry their toolchain's libstdc++_nonshared). std::to_string needs no
+// locale.
+std::string text(const char* s) { return s; }
+std::string text(const std::string& s) { return s; }
+template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+std::string text(T value) {
+  return std::to_string(value);
+}
+std::string text(at::IntArrayRef shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+std::string text(const c10::Device& device) { return device.str(); }
+std::string text(at::ScalarType type) { return c10::toString(type); }
+
+template <class... Parts>
+std::string message(const Parts&... parts) {
+  return (std::string() + ... + text(parts));
+}
+
+// TORCH_CHECK with the message built by message(): only when the check fails.
+#define OP_CHECK(cond, ...) TORCH_CHECK(cond, message(__VA_ARGS__))
 
 // The kernels' scratch memory from PyTorch's caching allocator. Each block is held until the op
 // returns, then goes back to the cache for later work on the same stream, which runs after the
@@ -65,15 +93,15 @@ class CachingAllocatorWorkspace final : public gemm::WorkspaceAllocator {
 };
 
 void check_matrix(const char* op, const char* name, const at::Tensor& t, int64_t dims) {
-  TORCH_CHECK(t.is_cuda(), op, ": ", name, " is on ", t.device(),
-              "; the op runs on CUDA tensors only (move it with .cuda())");
-  TORCH_CHECK(t.scalar_type() == at::kFloat, op, ": ", name, " is ", t.scalar_type(),
-              "; the op takes float32 only, the precision its kernels compute in (use .float(), "
-              "or torch.matmul for other dtypes)");
-  TORCH_CHECK(t.dim() == dims, op, ": ", name, " must be ", dims, "-D, got shape ", t.sizes());
+  OP_CHECK(t.is_cuda(), op, ": ", name, " is on ", t.device(),
+           "; the op runs on CUDA tensors only (move it with .cuda())");
+  OP_CHECK(t.scalar_type() == at::kFloat, op, ": ", name, " is ", t.scalar_type(),
+           "; the op takes float32 only, the precision its kernels compute in (use .float(), "
+           "or torch.matmul for other dtypes)");
+  OP_CHECK(t.dim() == dims, op, ": ", name, " must be ", dims, "-D, got shape ", t.sizes());
   for (int64_t d = 0; d < dims; ++d)
-    TORCH_CHECK(t.size(d) <= INT_MAX, op, ": ", name, " has shape ", t.sizes(),
-                ", which does not fit the kernels' 32-bit sizes (at most ", INT_MAX, ")");
+    OP_CHECK(t.size(d) <= INT_MAX, op, ": ", name, " has shape ", t.sizes(),
+             ", which does not fit the kernels' 32-bit sizes (at most ", INT_MAX, ")");
 }
 
 // An operand of logical shape rows×cols as the kernels read it.
@@ -103,19 +131,19 @@ const char* default_variant_name(const cudaDeviceProp& props) {
 const gemm::Variant& resolve_variant(const char* op, const std::string& name,
                                      c10::DeviceIndex device) {
   const cudaDeviceProp* props = at::cuda::getDeviceProperties(device);
-  TORCH_CHECK(props->major >= 8, op, ": ", props->name, " has compute capability ", props->major,
-              ".", props->minor, "; gemm-mlp's kernels need 8.0 or newer (cp.async)");
+  OP_CHECK(props->major >= 8, op, ": ", props->name, " has compute capability ", props->major, ".",
+           props->minor, "; gemm-mlp's kernels need 8.0 or newer (cp.async)");
   if (name == "default") {
     const std::string default_name = default_variant_name(*props);
     const gemm::Variant& fallback = gemm::find_variant(default_name);
     if (default_name != "tf32x3_fast") {
-      TORCH_WARN_ONCE("gemm_mlp: ", props->name, " (compute capability ", props->major, ".",
-                      props->minor,
-                      ") is not a Hopper GPU, for which the default variant "
-                      "tf32x3_fast is built; the default here is '",
-                      fallback.name,
-                      "' (fp32 on the CUDA cores). variant='tf32x3_fast' runs its portable "
-                      "3xTF32 kernel instead.");
+      TORCH_WARN_ONCE(message("gemm_mlp: ", props->name, " (compute capability ", props->major, ".",
+                              props->minor,
+                              ") is not a Hopper GPU, for which the default variant "
+                              "tf32x3_fast is built; the default here is '",
+                              fallback.name,
+                              "' (fp32 on the CUDA cores). variant='tf32x3_fast' runs its portable "
+                              "3xTF32 kernel instead."));
     }
     return fallback;
   }
@@ -123,12 +151,12 @@ const gemm::Variant& resolve_variant(const char* op, const std::string& name,
   try {
     variant = &gemm::find_variant(name);
   } catch (const gemm::Error& e) {
-    TORCH_CHECK(false, op, ": ", e.what(), ", or 'default'");
+    OP_CHECK(false, op, ": ", e.what(), ", or 'default'");
   }
-  TORCH_CHECK(variant->device == gemm::Device::CUDA, op, ": variant '", name,
-              "' runs on the host; the op takes CUDA tensors and a device variant");
+  OP_CHECK(variant->device == gemm::Device::CUDA, op, ": variant '", name,
+           "' runs on the host; the op takes CUDA tensors and a device variant");
   if (const char* why = gemm::unavailable_reason(*variant))
-    TORCH_CHECK(false, op, ": variant '", name, "' cannot run on ", props->name, ": ", why);
+    OP_CHECK(false, op, ": variant '", name, "' cannot run on ", props->name, ": ", why);
   return *variant;
 }
 
@@ -172,7 +200,7 @@ at::Tensor run_gemm(const char* op, const at::Tensor& a, const at::Tensor& b,
     gemm::validate(p);
     variant.launch(p, stream);
   } catch (const gemm::Error& e) {
-    TORCH_CHECK(false, op, ": ", e.what());
+    OP_CHECK(false, op, ": ", e.what());
   }
   if (relu && !bias) c.relu_();  // no ReLU-only epilogue; one more pass over C
   return c;
@@ -180,8 +208,8 @@ at::Tensor run_gemm(const char* op, const at::Tensor& a, const at::Tensor& b,
 
 void check_same_device(const char* op, const char* name, const at::Tensor& t,
                        const at::Tensor& first) {
-  TORCH_CHECK(t.device() == first.device(), op, ": ", name, " is on ", t.device(), " but ",
-              "the first operand is on ", first.device(), "; all must be on one GPU");
+  OP_CHECK(t.device() == first.device(), op, ": ", name, " is on ", t.device(), " but ",
+           "the first operand is on ", first.device(), "; all must be on one GPU");
 }
 
 at::Tensor matmul_op(const at::Tensor& a, const at::Tensor& b, const std::string& variant) {
@@ -189,8 +217,8 @@ at::Tensor matmul_op(const at::Tensor& a, const at::Tensor& b, const std::string
   check_matrix(op, "a", a, 2);
   check_matrix(op, "b", b, 2);
   check_same_device(op, "b", b, a);
-  TORCH_CHECK(a.size(1) == b.size(0), op, ": a is ", a.sizes(), " and b is ", b.sizes(),
-              "; a's columns must equal b's rows (a is M x K, b is K x N)");
+  OP_CHECK(a.size(1) == b.size(0), op, ": a is ", a.sizes(), " and b is ", b.sizes(),
+           "; a's columns must equal b's rows (a is M x K, b is K x N)");
   return run_gemm(op, a, b, std::nullopt, false, variant);
 }
 
@@ -200,13 +228,13 @@ at::Tensor linear_op(const at::Tensor& x, const at::Tensor& weight,
   check_matrix(op, "x", x, 2);
   check_matrix(op, "weight", weight, 2);
   check_same_device(op, "weight", weight, x);
-  TORCH_CHECK(x.size(1) == weight.size(1), op, ": x is ", x.sizes(), " and weight is ",
-              weight.sizes(), "; x's columns must equal weight's (x is M x K, weight N x K)");
+  OP_CHECK(x.size(1) == weight.size(1), op, ": x is ", x.sizes(), " and weight is ", weight.sizes(),
+           "; x's columns must equal weight's (x is M x K, weight N x K)");
   if (bias) {
     check_matrix(op, "bias", *bias, 1);
     check_same_device(op, "bias", *bias, x);
-    TORCH_CHECK(bias->size(0) == weight.size(0), op, ": bias has ", bias->size(0),
-                " values, weight has ", weight.size(0), " rows; they must match (N)");
+    OP_CHECK(bias->size(0) == weight.size(0), op, ": bias has ", bias->size(0),
+             " values, weight has ", weight.size(0), " rows; they must match (N)");
   }
   return run_gemm(op, x, weight.t(), bias, relu, variant);
 }
