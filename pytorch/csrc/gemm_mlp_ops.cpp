@@ -14,10 +14,8 @@
 // contiguous tensor, as torch.mm copies it. variant is any device variant of `gemm_bench --list`,
 // or "default": tf32x3_fast on Hopper (compute capability 9.0), fast elsewhere.
 //
-// A call enqueues its kernels on PyTorch's current stream and returns without synchronising. Its
-// scratch memory (split-K partial sums, K-major copies) comes from PyTorch's caching allocator, in
-// the current stream's order, so a call can be captured in a CUDA graph (the graph's pool serves
-// it).
+// A call enqueues its kernels on PyTorch's current stream, without synchronising; its scratch
+// memory comes from PyTorch's caching allocator in that stream's order (CUDA graphs capture it).
 //
 // Autograd is here, in C++, as torchvision registers its ops' (an Autograd kernel around a
 // torch::autograd::Function that calls the op below autograd): a call costs no Python beyond the
@@ -41,43 +39,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "kernels/gemm.h"
+#include "messages.h"
 
 namespace {
 
-// The op's messages as one string, never through c10::str's stream: with torch 2.11's pip wheel
-// on the H200, a number streamed from this library crashed the process (every refusal that named
-// a size; those of strings alone did not), as a process with parts of two libstdc++ builds does
-// (the wheel's libraries carry their toolchain's libstdc++_nonshared). std::to_string needs no
-// locale.
-std::string text(const char* s) { return s; }
-std::string text(const std::string& s) { return s; }
-template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
-std::string text(T value) {
-  return std::to_string(value);
-}
-std::string text(at::IntArrayRef shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-std::string text(const c10::Device& device) { return device.str(); }
-std::string text(at::ScalarType type) { return c10::toString(type); }
-
-template <class... Parts>
-std::string message(const Parts&... parts) {
-  return (std::string() + ... + text(parts));
-}
-
-// TORCH_CHECK with the message built by message(): only when the check fails.
-#define OP_CHECK(cond, ...) TORCH_CHECK(cond, message(__VA_ARGS__))
-
-// The kernels' scratch memory from PyTorch's caching allocator. Each block is held until the op
-// returns, then goes back to the cache for later work on the same stream, which runs after the
-// kernels that used it.
+// The kernels' scratch memory from PyTorch's caching allocator, held until the op returns, then
+// back to the cache for later work on the same stream (which runs after the kernels that used it).
 class CachingAllocatorWorkspace final : public gemm::WorkspaceAllocator {
  public:
   explicit CachingAllocatorWorkspace(const at::Device& device)
@@ -93,15 +63,17 @@ class CachingAllocatorWorkspace final : public gemm::WorkspaceAllocator {
 };
 
 void check_matrix(const char* op, const char* name, const at::Tensor& t, int64_t dims) {
-  OP_CHECK(t.is_cuda(), op, ": ", name, " is on ", t.device(),
-           "; the op runs on CUDA tensors only (move it with .cuda())");
-  OP_CHECK(t.scalar_type() == at::kFloat, op, ": ", name, " is ", t.scalar_type(),
-           "; the op takes float32 only, the precision its kernels compute in (use .float(), "
-           "or torch.matmul for other dtypes)");
-  OP_CHECK(t.dim() == dims, op, ": ", name, " must be ", dims, "-D, got shape ", t.sizes());
+  GEMM_MLP_OP_CHECK(t.is_cuda(), op, ": ", name, " is on ", t.device(),
+                    "; the op runs on CUDA tensors only (move it with .cuda())");
+  GEMM_MLP_OP_CHECK(
+      t.scalar_type() == at::kFloat, op, ": ", name, " is ", t.scalar_type(),
+      "; the op takes float32 only, the precision its kernels compute in (use .float(), "
+      "or torch.matmul for other dtypes)");
+  GEMM_MLP_OP_CHECK(t.dim() == dims, op, ": ", name, " must be ", dims, "-D, got shape ",
+                    t.sizes());
   for (int64_t d = 0; d < dims; ++d)
-    OP_CHECK(t.size(d) <= INT_MAX, op, ": ", name, " has shape ", t.sizes(),
-             ", which does not fit the kernels' 32-bit sizes (at most ", INT_MAX, ")");
+    GEMM_MLP_OP_CHECK(t.size(d) <= INT_MAX, op, ": ", name, " has shape ", t.sizes(),
+                      ", which does not fit the kernels' 32-bit sizes (at most ", INT_MAX, ")");
 }
 
 // An operand of logical shape rows×cols as the kernels read it.
@@ -131,19 +103,20 @@ const char* default_variant_name(const cudaDeviceProp& props) {
 const gemm::Variant& resolve_variant(const char* op, const std::string& name,
                                      c10::DeviceIndex device) {
   const cudaDeviceProp* props = at::cuda::getDeviceProperties(device);
-  OP_CHECK(props->major >= 8, op, ": ", props->name, " has compute capability ", props->major, ".",
-           props->minor, "; gemm-mlp's kernels need 8.0 or newer (cp.async)");
+  GEMM_MLP_OP_CHECK(props->major >= 8, op, ": ", props->name, " has compute capability ",
+                    props->major, ".", props->minor,
+                    "; gemm-mlp's kernels need 8.0 or newer (cp.async)");
   if (name == "default") {
     const std::string default_name = default_variant_name(*props);
     const gemm::Variant& fallback = gemm::find_variant(default_name);
     if (default_name != "tf32x3_fast") {
-      TORCH_WARN_ONCE(message("gemm_mlp: ", props->name, " (compute capability ", props->major, ".",
-                              props->minor,
-                              ") is not a Hopper GPU, for which the default variant "
-                              "tf32x3_fast is built; the default here is '",
-                              fallback.name,
-                              "' (fp32 on the CUDA cores). variant='tf32x3_fast' runs its portable "
-                              "3xTF32 kernel instead."));
+      TORCH_WARN_ONCE(gemm_mlp_torch::message(
+          "gemm_mlp: ", props->name, " (compute capability ", props->major, ".", props->minor,
+          ") is not a Hopper GPU, for which the default variant "
+          "tf32x3_fast is built; the default here is '",
+          fallback.name,
+          "' (fp32 on the CUDA cores). variant='tf32x3_fast' runs its portable "
+          "3xTF32 kernel instead."));
     }
     return fallback;
   }
@@ -151,12 +124,12 @@ const gemm::Variant& resolve_variant(const char* op, const std::string& name,
   try {
     variant = &gemm::find_variant(name);
   } catch (const gemm::Error& e) {
-    OP_CHECK(false, op, ": ", e.what(), ", or 'default'");
+    GEMM_MLP_OP_CHECK(false, op, ": ", e.what(), ", or 'default'");
   }
-  OP_CHECK(variant->device == gemm::Device::CUDA, op, ": variant '", name,
-           "' runs on the host; the op takes CUDA tensors and a device variant");
+  GEMM_MLP_OP_CHECK(variant->device == gemm::Device::CUDA, op, ": variant '", name,
+                    "' runs on the host; the op takes CUDA tensors and a device variant");
   if (const char* why = gemm::unavailable_reason(*variant))
-    OP_CHECK(false, op, ": variant '", name, "' cannot run on ", props->name, ": ", why);
+    GEMM_MLP_OP_CHECK(false, op, ": variant '", name, "' cannot run on ", props->name, ": ", why);
   return *variant;
 }
 
@@ -200,7 +173,7 @@ at::Tensor run_gemm(const char* op, const at::Tensor& a, const at::Tensor& b,
     gemm::validate(p);
     variant.launch(p, stream);
   } catch (const gemm::Error& e) {
-    OP_CHECK(false, op, ": ", e.what());
+    GEMM_MLP_OP_CHECK(false, op, ": ", e.what());
   }
   if (relu && !bias) c.relu_();  // no ReLU-only epilogue; one more pass over C
   return c;
@@ -208,8 +181,8 @@ at::Tensor run_gemm(const char* op, const at::Tensor& a, const at::Tensor& b,
 
 void check_same_device(const char* op, const char* name, const at::Tensor& t,
                        const at::Tensor& first) {
-  OP_CHECK(t.device() == first.device(), op, ": ", name, " is on ", t.device(), " but ",
-           "the first operand is on ", first.device(), "; all must be on one GPU");
+  GEMM_MLP_OP_CHECK(t.device() == first.device(), op, ": ", name, " is on ", t.device(), " but ",
+                    "the first operand is on ", first.device(), "; all must be on one GPU");
 }
 
 at::Tensor matmul_op(const at::Tensor& a, const at::Tensor& b, const std::string& variant) {
@@ -217,8 +190,8 @@ at::Tensor matmul_op(const at::Tensor& a, const at::Tensor& b, const std::string
   check_matrix(op, "a", a, 2);
   check_matrix(op, "b", b, 2);
   check_same_device(op, "b", b, a);
-  OP_CHECK(a.size(1) == b.size(0), op, ": a is ", a.sizes(), " and b is ", b.sizes(),
-           "; a's columns must equal b's rows (a is M x K, b is K x N)");
+  GEMM_MLP_OP_CHECK(a.size(1) == b.size(0), op, ": a is ", a.sizes(), " and b is ", b.sizes(),
+                    "; a's columns must equal b's rows (a is M x K, b is K x N)");
   return run_gemm(op, a, b, std::nullopt, false, variant);
 }
 
@@ -228,13 +201,13 @@ at::Tensor linear_op(const at::Tensor& x, const at::Tensor& weight,
   check_matrix(op, "x", x, 2);
   check_matrix(op, "weight", weight, 2);
   check_same_device(op, "weight", weight, x);
-  OP_CHECK(x.size(1) == weight.size(1), op, ": x is ", x.sizes(), " and weight is ", weight.sizes(),
-           "; x's columns must equal weight's (x is M x K, weight N x K)");
+  GEMM_MLP_OP_CHECK(x.size(1) == weight.size(1), op, ": x is ", x.sizes(), " and weight is ",
+                    weight.sizes(), "; x's columns must equal weight's (x is M x K, weight N x K)");
   if (bias) {
     check_matrix(op, "bias", *bias, 1);
     check_same_device(op, "bias", *bias, x);
-    OP_CHECK(bias->size(0) == weight.size(0), op, ": bias has ", bias->size(0),
-             " values, weight has ", weight.size(0), " rows; they must match (N)");
+    GEMM_MLP_OP_CHECK(bias->size(0) == weight.size(0), op, ": bias has ", bias->size(0),
+                      " values, weight has ", weight.size(0), " rows; they must match (N)");
   }
   return run_gemm(op, x, weight.t(), bias, relu, variant);
 }
