@@ -13,11 +13,11 @@ def gemm_table(path):
         by.setdefault((r["m"], r["n"], r["k"], r["layout"], r["where"]), {})[r["system"]] = r
     head = ("| GEMM (M×N×K) | where | op TFLOP/s | torch fp32 | torch TF32 | op over fp32 | "
             "error/bound: op | fp32 | TF32 |\n|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+    def cell(r, key, spec):
+        return "" if r is None or not r[key] else format(float(r[key]), spec)
     out = []
     for (m, n, k, layout, where), systems in by.items():
         op, fp32, tf32 = (systems.get(s) for s in ("gemm_mlp", "torch_fp32", "torch_tf32"))
-        def cell(r, key, spec):
-            return "" if r is None or not r[key] else format(float(r[key]), spec)
         speed = ("%.2f×" % (float(fp32["median_us"]) / float(op["median_us"]))
                  if op and fp32 and op["median_us"] and fp32["median_us"] else "")
         out.append("| %s×%s×%s %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (

@@ -1,6 +1,6 @@
-// The split-K planner and its whole-wave rule (kernels/split_k.cuh), fast's finer-tile rule
-// (kernels/fast/split_k_rules.cuh) and the cluster way's split (kernels/fast/cluster_split_k.cuh):
-// host logic, so it runs everywhere, GPU or not.
+// The split-K planner and its whole-wave rule (kernels/split_k.cuh), fast's finer-tile rule and the
+// wgmma pipeline's tile choice (kernels/fast/split_k_rules.cuh) and the cluster way's split
+// (kernels/fast/cluster_split_k.cuh): host logic, so it runs everywhere, GPU or not.
 //
 // Test names: SplitKPlanner.*
 #include <gtest/gtest.h>
@@ -139,7 +139,7 @@ template <int BM, int BN>
 TilePlan pipeline_plan(int m, int n, int k) {
   gemm::Problem p;
   p.m = m, p.n = n, p.k = k;
-  const long tiles = long((m + BM - 1) / BM) * ((n + BN - 1) / BN);
+  const long tiles = gemm::detail::tile_count<BM, BN>(p);
   return {tiles, plan_split_k<32>(p, tiles, kSms, {.one_wave = true})};
 }
 
