@@ -137,34 +137,25 @@ MeasuredRun read_results_json(const std::string& path) {
   return run;
 }
 
-std::vector<Result> merge_runs(const std::vector<MeasuredRun>& runs) {
-  std::map<ShapeKey, std::size_t> last_run;  // the last run that measured each shape
+std::vector<DeviceResults> merge_runs(const std::vector<MeasuredRun>& runs) {
+  std::vector<DeviceResults> devices;
+  // Per GPU, the last run that measured each shape.
+  std::map<std::string, std::map<ShapeKey, std::size_t>> last_run;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i].device != runs[0].device)
-      throw UsageError("--from-json: '" + runs[i].path + "' was measured on " + runs[i].device +
-                       ", '" + runs[0].path + "' on " + runs[0].device +
-                       ": one table is one GPU's");
-    for (const Result& r : runs[i].results) last_run[key_of(r.shape)] = i;
+    if (!last_run.count(runs[i].device)) devices.push_back({runs[i].device, {}});
+    for (const Result& r : runs[i].results) last_run[runs[i].device][key_of(r.shape)] = i;
   }
-  std::vector<Result> merged;
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    for (const Result& r : runs[i].results)
-      if (last_run[key_of(r.shape)] == i) merged.push_back(r);
-  return merged;
+  for (DeviceResults& d : devices)
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (runs[i].device == d.device)
+        for (const Result& r : runs[i].results)
+          if (last_run[d.device][key_of(r.shape)] == i) d.results.push_back(r);
+  return devices;
 }
 
-std::vector<std::string> write_auto_table(const std::string& path, const std::string& device,
-                                          const std::vector<Result>& results,
+std::vector<std::string> write_auto_table(const std::string& path,
+                                          const std::vector<DeviceResults>& devices,
                                           const std::vector<std::string>& sources) {
-  std::map<ShapeKey, std::vector<const Result*>> candidates;
-  std::map<ShapeKey, std::string> shapes;  // every shape measured, as text
-  for (const Result& r : results) {
-    const ShapeKey key = key_of(r.shape);
-    shapes[key] = r.shape.text() + ":" + r.shape.layout();
-    if (is_candidate(r)) candidates[key].push_back(&r);
-  }
-  std::map<ShapeKey, const Result*> best;
-  for (const auto& [key, list] : candidates) best[key] = pick_within_tie_margin(list);
   std::ostringstream f;
   f << "// Written by gemm_bench --auto-table; one line per measured shape and layout:\n"
     << "// {device, layout, M, N, K, fastest correct fp32 variant of this project},\n"
@@ -175,13 +166,25 @@ std::vector<std::string> write_auto_table(const std::string& path, const std::st
     for (const std::string& s : sources) f << " " << std::filesystem::path(s).filename().string();
     f << "\n";
   }
-  for (const auto& [key, r] : best)
-    f << "{" << cpp_string(device) << ", \"" << r->shape.layout() << "\", " << r->shape.m << ", "
-      << r->shape.n << ", " << r->shape.k << ", " << cpp_string(r->variant) << "},\n";
-  engine::replace_file("--auto-table", path, f.str());
   std::vector<std::string> without;
-  for (const auto& [key, text] : shapes)
-    if (!best.count(key)) without.push_back(text);
+  for (const DeviceResults& d : devices) {
+    std::map<ShapeKey, std::vector<const Result*>> candidates;
+    std::map<ShapeKey, std::string> shapes;  // every shape measured, as text
+    for (const Result& r : d.results) {
+      const ShapeKey key = key_of(r.shape);
+      shapes[key] = r.shape.text() + ":" + r.shape.layout();
+      if (is_candidate(r)) candidates[key].push_back(&r);
+    }
+    for (const auto& [key, list] : candidates) {
+      const Result* r = pick_within_tie_margin(list);
+      f << "{" << cpp_string(d.device) << ", \"" << r->shape.layout() << "\", " << r->shape.m
+        << ", " << r->shape.n << ", " << r->shape.k << ", " << cpp_string(r->variant) << "},\n";
+    }
+    for (const auto& [key, text] : shapes)
+      if (!candidates.count(key))
+        without.push_back(devices.size() > 1 ? text + " on " + d.device : text);
+  }
+  engine::replace_file("--auto-table", path, f.str());
   return without;
 }
 

@@ -5,7 +5,8 @@
 // back in one graph, as a training step runs them) where every candidate of the shape was timed
 // warm, else the flushed ones. Medians within kAutoTieMargin of the fastest count as a tie, which
 // goes to the variant first in the registry's order. The results are this run's, or (--from-json)
-// those of earlier runs on one GPU, read back from their --json files.
+// those of earlier runs, read back from their --json files: on one GPU or several, each GPU's
+// lines its own (auto looks up the GPU it runs on).
 #pragma once
 
 #include <string>
@@ -35,20 +36,27 @@ struct MeasuredRun {
 // of the wrong type, a bad shape, an unknown status, or a variant this build does not have.
 MeasuredRun read_results_json(const std::string& path);
 
-// The runs' results as one set: where a later run measured a shape and layout again, its results
-// replace the earlier runs' there, so that the kernels at one shape are compared within one run.
-// Throws UsageError when the runs name different GPUs.
-std::vector<Result> merge_runs(const std::vector<MeasuredRun>& runs);
+// One GPU's results.
+struct DeviceResults {
+  std::string device;
+  std::vector<Result> results;
+};
 
-// Writes the table for the GPU named `device`, one line per shape and layout that has a
-// candidate, ordered by layout, M, N, K. `sources` names the --json files it was read from
+// The runs' results, one set per GPU in the order the runs first name it: where a later run on the
+// same GPU measured a shape and layout again, its results replace the earlier runs' there, so that
+// the kernels at one shape are compared within one run.
+std::vector<DeviceResults> merge_runs(const std::vector<MeasuredRun>& runs);
+
+// Writes the table: for each GPU in turn, one line per shape and layout that has a candidate,
+// ordered by layout, M, N, K. `sources` names the --json files it was read from
 // (--from-json; their file names only, in a "// From:" line, so that the table can be checked
 // against the same files committed elsewhere), or is empty for this run's results. Returns the
-// shapes ("256x1024x784:NT") that have no candidate (every fp32 kernel failed, was skipped or was
+// shapes ("256x1024x784:NT", followed by " on <GPU>" where the table has several GPUs) that have
+// no candidate (every fp32 kernel failed, was skipped or was
 // not run there), which get no line. The file is written whole or not at all
 // (engine::replace_file); throws gemm_mlp::Error naming it and the system's reason.
-std::vector<std::string> write_auto_table(const std::string& path, const std::string& device,
-                                          const std::vector<Result>& results,
+std::vector<std::string> write_auto_table(const std::string& path,
+                                          const std::vector<DeviceResults>& devices,
                                           const std::vector<std::string>& sources = {});
 
 }  // namespace bench

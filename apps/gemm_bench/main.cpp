@@ -7,7 +7,7 @@
 //   gemm_bench --list
 //   gemm_bench --from-json a.json,b.json --auto-table kernels/auto_table.inc
 //                                                the `auto` table from earlier runs' --json files
-//                                                (one GPU's), timing nothing
+//                                                (each GPU its own lines), timing nothing
 //   gemm_bench --phases --csv phases.csv         where each kernel's time goes (phases.h; a build
 //                                                with -DGEMM_MLP_PHASE_TIMES=ON)
 //

@@ -58,9 +58,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "fastest correct fp32 kernel of this project per measured shape and layout "
                  "(device variants only)");
   app.add_option("--from-json", o.from_json,
-                 "Comma-separated --json files of earlier runs on one GPU: time nothing, write "
-                 "--auto-table from their results (a shape measured again in a later file takes "
-                 "that file's results)");
+                 "Comma-separated --json files of earlier runs: time nothing, write "
+                 "--auto-table from their results, each GPU's lines from its own runs (a shape "
+                 "measured again in a later file of the same GPU takes that file's results)");
   app.add_option("--seed", set.seed, "Seed of the random inputs, 0 .. 2^64-1")
       ->transform(apps::decimal_unsigned())
       ->capture_default_str();

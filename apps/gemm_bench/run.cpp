@@ -122,10 +122,10 @@ void check_case_memory(const std::vector<bench::Shape>& shapes, const gemm_mlp::
 }
 
 // Writes --auto-table; false (the shapes named on stderr) when a shape got no line.
-bool write_auto_table_file(const std::string& path, const std::string& device,
-                           const std::vector<Result>& results,
+bool write_auto_table_file(const std::string& path,
+                           const std::vector<bench::DeviceResults>& devices,
                            const std::vector<std::string>& sources = {}) {
-  const std::vector<std::string> without = bench::write_auto_table(path, device, results, sources);
+  const std::vector<std::string> without = bench::write_auto_table(path, devices, sources);
   if (without.empty()) return true;
   std::fprintf(stderr, "gemm_bench: --auto-table %s has no line for", path.c_str());
   for (const std::string& s : without) std::fprintf(stderr, " %s", s.c_str());
@@ -206,11 +206,14 @@ int run_from_json(const Options& o) {
   bench::check_output_path(o.auto_table, "--auto-table");
   std::vector<bench::MeasuredRun> runs;
   for (const std::string& path : o.from_json) runs.push_back(bench::read_results_json(path));
-  const std::vector<Result> merged = bench::merge_runs(runs);
-  const bool complete =
-      write_auto_table_file(o.auto_table, runs.front().device, merged, o.from_json);
+  const std::vector<bench::DeviceResults> devices = bench::merge_runs(runs);
+  const bool complete = write_auto_table_file(o.auto_table, devices, o.from_json);
+  std::size_t results = 0;
+  std::string names;
+  for (const bench::DeviceResults& d : devices)
+    results += d.results.size(), names += (names.empty() ? "" : ", ") + d.device;
   std::printf("gemm_bench: wrote %s from %zu results of %zu runs on %s\n", o.auto_table.c_str(),
-              merged.size(), runs.size(), runs.front().device.c_str());
+              results, runs.size(), names.c_str());
   return complete ? 0 : 1;
 }
 
@@ -265,7 +268,7 @@ int run_bench(const Options& o) {
                       {set, timer.flush_bytes(), bench::kDeviceTiming, set.warm_calls > 0}, all);
   bool table_incomplete = false;
   if (!o.auto_table.empty())
-    table_incomplete = !write_auto_table_file(o.auto_table, info.name, all);
+    table_incomplete = !write_auto_table_file(o.auto_table, {{info.name, all}});
   bool invalid = false;
   for (const Result& r : all) {
     if (r.status != Status::Failed) continue;

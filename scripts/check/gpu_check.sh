@@ -39,10 +39,10 @@
 #   mlp4096_shapes.json  the same for the wide model, 784-4096-4096-10 at batch 512
 #   auto_shapes.json   the same for the small model, 784-512-512-10 at batch 128, and the squares
 #                      1024..8192 in NT and TN
-#   auto_table.inc     the `auto` variant's table from gemm_bench.json and the three *_shapes.json
-#                      (copy it to kernels/auto_table.inc and those four to docs/results/, where
-#                      GemmBench.ShippedAutoTableIsWhatTheCommittedRunsMake checks them; rebuild,
-#                      then run the odd step)
+#   auto_table.inc     the `auto` variant's table for this GPU alone, from gemm_bench.json and the
+#                      three *_shapes.json (scripts/docs/update_auto_table.py OUT files those four
+#                      in docs/results/ by GPU and writes the shipped kernels/auto_table.inc, one
+#                      block per GPU; rebuild, then run the odd step)
 #   small_m.csv, small_m.json, phases.csv   scripts/check/small_m.sh (and small_m_build.log)
 #   sanitizers.csv, sanitizers.log, racecheck_named_barrier.txt   scripts/check/sanitize.sh
 #   train_compare.csv  train_mlp --compare results (the CUDA graph)

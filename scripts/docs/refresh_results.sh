@@ -10,8 +10,10 @@
 # readme_tables.py (README.md, docs/RESULTS.md, docs/KERNELS.md), plot_bench.py
 # (docs/gemm_squares.png), plot_training.py compare (docs/train_compare.png) and plot_headline.py
 # (docs/headline.png). The plots need matplotlib (Debian's python3-matplotlib): python3 if it has
-# it, else /usr/bin/python3. OUT/auto_table.inc, if any, is not copied: kernels/auto_table.inc is
-# source (gpu_check.sh's header says when to take it).
+# it, else /usr/bin/python3. The bench step's four runs (gemm_bench.json and the three
+# *_shapes.json) go through scripts/docs/update_auto_table.py, which files them by GPU (an H100's
+# as h100_*.json, leaving the documents' H200 runs alone) and writes kernels/auto_table.inc again
+# with a built gemm_bench (GEMM_BENCH, default build/apps/gemm_bench/gemm_bench); rebuild after.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 results=$repo/docs/results
@@ -22,8 +24,16 @@ fi
 if [ $# -eq 1 ]; then
   [ -d "$1" ] || { echo "refresh_results.sh: $1 is not a folder" >&2; exit 2; }
   copied=()
-  for f in summary.txt gemm_bench.csv gemm_bench.json mlp_shapes.json mlp4096_shapes.json \
-      auto_shapes.json train_compare.csv train_compare_nograph.csv vs_pytorch.csv vs_pytorch.json \
+  if [ -f "$1/gemm_bench.json" ]; then
+    python3 "$repo/scripts/docs/update_auto_table.py" "$1" \
+      --bench "${GEMM_BENCH:-$repo/build/apps/gemm_bench/gemm_bench}"
+    # The CSV beside the JSON, where the run was filed under the plain names (the H200's).
+    if cmp -s "$1/gemm_bench.json" "$results/gemm_bench.json" && [ -f "$1/gemm_bench.csv" ]; then
+      cp "$1/gemm_bench.csv" "$results/gemm_bench.csv"
+      copied+=(gemm_bench.csv)
+    fi
+  fi
+  for f in summary.txt train_compare.csv train_compare_nograph.csv vs_pytorch.csv vs_pytorch.json \
       roofline.csv critical_path.csv odd_widths.csv sanitizers.csv racecheck_named_barrier.txt \
       small_m.csv small_m.json phases.csv; do
     if [ -f "$1/$f" ]; then

@@ -11,7 +11,7 @@ import subprocess
 import time
 
 from gemm_mlp_tools.probe_files import mlp_tensors, mnist_copy, write_png, write_safetensors
-from gemm_mlp_tools.probe_runner import run
+from gemm_mlp_tools.probe_runner import limited, run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -67,7 +67,9 @@ def bad_flags(p):
             ("variants cpu,", ["--variants", "cpu,"]), ("shapes 64,,64", ["--shapes", "64,,64"]),
             ("csv X, json X", ["--csv", p.path("same"), "--json", p.path("same")])]:
         p.case("flags", "gemm_bench " + name, b + extra)
-    p.case("flags", "gemm_bench without a GPU, default variants", [p.bench, "--shapes", "8"])
+    # No GPU visible, whether the machine has one or not.
+    p.case("flags", "gemm_bench without a GPU, default variants", [p.bench, "--shapes", "8"],
+           env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
     rc, _, _ = p.case("flags", "gemm_bench cpu --json (valid)", b + ["--json", p.path("b.json")],
                       expect_error=False)
     if rc == 0 and not os.path.exists(p.path("b.json")):
@@ -159,8 +161,27 @@ def bad_checkpoints(p):
             p.case("checkpoints", name + ", predict", pr(path))
 
 
+def available_memory_bytes():
+    """MemAvailable in /proc/meminfo, in bytes (0 where it cannot be read)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def huge_sizes(p):
-    p.case("sizes", "gemm_bench cpu 65536", [p.bench, "--variants", "cpu", "--shapes", "65536"])
+    # 48 GiB, the largest shape gemm_bench takes; where the host has that much memory available,
+    # under a 16 GiB address-space limit, so that it is refused on any machine.
+    bench = [p.bench, "--variants", "cpu", "--shapes", "65536"]
+    if available_memory_bytes() >= 48 << 30:
+        p.case("sizes", "gemm_bench cpu 65536 under ulimit -v 16 GiB",
+               limited(bench, "-v 16777216"))
+    else:
+        p.case("sizes", "gemm_bench cpu 65536", bench)
     p.case("sizes", "train_mlp hidden 200000,200000", train_args(p, hidden="200000,200000"))
     p.case("sizes", "train_mlp batch 2^31-1 (valid: the batch is cut to the data)",
            train_args(p, batch="2147483647"), expect_error=False)

@@ -16,7 +16,7 @@ import time
 
 from gemm_mlp_tools.probe_cases import ROOT, train_args
 from gemm_mlp_tools.probe_files import mlp_tensors, mnist_copy, write_png, write_safetensors
-from gemm_mlp_tools.probe_runner import run
+from gemm_mlp_tools.probe_runner import limited, run
 
 # A refusal due before any work comes within this many seconds.
 REFUSAL_SECONDS = 10
@@ -33,12 +33,6 @@ def expect_text(p, category, name, rc, out, err, want, ok_status=None):
         p.record(category, name, "silent", f"exit {rc}: " + text)
     elif want not in text:
         p.record(category, name, "unclear", f"no '{want}' in: " + text)
-
-
-def limited(command, ulimit):
-    """command under `ulimit` ("-v 4194304", "-f 0"), SIGXFSZ ignored (a write past -f fails with
-    EFBIG, as on a full disk, instead of ending the process)."""
-    return ["sh", "-c", f"trap '' XFSZ; ulimit {ulimit} && exec \"$@\"", "sh"] + command
 
 
 def full_disk_outputs(p):

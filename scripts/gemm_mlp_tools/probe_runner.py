@@ -35,6 +35,12 @@ def run(cmd, timeout, env=None):
         timed_out
 
 
+def limited(command, ulimit):
+    """command under `ulimit` ("-v 4194304", "-f 0"), SIGXFSZ ignored (a write past -f fails with
+    EFBIG, as on a full disk, instead of ending the process)."""
+    return ["sh", "-c", f"trap '' XFSZ; ulimit {ulimit} && exec \"$@\"", "sh"] + command
+
+
 class Probe:
     def __init__(self, args, work):
         self.args, self.work, self.rows = args, work, []
@@ -52,8 +58,8 @@ class Probe:
         self.rows.append([category, name, outcome, detail.strip().replace("\n", " | ")[:300]])
         print(f"{outcome:10} {category:12} {name}: {self.rows[-1][3][:150]}", flush=True)
 
-    def case(self, category, name, cmd, expect_error=True, timeout=120, seconds=None):
-        """Runs cmd and records its outcome. Past `timeout` seconds it is killed and `unbounded`
+    def case(self, category, name, cmd, expect_error=True, timeout=120, seconds=None, env=None):
+        """Runs cmd (in `env`, default this process's) and records its outcome. Past `timeout` seconds it is killed and `unbounded`
         (a hang). `seconds`, for a refusal that must come before any work (a name that cannot be
         written, refused before an epoch trains): a refusal that takes longer is `unbounded` too,
         and so is one that printed an epoch's line (or a benchmark's row) first."""
@@ -65,7 +71,7 @@ class Probe:
             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
             "sys.exit(p.returncode if p.returncode >= 0 else 128 - p.returncode)\n")] + cmd
         start = time.monotonic()
-        rc, out, err, _, timed_out = run(wrapper, timeout)
+        rc, out, err, _, timed_out = run(wrapper, timeout, env)
         elapsed = time.monotonic() - start
         lines = err.rstrip().split("\n")
         try:
