@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Takes a GPU run's four benchmark files into the `auto` variant's shipped table.
 
-    scripts/docs/update_auto_table.py OUT [--bench build/apps/gemm_bench/gemm_bench]
+    scripts/docs/update_auto_table.py OUT [--bench build/apps/gemm_bench/gemm_bench] [--root DIR]
 
 OUT is what `scripts/check/gpu_check.sh OUT` wrote with its bench step: gemm_bench.json,
 mlp_shapes.json, mlp4096_shapes.json and auto_shapes.json, all from one GPU. They are copied to
@@ -20,8 +20,6 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-RESULTS = os.path.join(ROOT, "docs", "results")
-TABLE = os.path.join(ROOT, "kernels", "auto_table.inc")
 RUNS = ["gemm_bench.json", "mlp_shapes.json", "mlp4096_shapes.json", "auto_shapes.json"]
 # The GPU whose runs keep their plain names: the one the documents' figures come from.
 DOCUMENTED_GPU = "NVIDIA H200"
@@ -51,7 +49,11 @@ def main():
     ap.add_argument("out", help="gpu_check.sh's output folder, with its bench step's files")
     ap.add_argument("--bench", default=os.path.join(ROOT, "build", "apps", "gemm_bench",
                                                     "gemm_bench"), help="a built gemm_bench")
+    ap.add_argument("--root", default=ROOT,
+                    help="the tree whose docs/results/ and kernels/auto_table.inc to update")
     args = ap.parse_args()
+    results = os.path.join(args.root, "docs", "results")
+    table = os.path.join(args.root, "kernels", "auto_table.inc")
     missing = [r for r in RUNS if not os.path.isfile(os.path.join(args.out, r))]
     if missing:
         sys.exit(f"update_auto_table.py: {args.out} lacks {', '.join(missing)} (gpu_check.sh's "
@@ -63,18 +65,18 @@ def main():
         sys.exit(f"update_auto_table.py: the four runs name {len(devices)} GPUs: "
                  f"{', '.join(sorted(devices))}")
     prefix = prefix_for(devices.pop())
-    with open(TABLE) as f:
+    with open(table) as f:
         from_line = next((line for line in f if line.startswith("// From:")), "// From:")
     sources = from_line.split()[2:]
     for r in RUNS:
-        shutil.copyfile(os.path.join(args.out, r), os.path.join(RESULTS, prefix + r))
+        shutil.copyfile(os.path.join(args.out, r), os.path.join(results, prefix + r))
         if prefix + r not in sources:
             sources.append(prefix + r)
-    runs = ",".join(os.path.join(RESULTS, s) for s in sources)
-    status = subprocess.run([args.bench, "--from-json", runs, "--auto-table", TABLE]).returncode
+    runs = ",".join(os.path.join(results, s) for s in sources)
+    status = subprocess.run([args.bench, "--from-json", runs, "--auto-table", table]).returncode
     if status != 0:
         sys.exit(f"update_auto_table.py: gemm_bench --from-json failed (exit {status})")
-    print(f"update_auto_table.py: {TABLE} from {' '.join(sources)}; rebuild to use it")
+    print(f"update_auto_table.py: {table} from {' '.join(sources)}; rebuild to use it")
 
 
 if __name__ == "__main__":
