@@ -9,7 +9,8 @@ scripts/pytorch/vs_pytorch.py; odd widths and batches, one to three hidden layer
 variant, one `train_mlp --gemm VARIANT` each (scripts/gemm_mlp_tools/train_mlp_runner.py, the
 runner vs_pytorch.py uses): tf32 (step 7), tf32_fast, regtile, dbuf, warptile (steps 4-6), fast,
 tf32x3 (step 10), tf32x3_fast, auto, and every variant auto's table (--auto-table, the
-kernels/auto_table.inc the binary was built with) lists. Then checks issue 24's rules per model
+kernels/auto_table.inc the binary was built with) lists for the GPU (--gpu; a GPU the table does
+not list is a usage error). Then checks issue 24's rules per model
 (scripts/gemm_mlp_tools/production_rules.py): tf32_fast no slower than step 7, fast than the best
 of steps 4-6, tf32x3_fast than step 10, auto than any variant its table lists; each as the ratio
 of s/epoch to the fastest reference's, passing at <= 1 + --tolerance (default 2%, above
@@ -24,6 +25,8 @@ usage. On the H200 the default models take about 2 minutes at 2 epochs. Standard
 import argparse
 import csv
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -63,6 +66,16 @@ def parse_model(entry, error):
     return layers, sizes, batch
 
 
+def first_gpu_name():
+    """The name nvidia-smi gives the first GPU, or None without nvidia-smi or a GPU."""
+    if not shutil.which("nvidia-smi"):
+        return None
+    r = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                       capture_output=True, text=True)
+    names = r.stdout.strip().splitlines() if r.returncode == 0 else []
+    return names[0].strip() if names else None
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -78,6 +91,8 @@ def parse_args(argv):
                     default=os.path.join(ROOT, "build-gpu", "apps", "train_mlp", "train_mlp"))
     ap.add_argument("--auto-table", default=os.path.join(ROOT, "kernels", "auto_table.inc"),
                     help="the auto table train_mlp was built with")
+    ap.add_argument("--gpu", help="the GPU's name as the table writes it (default: the first GPU "
+                    "nvidia-smi lists, the one train_mlp runs on)")
     ap.add_argument("--train-mlp-args", default="", help="extra train_mlp flags, one string")
     ap.add_argument("--csv", default=os.path.join(ROOT, "docs", "results", "odd_widths.csv"),
                     help="output CSV")
@@ -91,8 +106,12 @@ def parse_args(argv):
         ap.error("--models lists no model")
     if not os.access(args.train_mlp, os.X_OK):
         ap.error(f"--train-mlp {args.train_mlp} is not an executable (build train_mlp first)")
+    if args.gpu is None:
+        args.gpu = first_gpu_name()
+        if args.gpu is None:
+            ap.error("--gpu: nvidia-smi names no GPU here; give the GPU's name")
     try:
-        args.listed = rules.auto_table_variants(args.auto_table)
+        args.listed = rules.auto_table_variants(args.auto_table, args.gpu)
     except OSError as e:
         ap.error(f"--auto-table: {e}")
     except ValueError as e:

@@ -5,7 +5,7 @@ Each production variant is no slower in training than what it replaces:
   tf32_fast    step 7 (tf32)
   fast         the best fp32 ladder step of 4-6 (regtile, dbuf, warptile)
   tf32x3_fast  step 10 (tf32x3)
-  auto         every variant kernels/auto_table.inc lists (so: the fastest of them)
+  auto         every variant kernels/auto_table.inc lists for this GPU (so: the fastest of them)
 A rule's ratio is the variant's s/epoch over the fastest reference's; it passes at ratio <= 1 +
 tolerance. The default tolerance, 2%, is above the run-to-run noise of train_mlp's s/epoch: two
 runs of one variant on the default model, old build against new with nothing changed between
@@ -14,6 +14,7 @@ them, differ by 0.1-0.7% (docs/results/archive/issue23_train_ab.csv).
 The CSV odd_widths.py writes holds every run; its `auto_lists` column says which variants the
 auto table listed at run time, so the rules can be checked again from the CSV alone.
 """
+import json
 import re
 
 DEFAULT_TOLERANCE = 0.02
@@ -29,13 +30,14 @@ COLUMNS = ["model", "batch", "variant", "precision", "auto_lists", "s_per_epoch"
            "epochs", "note"]
 
 # One line of kernels/auto_table.inc: {"device", "LAYOUT", M, N, K, "variant"},
-TABLE_LINE = re.compile(r'^\{"(?:[^"\\]|\\.)*", "[NT][NT]", \d+, \d+, \d+, "(\w+)"\},$')
+TABLE_LINE = re.compile(r'^\{("(?:[^"\\]|\\.)*"), "[NT][NT]", \d+, \d+, \d+, "(\w+)"\},$')
 
 
-def auto_table_variants(path):
-    """The variants auto's table lists, in order of first appearance; ValueError naming the file
-    and line when a line is neither a comment nor an entry, or when there is no entry (OSError
-    when the file cannot be read)."""
+def auto_table_variants(path, gpu):
+    """The variants auto's table lists for the GPU named `gpu`, in order of first appearance;
+    ValueError naming the file and line when a line is neither a comment nor an entry, or naming
+    the GPU when the table has no line for it (auto runs `fast` there, and no rule could say
+    whether its picks hold); OSError when the file cannot be read."""
     variants = []
     with open(path) as f:
         for number, line in enumerate(f, 1):
@@ -45,10 +47,11 @@ def auto_table_variants(path):
             m = TABLE_LINE.match(line)
             if not m:
                 raise ValueError(f"{path}:{number}: not an auto table entry: {line}")
-            if m.group(1) not in variants:
-                variants.append(m.group(1))
+            if json.loads(m.group(1)) == gpu and m.group(2) not in variants:
+                variants.append(m.group(2))
     if not variants:
-        raise ValueError(f"{path}: no entries")
+        raise ValueError(f"{path} has no line for the {gpu}, where auto runs fast: measure it "
+                         "(gpu_check.sh's bench step, then scripts/docs/update_auto_table.py)")
     return variants
 
 

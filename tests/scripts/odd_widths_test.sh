@@ -29,11 +29,12 @@ cat >"$work/table.inc" <<'EOF'
 {"NVIDIA H200", "NN", 128, 512, 10, "vec"},
 {"NVIDIA H200", "NT", 256, 1024, 784, "tf32x3_fast"},
 {"NVIDIA H200", "TN", 1024, 1024, 256, "tf32x3_ws"},
+{"NVIDIA H100 80GB HBM3", "NN", 128, 512, 10, "naive"},
 EOF
 odd_run() {  # <extra args>: odd_widths.py on the stand-in; output in $work/out, status returned
   : >"$work/calls"
   PYTHONDONTWRITEBYTECODE=1 python3 "$odd" --train-mlp "$work/train_mlp" --data-dir "$work" \
-    --auto-table "$work/table.inc" --csv "$work/odd.csv" "$@" >"$work/out" 2>&1
+    --auto-table "$work/table.inc" --gpu "NVIDIA H200" --csv "$work/odd.csv" "$@" >"$work/out" 2>&1
 }
 
 # Every rule holds: tf32_fast at 1.02 × tf32 (the edge), fast beside the best ladder step (dbuf),
@@ -52,7 +53,8 @@ EOF
 if ! odd_run --models 784-777-333-10:200,784-257-10:64; then
   fail "all rules holding gave a non-zero exit: $(cat "$work/out")"
 fi
-# 2 models × (9 variants + vec and tf32x3_ws, which the table adds; tf32x3_fast it lists already).
+# 2 models × (9 variants + vec and tf32x3_ws, which the table adds for the H200; tf32x3_fast it
+# lists already, naive only for another GPU).
 [[ $(wc -l <"$work/calls") -eq 22 ]] || fail "want 22 train_mlp runs: $(cat "$work/calls")"
 grep -q -- "--gemm tf32x3_ws --hidden 777,333 --batch 200 --epochs 2 --seed 1 --data-dir $work" \
   "$work/calls" || fail "train_mlp's command line: $(head -3 "$work/calls")"
@@ -107,7 +109,9 @@ expect_usage "is not an executable" --train-mlp "$work/none"
 
 expect_usage "--auto-table: [Errno 2] No such file or directory" --auto-table "$work/none.inc"
 # A table line that is not an entry: the file and line named.
+# A GPU the table does not list: auto runs fast there, and no rule could check its picks.
+expect_usage "has no line for the GPU X, where auto runs fast" --gpu "GPU X"
 echo '{"NVIDIA H200", "NN", 1, 2, "fast"},' >>"$work/table.inc"
-expect_usage "table.inc:6: not an auto table entry" --models 784-257-10:64
+expect_usage "table.inc:7: not an auto table entry" --models 784-257-10:64
 
 finish odd_widths_test
