@@ -4,9 +4,8 @@
 // the GPU runs its "// From:" line names (scripts/check/gpu_check.sh measures its shapes: the
 // GEMMs of the three standard models' steps and squares in NN, NT and TN), which are committed in
 // docs/results/ beside it (one block of lines per GPU: scripts/docs/update_auto_table.py), and
-// shipped in the repository. On a GPU the table does not list,
-// or a layout it lacks, auto takes fast, the production fp32 kernel, which adapts its tile to the
-// problem.
+// shipped in the repository. On a GPU the table does not list, or a layout it lacks, auto takes
+// fast, the production fp32 kernel, which adapts its tile to the problem.
 //   A: op(A) is M×K, B: op(B) is K×N, C is M×N.
 #include <cmath>
 #include <mutex>
