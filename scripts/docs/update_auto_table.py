@@ -12,12 +12,14 @@ kernels/auto_table.inc is written again by `gemm_bench --from-json` from every r
 (GemmBench.ShippedAutoTableIsWhatTheCommittedRunsMake checks the result). Rebuild after it.
 """
 import argparse
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gemm_mlp_tools import bench_results  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNS = ["gemm_bench.json", "mlp_shapes.json", "mlp4096_shapes.json", "auto_shapes.json"]
@@ -26,11 +28,14 @@ DOCUMENTED_GPU = "NVIDIA H200"
 
 
 def device_of(path):
+    """The GPU a gemm_bench --json file names (bench_results.load, the project's reader)."""
     try:
-        with open(path) as f:
-            return json.load(f)["device"]["name"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        _, info = bench_results.load(path)
+    except (OSError, ValueError, AttributeError) as e:
         sys.exit(f"update_auto_table.py: {path}: not a gemm_bench --json file ({e})")
+    if not info.get("device"):
+        sys.exit(f"update_auto_table.py: {path} names no GPU: not a gemm_bench --json file")
+    return info["device"]
 
 
 def prefix_for(device):

@@ -1,5 +1,5 @@
 """gemm_bench's CSV or JSON output as rows of typed values: the one reader behind
-scripts/docs/bench_to_docs.py and scripts/docs/plot_bench.py."""
+scripts/docs/bench_to_docs.py, scripts/docs/plot_bench.py and scripts/docs/update_auto_table.py."""
 
 import csv
 import json

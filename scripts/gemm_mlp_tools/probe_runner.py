@@ -59,10 +59,11 @@ class Probe:
         print(f"{outcome:10} {category:12} {name}: {self.rows[-1][3][:150]}", flush=True)
 
     def case(self, category, name, cmd, expect_error=True, timeout=120, seconds=None, env=None):
-        """Runs cmd (in `env`, default this process's) and records its outcome. Past `timeout` seconds it is killed and `unbounded`
-        (a hang). `seconds`, for a refusal that must come before any work (a name that cannot be
-        written, refused before an epoch trains): a refusal that takes longer is `unbounded` too,
-        and so is one that printed an epoch's line (or a benchmark's row) first."""
+        """Runs cmd (in `env`, default this process's) and records its outcome. Past `timeout`
+        seconds it is killed and `unbounded` (a hang). `seconds`, for a refusal that must come
+        before any work (a name that cannot be written, refused before an epoch trains): a refusal
+        that takes longer is `unbounded` too, and so is one that printed an epoch's line (or a
+        benchmark's row) first."""
         # Each case in a fresh process group of its own, so that RUSAGE_CHILDREN's peak is its own:
         # run it through a child Python that reports the grandchild's peak.
         wrapper = [sys.executable, "-c", (
