@@ -243,18 +243,22 @@ def kills(p):
         d = p.path(f"kill{trial}")
         os.makedirs(d)
         ckpt = os.path.join(d, "m.safetensors")
+        pair = [ckpt, os.path.join(d, "m.optim.safetensors")]
         cmd = train_args(p, epochs="200", save=ckpt)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         time.sleep(rnd.uniform(1.0, 6.0))
         proc.send_signal(signal.SIGKILL)
         out = proc.communicate()[0].decode(errors="replace")
-        saved = [l for l in out.splitlines() if "epoch" in l and "/200" in l]
-        if not os.path.exists(ckpt) and not saved:
-            p.record("kill -9", f"trial {trial}", "clear", "killed before the first save")
+        ended = [l for l in out.splitlines() if "epoch" in l and "/200" in l]
+        # An epoch's line comes before its save, so a kill after the first line may still land
+        # inside the first save: with neither file of the pair renamed yet, nothing was saved.
+        if len(ended) <= 1 and not any(os.path.exists(f) for f in pair):
+            p.record("kill -9", f"trial {trial}", "clear",
+                     "killed before the first save" + (" ended" if ended else ""))
             continue
         rc, text = consistent_resume(p, ckpt, 300)
         outcome = "clear" if rc == 0 else "data lost"
-        p.record("kill -9", f"trial {trial} after {len(saved)} epochs", outcome,
+        p.record("kill -9", f"trial {trial} after {len(ended)} epochs", outcome,
                  f"resume exit {rc}: " + text.strip().splitlines()[0] if text.strip() else "")
 
 
