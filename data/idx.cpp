@@ -214,11 +214,14 @@ IdxArray read_idx(const std::string& path) {
   IdxArray out;
   out.dims = h.dims;
   // Grow the buffer as data arrives, so a header that claims a huge size on a short file fails
-  // as "truncated" instead of allocating what it claims.
+  // as "truncated" instead of allocating what it claims; doubling, but never past the claim, so
+  // that the buffer stays within what the callers' checks count for it.
   const size_t chunk_max = size_t{1} << 24;
   size_t have = 0;
   while (have < elements) {
     const size_t chunk = std::min<size_t>(elements - have, chunk_max);
+    if (out.values.capacity() < have + chunk)
+      out.values.reserve(std::min<size_t>(elements, std::max(2 * have, have + chunk)));
     out.values.resize(have + chunk);
     const size_t got = src.read(out.values.data() + have, chunk);
     have += got;

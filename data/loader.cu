@@ -6,6 +6,7 @@
 
 #include "base/cuda_check.h"
 #include "base/gather_rows.cuh"
+#include "base/memory_limit.h"
 #include "data/idx.h"
 #include "data/loader.h"
 
@@ -141,6 +142,15 @@ BatchLoader::BatchLoader(const Dataset& ds, int batch_size, uint64_t seed, Devic
   const size_t rows = static_cast<size_t>(std::min(batch_size, ds.count));
 
   if (device == Device::CPU) {
+    // Its own copy of the dataset, and the batch's buffers: checked before they are taken.
+    using gemm_mlp::byte_product;
+    const uint64_t bytes = gemm_mlp::byte_sum(
+        {byte_product({n_values, sizeof(float)}),
+         byte_product({uint64_t(ds.count), 2 * sizeof(int32_t)}),  // labels, permutation
+         byte_product({rows, uint64_t(m.features) + 1, sizeof(float)})});
+    gemm_mlp::check_host_allocation(bytes, "BatchLoader: its copy of the dataset (" +
+                                               std::to_string(ds.count) + " samples of " +
+                                               std::to_string(m.features) + " features)");
     m.h_images = ds.images;
     m.h_labels = ds.labels;
     m.h_perm.resize(ds.count);

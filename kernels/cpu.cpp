@@ -4,8 +4,31 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
+#include <vector>
 
+#include "base/memory_limit.h"
 #include "kernels/launchers.h"
+
+namespace gemm {
+
+void reserve_host_scratch() {
+  static std::atomic<bool> reserved{false};
+  if (reserved) return;
+  const gemm_mlp::MemoryLimit left = gemm_mlp::address_space_left();
+  if (left.bytes == gemm_mlp::MemoryLimit{}.bytes) return;  // no limit
+  // 128 MiB and a page, as gdb shows Debian's OpenBLAS 0.3.21 map it; a MiB of slack.
+  gemm_mlp::check_allocation(std::uint64_t{129} << 20, left,
+                             "OpenBLAS's GEMM buffer, which its first GEMM maps,");
+  // Large enough for OpenBLAS's buffered path: small products skip the buffer.
+  constexpr int n = 256;
+  std::vector<float> a(std::size_t(n) * n, 0.0f), c(std::size_t(n) * n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, a.data(), n,
+              0.0f, c.data(), n);
+  reserved = true;
+}
+
+}  // namespace gemm
 
 namespace gemm::detail {
 

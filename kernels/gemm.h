@@ -136,6 +136,14 @@ class ScopedWorkspaceAllocator {
   WorkspaceAllocator* previous_;
 };
 
+// The host variant's scratch. OpenBLAS maps a buffer (128 MiB and a page on x86-64) on its first
+// GEMM on a thread, and where an address-space limit (ulimit -v) leaves no room for it, that GEMM
+// retries the map for ever (OpenBLAS before 0.3.30, its issue 5289). Under such a limit this maps
+// it now, on the calling thread, before the run's data takes the room; a run on the CPU calls it
+// first. Throws gemm_mlp::Error naming the limit when the buffer does not fit. Without a limit,
+// or once it has succeeded, it does nothing. Worker threads: base/openblas_threads.h.
+void reserve_host_scratch();
+
 // True when a CUDA device can be used (cuda_check.h).
 using gemm_mlp::cuda_device_available;
 

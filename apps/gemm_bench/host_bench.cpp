@@ -9,6 +9,7 @@
 #include "apps/gemm_bench/device_info.h"
 #include "apps/gemm_bench/report.h"
 #include "base/memory_limit.h"
+#include "base/openblas_threads.h"
 
 namespace bench {
 namespace {
@@ -72,9 +73,11 @@ int run_host_bench(const std::vector<Shape>& shapes, const Settings& settings,
                    const std::string& csv, const std::string& json) {
   const std::string cpu_name = "cpu";  // named: find_variant must not see a temporary
   const gemm::Variant& cpu = gemm::find_variant(cpu_name);
+  gemm::reserve_host_scratch();  // before the operands' memory
   std::printf(
-      "device: host CPU (OpenBLAS); method: validate %d sampled elements in double, "
+      "device: host CPU (OpenBLAS%s); method: validate %d sampled elements in double, "
       "%d warm-up + %d timed runs (steady clock), median\n",
+      gemm_mlp::openblas_threads_capped() ? ", one thread under this ulimit -v" : "",
       kCheckedElements, settings.warmup, settings.reps);
   print_host_table_header();
   std::mt19937_64 rng(settings.seed);

@@ -40,6 +40,9 @@
 #include "apps/gemm_bench/options.h"
 #include "apps/gemm_bench/phases.h"
 #include "apps/gemm_bench/run.h"
+#include "base/openblas_threads.h"
+
+GEMM_MLP_ONE_OPENBLAS_THREAD_UNDER_ADDRESS_LIMIT;
 
 int main(int argc, char** argv) {
   bench::Options o;

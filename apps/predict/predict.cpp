@@ -24,6 +24,7 @@
 #include "apps/common/parse_number.h"
 #include "base/cuda_check.h"
 #include "base/file_kind.h"
+#include "base/openblas_threads.h"
 #include "data/datasets.h"
 #include "data/image.h"
 #include "engine/engine.h"
@@ -62,6 +63,7 @@ int run(const Options& o) {
   else if (o.polarity != "auto")
     throw std::runtime_error("--polarity must be auto, light or dark, got '" + o.polarity + "'");
   const engine::Device device = gemm_mlp::resolve_device(o.device, "--device");
+  if (device == engine::Device::CPU) gemm::reserve_host_scratch();  // before the model's memory
 
   // A FIFO would wait for a writer; a directory or a device is no checkpoint either.
   if (const char* kind = gemm_mlp::non_regular_kind(o.model))
@@ -145,6 +147,8 @@ int run(const Options& o) {
 }
 
 }  // namespace
+
+GEMM_MLP_ONE_OPENBLAS_THREAD_UNDER_ADDRESS_LIMIT;
 
 int main(int argc, char** argv) {
   Options o;

@@ -37,6 +37,7 @@
 #include "apps/train_mlp/stop.h"
 #include "apps/train_mlp/train.h"
 #include "base/cuda_check.h"
+#include "base/openblas_threads.h"
 #include "data/mnist.h"
 #include "engine/engine.h"
 
@@ -119,6 +120,11 @@ int run(Options o) {
   const engine::Device device = gemm_mlp::resolve_device(o.device, "--device");
   if (o.device == "auto" && device == engine::Device::CPU)
     std::cout << "No GPU found: running on the CPU (OpenBLAS).\n";
+  if (device == engine::Device::CPU) gemm::reserve_host_scratch();  // before the data's memory
+  if (device == engine::Device::CPU && gemm_mlp::openblas_threads_capped())
+    std::cout << "note: OpenBLAS runs on one thread under this address-space limit (ulimit -v): "
+                 "a thread of its that finds no room for its buffer retries for ever "
+                 "(OPENBLAS_NUM_THREADS chooses another count)\n";
   const bool cuda = device == engine::Device::CUDA;
   if (!o.eval.empty())  // on the variant --gemm names, else the device's default
     return evaluate_checkpoint(o, device, o.gemm.empty() ? nullptr : choose_variants(o, cuda)[0]);
@@ -163,6 +169,8 @@ int run(Options o) {
 }
 
 }  // namespace
+
+GEMM_MLP_ONE_OPENBLAS_THREAD_UNDER_ADDRESS_LIMIT;
 
 int main(int argc, char** argv) {
   // Line-buffered even into a file: its lines and stderr's (the stop notice, warnings) keep their

@@ -10,8 +10,11 @@
 
 #include "base/cuda_check.h"
 #include "base/memory_limit.h"
+#include "base/openblas_threads.h"
 #include "engine/engine.h"
 #include "models/spiral.h"
+
+GEMM_MLP_ONE_OPENBLAS_THREAD_UNDER_ADDRESS_LIMIT;
 
 int main(int argc, char** argv) {
   int steps = 1000, hidden = 64;
@@ -27,6 +30,7 @@ int main(int argc, char** argv) {
     if (app.count("--gemm") > 0 && variant.empty())
       throw gemm_mlp::Error("--gemm needs a value, got ''");
     const engine::Device device = gemm_mlp::resolve_device(device_option, "--device");
+    if (device == engine::Device::CPU) gemm::reserve_host_scratch();  // before the model's memory
     // The model's memory from --hidden, before anything is allocated (as train_mlp checks it):
     // the 2-H-H-3 parameters, their gradients and Adam's two moments, 4 bytes each.
     const double h = hidden, parameters = 2 * h + h + h * h + h + 3 * h + 3;

@@ -1,8 +1,8 @@
 """The bad-input probe's third round of edges (issue 58; scripts/check/probe.py): output files
 on a full disk, flags --eval ignored, a signal during --eval, one dataset read as the other,
-dataset names, blank names, what stb_image and gzip pass over, limits (ulimit -v) and sizes named,
-a symbolic-link loop, a checkpoint that cannot be replaced, progress without a terminal, and the
-scripts' --help.
+dataset names, blank names, what stb_image and gzip pass over, limits (ulimit -v, and a sweep of
+them) and sizes named, a symbolic-link loop, a checkpoint that cannot be replaced, progress
+without a terminal, and the scripts' --help.
 
 A case whose message misses what it should name (the duplicate, the size, the limit, the cause) is
 `unclear`; a valid input whose oddity goes unsaid (no note) is `silent`."""
@@ -213,6 +213,21 @@ def limits(p):
                           limited(train_args(p, data_dir=d), "-v 2097152"),
                           seconds=REFUSAL_SECONDS)
     expect_text(p, "edges", "4 GiB claim: the limit named", rc, out, err, "ulimit -v")
+    # Limits from below what the libraries map to past what the run needs: each run trains or is
+    # refused with a message. None waits on an OpenBLAS thread that found no room, nor crashes in
+    # a library's initialiser (base/openblas_threads.h).
+    sweep, bad = range(768, 1792, 32), 0
+    for mib in sweep:
+        rc, out, err, _, timed_out = run(limited(train_args(p), f"-v {mib << 10}"), 60)
+        outcome = ("unbounded" if timed_out else "crashed" if rc < 0 or rc > 128
+                   else "silent" if rc != 0 and not err.strip() else "clear")
+        if outcome != "clear":
+            bad += 1
+            p.record("edges", f"train_mlp under ulimit -v {mib} MiB", outcome,
+                     f"exit {rc}: " + (err.strip() or out.strip()[-200:]))
+    p.record("edges", f"train_mlp under ulimit -v {sweep[0]} to {sweep[-1]} MiB",
+             "clear" if bad == 0 else "unbounded",
+             f"{len(sweep) - bad} of {len(sweep)} limits trained or were refused with a message")
 
 
 def replaceable(p):

@@ -118,6 +118,26 @@ TEST(TrainMlp, LayersBeyondTheAddressSpaceLimitAreRefusedBeforeAllocating) {
   EXPECT_EQ(r.output.find("epoch  1/1"), std::string::npos) << r.output;
 }
 
+// Under an address-space limit OpenBLAS runs on one thread (base/openblas_threads.h): each of its
+// workers maps a buffer as it loads, and one that finds no room would hang the run. The run says
+// so. OPENBLAS_NUM_THREADS, when set, is the user's choice and is kept; no limit, no note.
+TEST(TrainMlp, UnderAnAddressSpaceLimitOpenBlasRunsOnOneThread) {
+  const std::string dir = write_tiny_dataset(4);
+  const std::string train = kTrain + " --device cpu --epochs 1 --hidden 4 --data-dir " + dir;
+  const std::string note = "note: OpenBLAS runs on one thread under this address-space limit";
+  const Result capped =
+      run("sh -c 'ulimit -v 8388608 && exec env -u OPENBLAS_NUM_THREADS " + train + "'");
+  EXPECT_EQ(capped.status, 0) << capped.output;
+  EXPECT_NE(capped.output.find(note), std::string::npos) << capped.output;
+  const Result chosen =
+      run("sh -c 'ulimit -v 8388608 && exec env OPENBLAS_NUM_THREADS=2 " + train + "'");
+  EXPECT_EQ(chosen.status, 0) << chosen.output;
+  EXPECT_EQ(chosen.output.find(note), std::string::npos) << chosen.output;
+  const Result unlimited = run("env -u OPENBLAS_NUM_THREADS " + train);
+  EXPECT_EQ(unlimited.status, 0) << unlimited.output;
+  EXPECT_EQ(unlimited.output.find(note), std::string::npos) << unlimited.output;
+}
+
 // A loss that explodes but stays finite ends with a warning (exit 0: the run finished); a
 // working run gets none.
 TEST(TrainMlp, ExplodingButFiniteLossWarns) {
