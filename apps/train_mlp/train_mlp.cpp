@@ -120,11 +120,13 @@ int run(Options o) {
   const engine::Device device = gemm_mlp::resolve_device(o.device, "--device");
   if (o.device == "auto" && device == engine::Device::CPU)
     std::cout << "No GPU found: running on the CPU (OpenBLAS).\n";
-  if (device == engine::Device::CPU) gemm::reserve_host_scratch();  // before the data's memory
-  if (device == engine::Device::CPU && gemm_mlp::openblas_threads_capped())
-    std::cout << "note: OpenBLAS runs on one thread under this address-space limit (ulimit -v): "
-                 "a thread of its that finds no room for its buffer retries for ever "
-                 "(OPENBLAS_NUM_THREADS chooses another count)\n";
+  if (device == engine::Device::CPU) {
+    gemm::reserve_host_scratch();  // before the data's memory
+    if (gemm_mlp::openblas_threads_capped())
+      std::cout << "note: OpenBLAS runs on one thread under this address-space limit (ulimit -v): "
+                   "a thread of its that finds no room for its buffer retries for ever "
+                   "(OPENBLAS_NUM_THREADS chooses another count)\n";
+  }
   const bool cuda = device == engine::Device::CUDA;
   if (!o.eval.empty())  // on the variant --gemm names, else the device's default
     return evaluate_checkpoint(o, device, o.gemm.empty() ? nullptr : choose_variants(o, cuda)[0]);
